@@ -1,0 +1,110 @@
+/// Something that can be stopped: a subscription, a timer, a task.
+///
+/// `dispose()` must be safe to call more than once and from any thread; calls after the first do nothing.
+///
+/// > Note: `Disposable` refines `Sendable` because disposables are handed between threads (a subscription
+/// > started on one queue is often disposed on another).
+public protocol Disposable: AnyObject, Sendable {
+    /// Stops the work this disposable stands for. Idempotent.
+    func dispose()
+}
+
+/// A disposable that does nothing; the return value of generators with nothing to stop.
+final class _EmptyDisposable: Disposable {
+    func dispose() {}
+}
+
+/// The shared disposable that does nothing.
+///
+/// ```swift
+/// let signal = Signal<Int, NoError> { subscriber in
+///     subscriber.putNext(1)
+///     return EmptyDisposable
+/// }
+/// ```
+public let EmptyDisposable: Disposable = _EmptyDisposable()
+
+/// A disposable that runs a closure once, on the first call to `dispose()`.
+///
+/// ```swift
+/// let disposable = ActionDisposable { timer.invalidate() }
+/// ```
+///
+/// The closure runs outside any lock, on the thread that calls `dispose()`. If the disposable is released
+/// without being disposed, the closure is released without running.
+public final class ActionDisposable: Disposable {
+    private let action: LockedState<(@Sendable () -> Void)?>
+
+    /// Creates a disposable that runs `action` when first disposed.
+    ///
+    /// - Parameter action: The work to run once.
+    public init(action: @escaping @Sendable () -> Void) {
+        self.action = .make(action)
+    }
+
+    /// Runs the action if it has not run yet.
+    public func dispose() {
+        let action = self.action.withLock { state -> (@Sendable () -> Void)? in
+            let action = state
+            state = nil
+            return action
+        }
+        action?()
+    }
+}
+
+/// A disposable that reports, in debug builds, being released without having been disposed.
+///
+/// Returned by ``Signal/startStrict(next:error:completed:file:line:)`` and ``Disposable/strict(file:line:)``.
+/// The report is an `assertionFailure` naming the file and line where the strict disposable was made; in
+/// release builds nothing is reported.
+public final class StrictDisposable: Disposable {
+    private let disposable: Disposable
+    private let file: String
+    private let line: Int
+    private let isDisposed = LockedState<Bool>.make(false)
+
+    /// Wraps `disposable`, remembering where it was made.
+    ///
+    /// - Parameters:
+    ///   - disposable: The disposable to forward `dispose()` to.
+    ///   - file: The file to report on a leak.
+    ///   - line: The line to report on a leak.
+    public init(_ disposable: Disposable, file: String, line: Int) {
+        self.disposable = disposable
+        self.file = file
+        self.line = line
+    }
+
+    deinit {
+        #if DEBUG
+        if !self.isDisposed.withLock({ $0 }) {
+            let report = StrictDisposable.leakHandler.withLock { $0 }
+            report("Leaked disposable \(self.disposable) from \(self.file):\(self.line)")
+        }
+        #endif
+    }
+
+    /// Disposes the wrapped disposable and marks this one as disposed.
+    public func dispose() {
+        self.isDisposed.withLock { $0 = true }
+        self.disposable.dispose()
+    }
+
+    /// What happens when a strict disposable leaks in a debug build. Tests replace it to observe leaks.
+    static let leakHandler = LockedState<@Sendable (String) -> Void>.make({ message in
+        assertionFailure(message)
+    })
+}
+
+extension Disposable {
+    /// Wraps this disposable in a ``StrictDisposable`` that reports a leak in debug builds.
+    ///
+    /// - Parameters:
+    ///   - file: The file reported on a leak; defaults to the caller's.
+    ///   - line: The line reported on a leak; defaults to the caller's.
+    /// - Returns: The strict wrapper; dispose it before releasing it.
+    public func strict(file: String = #file, line: Int = #line) -> Disposable {
+        return StrictDisposable(self, file: file, line: line)
+    }
+}

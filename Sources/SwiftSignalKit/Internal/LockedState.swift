@@ -1,0 +1,87 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A value guarded by a pthread mutex that lives at a stable address.
+///
+/// The mutex is tail-allocated in the same heap object as the value (``LockStorage``), so it never moves
+/// and is never passed as `&storedProperty` (which Swift may copy to a temporary). Access goes only
+/// through ``withLock(_:)``; callers must not call user code, `dispose()` or resume continuations inside.
+struct LockedState<State> {
+    private let storage: LockStorage<State>
+
+    /// Creates a lock guarding `initialState`.
+    init(_ initialState: State) {
+        self.storage = LockStorage.make(initialState)
+    }
+
+    /// Creates a lock guarding `initialState`.
+    static func make(_ initialState: State) -> LockedState<State> {
+        return LockedState(initialState)
+    }
+
+    /// Runs `body` with exclusive access to the state.
+    @inline(__always)
+    func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+        return try self.storage.withLock(body)
+    }
+
+    /// Runs `body` if the lock can be taken without waiting; returns `nil` otherwise.
+    func tryWithLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result? {
+        return try self.storage.tryWithLock(body)
+    }
+}
+
+// Safe: every access to the state goes through `withLock`/`tryWithLock`, which hold the mutex, and the
+// state itself must be Sendable, so values moved in or out of the lock may cross threads.
+extension LockedState: @unchecked Sendable where State: Sendable {}
+
+/// The heap object behind ``LockedState``: the state as header, the mutex as the single element.
+final class LockStorage<State>: ManagedBuffer<State, pthread_mutex_t> {
+    static func make(_ initialState: State) -> LockStorage<State> {
+        let buffer = self.create(minimumCapacity: 1) { _ in initialState }
+        buffer.withUnsafeMutablePointerToElements { mutex in
+            let result = pthread_mutex_init(mutex, nil)
+            precondition(result == 0, "pthread_mutex_init failed with \(result)")
+        }
+        // `create` on a final subclass allocates an instance of that subclass.
+        return unsafeDowncast(buffer, to: LockStorage<State>.self)
+    }
+
+    deinit {
+        self.withUnsafeMutablePointerToElements { mutex in
+            _ = pthread_mutex_destroy(mutex)
+        }
+    }
+
+    @inline(__always)
+    func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+        return try self.withUnsafeMutablePointers { state, mutex in
+            pthread_mutex_lock(mutex)
+            defer { pthread_mutex_unlock(mutex) }
+            return try body(&state.pointee)
+        }
+    }
+
+    func tryWithLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result? {
+        return try self.withUnsafeMutablePointers { state, mutex in
+            guard pthread_mutex_trylock(mutex) == 0 else { return nil }
+            defer { pthread_mutex_unlock(mutex) }
+            return try body(&state.pointee)
+        }
+    }
+}
+
+/// Moves a value that is not `Sendable` across an isolation boundary.
+///
+/// Used only where the library can show that the value is touched by one thread at a time (for example
+/// objects that are merely kept alive and released, never read). Each use site says why it is safe.
+struct UnsafeTransfer<Value>: @unchecked Sendable {
+    // Safe by contract: see the type's comment; every use documents its own confinement.
+    var value: Value
+    init(_ value: Value) { self.value = value }
+}

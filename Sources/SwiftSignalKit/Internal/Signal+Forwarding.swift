@@ -1,0 +1,21 @@
+extension Signal {
+    /// Starts the signal, sending every event on to `subscriber` unchanged.
+    func start(forwardingTo subscriber: Subscriber<T, E>) -> Disposable {
+        return self.start(next: { value in
+            subscriber.putNext(value)
+        }, error: { error in
+            subscriber.putError(error)
+        }, completed: {
+            subscriber.putCompletion()
+        })
+    }
+
+    /// Starts the signal with a custom value handler, sending error and completion on to `subscriber`.
+    func start<R>(forwardingTerminalsTo subscriber: Subscriber<R, E>, next: @escaping @Sendable (T) -> Void) -> Disposable {
+        return self.start(next: next, error: { error in
+            subscriber.putError(error)
+        }, completed: {
+            subscriber.putCompletion()
+        })
+    }
+}

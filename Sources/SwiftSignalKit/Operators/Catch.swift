@@ -1,0 +1,26 @@
+/// Replaces a failure with the signal `f` returns for the error.
+///
+/// ```swift
+/// let profile = remoteProfile |> `catch` { _ in cachedProfile }
+/// ```
+///
+/// - Parameter f: Makes the replacement signal from the error.
+/// - Returns: An operator for `|>`.
+public func `catch`<T, E, R>(_ f: @escaping @Sendable (E) -> Signal<T, R>) -> (Signal<T, E>) -> Signal<T, R> {
+    return { signal in
+        return Signal<T, R> { subscriber in
+            let replacement = MetaDisposable()
+            let source = signal.start(next: { value in
+                subscriber.putNext(value)
+            }, error: { error in
+                replacement.set(f(error).start(forwardingTo: subscriber))
+            }, completed: {
+                subscriber.putCompletion()
+            })
+            let disposable = DisposableSet()
+            disposable.add(source)
+            disposable.add(replacement)
+            return disposable
+        }
+    }
+}

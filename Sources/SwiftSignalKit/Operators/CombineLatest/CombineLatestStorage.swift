@@ -1,0 +1,117 @@
+/// The shared state of one `combineLatest` subscription.
+///
+/// Each source writes its latest value into a typed slot (no `Any` boxing), under this object's lock;
+/// once every source has a value, each new value produces a combined value, built under the lock and sent
+/// outside it.
+final class CombineLatestStorage<R, E>: Sendable {
+    private struct State: Sendable {
+        var hasValue: [Bool]
+        var valueCount = 0
+        var completedCount = 0
+        var isTerminated = false
+    }
+
+    private let state: LockedState<State>
+    private let subscriber: Subscriber<R, E>
+    /// Builds the combined value from the slots; called with the lock held (library code only).
+    private let combine: @Sendable () -> R
+    let arity: Int
+
+    init(arity: Int, subscriber: Subscriber<R, E>, initiallyFilled: Bool = false, combine: @escaping @Sendable () -> R) {
+        self.arity = arity
+        self.state = .make(State(hasValue: Array(repeating: initiallyFilled, count: arity), valueCount: initiallyFilled ? arity : 0))
+        self.subscriber = subscriber
+        self.combine = combine
+    }
+
+    /// Sends the combined initial values when every slot started filled.
+    func sendInitialIfFilled() {
+        let value = self.state.withLock { state -> R? in
+            state.valueCount == self.arity ? self.combine() : nil
+        }
+        if let value {
+            self.subscriber.putNext(value)
+        }
+    }
+
+    /// Starts source `index`, storing its values with `store` (which runs under the lock).
+    func start<V: Sendable>(_ signal: Signal<V, E>, index: Int, queue: Queue?, store: @escaping @Sendable (V) -> Void) -> Disposable {
+        let source = queue.map { signal |> deliverOnQueuePreservingErrorType($0) } ?? signal
+        return source.start(next: { [weak self] value in
+            self?.received(index: index) { store(value) }
+        }, error: { [weak self] error in
+            self?.failed(error)
+        }, completed: { [weak self] in
+            self?.completed(index: index)
+        })
+    }
+
+    private func received(index: Int, store: () -> Void) {
+        let combined = self.state.withLock { state -> R? in
+            guard !state.isTerminated else { return nil }
+            store()
+            if !state.hasValue[index] {
+                state.hasValue[index] = true
+                state.valueCount += 1
+            }
+            return state.valueCount == self.arity ? self.combine() : nil
+        }
+        if let combined {
+            self.subscriber.putNext(combined)
+        }
+    }
+
+    private func failed(_ error: E) {
+        let first = self.state.withLock { state -> Bool in
+            guard !state.isTerminated else { return false }
+            state.isTerminated = true
+            return true
+        }
+        if first {
+            self.subscriber.putError(error)
+        }
+    }
+
+    private func completed(index: Int) {
+        let all = self.state.withLock { state -> Bool in
+            guard !state.isTerminated else { return false }
+            state.completedCount += 1
+            if state.completedCount == self.arity {
+                state.isTerminated = true
+                return true
+            }
+            return false
+        }
+        if all {
+            self.subscriber.putCompletion()
+        }
+    }
+}
+
+/// The latest value of one `combineLatest` source.
+final class CombineLatestSlot<V: Sendable>: @unchecked Sendable {
+    // Safe: read and written only while the owning `CombineLatestStorage` holds its lock.
+    var value: V?
+
+    init(_ value: V? = nil) {
+        self.value = value
+    }
+}
+
+/// `deliverOn` without requiring a `Sendable` error type, for the optional `queue:` of `combineLatest`:
+/// errors cross to the queue inside the subscriber, which never stores them.
+func deliverOnQueuePreservingErrorType<T: Sendable, E>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
+    return { signal in
+        return Signal { subscriber in
+            return signal.start(next: { value in
+                queue.async { subscriber.putNext(value) }
+            }, error: { error in
+                let transfer = UnsafeTransfer(error)
+                // Safe: the error is moved to the queue and used once there; the source keeps no copy.
+                queue.async { subscriber.putError(transfer.value) }
+            }, completed: {
+                queue.async { subscriber.putCompletion() }
+            })
+        }
+    }
+}

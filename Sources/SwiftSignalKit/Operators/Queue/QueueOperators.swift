@@ -1,0 +1,118 @@
+/// Runs a signal of signals one inner signal at a time, in the order they arrive.
+///
+/// Each inner signal starts when the previous one completes. The result fails on the first error, and
+/// completes when the outer signal and every queued inner signal have completed.
+///
+/// ```swift
+/// let writes = requests |> map { request in save(request) } |> queue
+/// ```
+///
+/// - Parameter signal: The signal of signals.
+/// - Returns: The concatenated signal.
+public func queue<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
+    return queueSignals(signal, mode: .queue)
+}
+
+/// Like ``queue(_:)``, but while an inner signal runs only the latest waiting one is kept.
+///
+/// - Parameter signal: The signal of signals.
+/// - Returns: The throttled signal.
+public func throttled<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
+    return queueSignals(signal, mode: .throttle)
+}
+
+/// Maps each value to a signal and runs them one at a time (``map(_:)`` then ``queue(_:)``).
+///
+/// - Parameter f: Makes a signal from each value.
+/// - Returns: An operator for `|>`.
+public func mapToQueue<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
+    return { signal in
+        return signal |> map(f) |> queue
+    }
+}
+
+/// Maps each value to a signal and runs them throttled (``map(_:)`` then ``throttled(_:)``).
+///
+/// - Parameter f: Makes a signal from each value.
+/// - Returns: An operator for `|>`.
+public func mapToThrottled<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
+    return { signal in
+        return signal |> map(f) |> throttled
+    }
+}
+
+private func queueSignals<T, E>(_ signal: Signal<Signal<T, E>, E>, mode: QueueStateMachine<T, E>.Mode) -> Signal<T, E> {
+    return Signal { subscriber in
+        let runner = QueueRunner(subscriber: subscriber, mode: mode)
+        let outer = signal.start(next: { inner in
+            if let first = runner.state.withLock({ $0.outerSent(inner) }) {
+                runner.run(first)
+            }
+        }, error: { error in
+            runner.fail(error)
+        }, completed: {
+            if runner.state.withLock({ $0.outerCompletedEvent() }) {
+                subscriber.putCompletion()
+            }
+        })
+        return ActionDisposable {
+            let dropped = runner.state.withLock { $0.terminate() }
+            withExtendedLifetime(dropped) {}
+            outer.dispose()
+            runner.current.dispose()
+        }
+    }
+}
+
+/// Starts the inner signals of ``queue(_:)`` and ``throttled(_:)``.
+private final class QueueRunner<T, E>: Sendable {
+    let state: LockedState<QueueStateMachine<T, E>>
+    let current = MetaDisposable()
+    private let subscriber: Subscriber<T, E>
+
+    init(subscriber: Subscriber<T, E>, mode: QueueStateMachine<T, E>.Mode) {
+        self.state = .make(QueueStateMachine(mode: mode))
+        self.subscriber = subscriber
+    }
+
+    /// Starts `first` and then every inner signal that completes synchronously hands over.
+    func run(_ first: Signal<T, E>) {
+        var next: Signal<T, E>? = first
+        while let signal = next {
+            next = nil
+            let subscriber = self.subscriber
+            self.current.set(signal.start(next: { value in
+                subscriber.putNext(value)
+            }, error: { [weak self] error in
+                self?.fail(error)
+            }, completed: { [weak self] in
+                self?.innerCompleted()
+            }))
+            switch self.state.withLock({ $0.startReturned() }) {
+            case .start(let signal):
+                next = signal
+            case .complete:
+                subscriber.putCompletion()
+            case .none:
+                break
+            }
+        }
+    }
+
+    func fail(_ error: E) {
+        let dropped = self.state.withLock { $0.terminate() }
+        withExtendedLifetime(dropped) {}
+        self.subscriber.putError(error)
+    }
+
+    private func innerCompleted() {
+        switch self.state.withLock({ $0.innerCompleted() }) {
+        case .start(let signal):
+            self.run(signal)
+        case .complete:
+            self.subscriber.putCompletion()
+        case .none:
+            break
+        }
+    }
+}

@@ -1,0 +1,121 @@
+/// The state of ``queue(_:)`` and ``throttled(_:)``: inner signals run one at a time, in order.
+///
+/// An inner signal that completes while it is still being started (synchronously) does not start the
+/// next one from inside its own `start`; the starter loop picks the next one up, so a long run of
+/// synchronous inner signals keeps a constant stack depth.
+struct QueueStateMachine<T, E> {
+    enum Mode {
+        /// Keep every waiting inner signal (``queue(_:)``).
+        case queue
+        /// Keep only the latest waiting inner signal (``throttled(_:)``).
+        case throttle
+    }
+
+    enum AfterInner {
+        /// Start this inner signal next.
+        case start(Signal<T, E>)
+        /// Complete the result.
+        case complete
+        /// Nothing to do now.
+        case none
+    }
+
+    private let mode: Mode
+    private var waiting: [Signal<T, E>] = []
+    private var waitingHead = 0
+    /// An inner signal is running or being started.
+    private var isExecuting = false
+    /// A starter loop is on some stack and will look at `completedWhileStarting` when `start` returns.
+    private var isStarting = false
+    private var completedWhileStarting = false
+    private var outerCompleted = false
+    private(set) var isTerminated = false
+
+    init(mode: Mode) {
+        self.mode = mode
+    }
+
+    /// The outer signal sent an inner signal: returns it when it should start now.
+    mutating func outerSent(_ signal: Signal<T, E>) -> Signal<T, E>? {
+        guard !self.isTerminated else { return nil }
+        if self.isExecuting {
+            if self.mode == .throttle {
+                self.waiting.removeAll()
+                self.waitingHead = 0
+            }
+            self.waiting.append(signal)
+            return nil
+        }
+        self.isExecuting = true
+        self.isStarting = true
+        return signal
+    }
+
+    /// The starter returned from starting an inner signal.
+    mutating func startReturned() -> AfterInner {
+        guard self.completedWhileStarting else {
+            self.isStarting = false
+            return .none
+        }
+        self.completedWhileStarting = false
+        return self.advance()
+    }
+
+    /// The running inner signal completed.
+    mutating func innerCompleted() -> AfterInner {
+        if self.isStarting {
+            self.completedWhileStarting = true
+            return .none
+        }
+        let next = self.advance()
+        if case .start = next {
+            self.isStarting = true
+        }
+        return next
+    }
+
+    /// The outer signal completed: returns true when the result completes now.
+    mutating func outerCompletedEvent() -> Bool {
+        guard !self.isTerminated else { return false }
+        self.outerCompleted = true
+        if !self.isExecuting {
+            self.isTerminated = true
+            return true
+        }
+        return false
+    }
+
+    /// An error ended the result, or it was disposed: drops waiting signals (returned, to be released
+    /// outside the lock).
+    mutating func terminate() -> [Signal<T, E>] {
+        self.isTerminated = true
+        let dropped = Array(self.waiting[self.waitingHead...])
+        self.waiting = []
+        self.waitingHead = 0
+        return dropped
+    }
+
+    private mutating func advance() -> AfterInner {
+        guard !self.isTerminated else {
+            self.isExecuting = false
+            self.isStarting = false
+            return .none
+        }
+        if self.waitingHead < self.waiting.count {
+            let next = self.waiting[self.waitingHead]
+            self.waitingHead += 1
+            if self.waitingHead == self.waiting.count {
+                self.waiting.removeAll(keepingCapacity: true)
+                self.waitingHead = 0
+            }
+            return .start(next)
+        }
+        self.isExecuting = false
+        self.isStarting = false
+        if self.outerCompleted {
+            self.isTerminated = true
+            return .complete
+        }
+        return .none
+    }
+}

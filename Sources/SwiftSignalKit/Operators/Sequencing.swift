@@ -1,0 +1,88 @@
+/// Drops every value, keeping only the error or completion.
+///
+/// - Parameter signal: The source.
+/// - Returns: A signal with no values.
+public func ignoreValues<T, E>(_ signal: Signal<T, E>) -> Signal<Never, E> {
+    return Signal { subscriber in
+        return signal.start(error: { error in
+            subscriber.putError(error)
+        }, completed: {
+            subscriber.putCompletion()
+        })
+    }
+}
+
+/// Continues with `nextSignal` after the source completes.
+///
+/// ```swift
+/// let all = cached |> then(fresh)
+/// ```
+///
+/// - Parameter nextSignal: Started when the source completes.
+/// - Returns: An operator for `|>`.
+public func then<T, E>(_ nextSignal: Signal<T, E>) -> (Signal<T, E>) -> Signal<T, E> {
+    return { signal in
+        return Signal { subscriber in
+            let next = MetaDisposable()
+            let first = signal.start(next: { value in
+                subscriber.putNext(value)
+            }, error: { error in
+                subscriber.putError(error)
+            }, completed: {
+                next.set(nextSignal.start(forwardingTo: subscriber))
+            })
+            let disposable = DisposableSet()
+            disposable.add(first)
+            disposable.add(next)
+            return disposable
+        }
+    }
+}
+
+/// A signal made fresh by `generator` for each subscription.
+///
+/// - Parameter generator: Makes the signal; runs when the result is started.
+/// - Returns: The deferred signal.
+public func deferred<T, E>(_ generator: @escaping @Sendable () -> Signal<T, E>) -> Signal<T, E> {
+    return Signal { subscriber in
+        return generator().start(forwardingTo: subscriber)
+    }
+}
+
+/// Merges the values of several signals into one.
+///
+/// Values are passed on as they arrive. The result fails on the first error (disposing the other
+/// sources) and completes when every source has completed; with no sources it completes at once.
+///
+/// ```swift
+/// let anyChange = merge([settingsChanged, accountChanged])
+/// ```
+///
+/// - Parameter signals: The sources, started in order.
+/// - Returns: The merged signal.
+public func merge<T, E>(_ signals: [Signal<T, E>]) -> Signal<T, E> {
+    return Signal { subscriber in
+        if signals.isEmpty {
+            subscriber.putCompletion()
+            return EmptyDisposable
+        }
+        let remaining = LockedState<Int>.make(signals.count)
+        let disposable = DisposableSet()
+        for signal in signals {
+            disposable.add(signal.start(next: { value in
+                subscriber.putNext(value)
+            }, error: { error in
+                subscriber.putError(error)
+            }, completed: {
+                let last = remaining.withLock { remaining -> Bool in
+                    remaining -= 1
+                    return remaining == 0
+                }
+                if last {
+                    subscriber.putCompletion()
+                }
+            }))
+        }
+        return disposable
+    }
+}

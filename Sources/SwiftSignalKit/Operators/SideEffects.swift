@@ -1,0 +1,135 @@
+/// Runs `f` with each value before passing it on.
+///
+/// - Parameter f: The side effect; its result is ignored.
+/// - Returns: An operator for `|>`.
+public func beforeNext<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) -> Signal<T, E> {
+    return { signal in
+        return Signal { subscriber in
+            return signal.start(forwardingTerminalsTo: subscriber, next: { value in
+                _ = f(value)
+                subscriber.putNext(value)
+            })
+        }
+    }
+}
+
+/// Runs `f` with each value after passing it on.
+///
+/// - Parameter f: The side effect; its result is ignored.
+/// - Returns: An operator for `|>`.
+public func afterNext<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) -> Signal<T, E> {
+    return { signal in
+        return Signal { subscriber in
+            return signal.start(forwardingTerminalsTo: subscriber, next: { value in
+                subscriber.putNext(value)
+                _ = f(value)
+            })
+        }
+    }
+}
+
+/// Runs `f` each time the signal is started, before the source starts.
+///
+/// - Parameter f: The side effect.
+/// - Returns: An operator for `|>`.
+public func beforeStarted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
+    return { signal in
+        return Signal { subscriber in
+            f()
+            return signal.start(forwardingTo: subscriber)
+        }
+    }
+}
+
+/// Runs `f` when the source completes, before passing the completion on.
+///
+/// - Parameter f: The side effect.
+/// - Returns: An operator for `|>`.
+public func beforeCompleted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
+    return { signal in
+        return Signal { subscriber in
+            return signal.start(next: { value in
+                subscriber.putNext(value)
+            }, error: { error in
+                subscriber.putError(error)
+            }, completed: {
+                f()
+                subscriber.putCompletion()
+            })
+        }
+    }
+}
+
+/// Runs `f` when the source completes, after passing the completion on.
+///
+/// - Parameter f: The side effect.
+/// - Returns: An operator for `|>`.
+public func afterCompleted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
+    return { signal in
+        return Signal { subscriber in
+            return signal.start(next: { value in
+                subscriber.putNext(value)
+            }, error: { error in
+                subscriber.putError(error)
+            }, completed: {
+                subscriber.putCompletion()
+                f()
+            })
+        }
+    }
+}
+
+/// Runs `f` once when the subscription ends: on dispose, or after a terminal event.
+///
+/// - Parameter f: The side effect; its result is ignored.
+/// - Returns: An operator for `|>`.
+public func afterDisposed<T, E, R>(_ f: @escaping @Sendable () -> R) -> (Signal<T, E>) -> Signal<T, E> {
+    return { signal in
+        return Signal { subscriber in
+            let disposable = DisposableSet()
+            disposable.add(signal.start(forwardingTo: subscriber))
+            disposable.add(ActionDisposable {
+                _ = f()
+            })
+            return disposable
+        }
+    }
+}
+
+/// Runs callbacks with per-subscription state: `initialState` makes the state when the signal starts, and
+/// each callback receives it along with the event.
+///
+/// - Parameters:
+///   - signal: The source.
+///   - initialState: Makes the state for one subscription.
+///   - next: Runs before each value is passed on.
+///   - error: Runs before the error is passed on.
+///   - completed: Runs before the completion is passed on.
+///   - disposed: Runs when the subscription is disposed (also after a terminal event).
+/// - Returns: The source with the callbacks attached.
+public func withState<T, E, S: Sendable>(
+    _ signal: Signal<T, E>,
+    _ initialState: @escaping @Sendable () -> S,
+    next: @escaping @Sendable (T, S) -> Void = { _, _ in },
+    error: @escaping @Sendable (E, S) -> Void = { _, _ in },
+    completed: @escaping @Sendable (S) -> Void = { _ in },
+    disposed: @escaping @Sendable (S) -> Void = { _ in }
+) -> Signal<T, E> {
+    return Signal { subscriber in
+        let state = initialState()
+        let disposable = signal.start(next: { value in
+            next(value, state)
+            subscriber.putNext(value)
+        }, error: { failure in
+            error(failure, state)
+            subscriber.putError(failure)
+        }, completed: {
+            completed(state)
+            subscriber.putCompletion()
+        })
+        return ActionDisposable {
+            disposable.dispose()
+            disposed(state)
+        }
+    }
+}

@@ -1,0 +1,80 @@
+/// Flattens a signal of signals by following only the latest inner signal.
+///
+/// When the outer signal sends a new inner signal, the previous inner subscription is disposed and its
+/// later events are ignored. The result fails on the first error of the outer signal or of the current
+/// inner signal, and completes when the outer signal and the current inner signal have both completed.
+///
+/// ```swift
+/// let results = query |> map { text in search(text) } |> switchToLatest
+/// ```
+///
+/// > Note: Callbacks run outside the operator's lock. A value that the replaced inner signal was already
+/// > delivering when the switch happened on another thread may still arrive after the switch.
+///
+/// - Parameter signal: The signal of signals.
+/// - Returns: The flattened signal.
+public func switchToLatest<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
+    return Signal { subscriber in
+        let state = LockedState<SwitchToLatestStateMachine>.make(SwitchToLatestStateMachine())
+        let outer = signal.start(next: { inner in
+            guard let (id, previous) = state.withLock({ $0.outerSentInner() }) else { return }
+            previous?.dispose()
+            let disposable = inner.start(next: { value in
+                if state.withLock({ $0.isCurrent(id) }) {
+                    subscriber.putNext(value)
+                }
+            }, error: { error in
+                let inner = state.withLock { state -> Disposable?? in
+                    state.isCurrent(id) ? .some(state.terminate()) : .none
+                }
+                if let inner {
+                    subscriber.putError(error)
+                    inner?.dispose()
+                }
+            }, completed: {
+                if state.withLock({ $0.innerCompleted(id) }) {
+                    subscriber.putCompletion()
+                }
+            })
+            switch state.withLock({ $0.innerStarted(id, disposable: disposable) }) {
+            case .keep(let previous):
+                previous?.dispose()
+            case .disposeNew:
+                disposable.dispose()
+            }
+        }, error: { error in
+            let inner = state.withLock { $0.terminate() }
+            subscriber.putError(error)
+            inner?.dispose()
+        }, completed: {
+            if state.withLock({ $0.outerCompletedEvent() }) {
+                subscriber.putCompletion()
+            }
+        })
+        return ActionDisposable {
+            let inner = state.withLock { $0.terminate() }
+            outer.dispose()
+            inner?.dispose()
+        }
+    }
+}
+
+/// Maps each value to a signal and follows only the latest one (``map(_:)`` then ``switchToLatest(_:)``).
+///
+/// - Parameter f: Makes a signal from each value.
+/// - Returns: An operator for `|>`.
+public func mapToSignal<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
+    return { signal in
+        return signal |> map(f) |> switchToLatest
+    }
+}
+
+/// Maps each value of a signal that cannot fail to a signal that can, following only the latest one.
+///
+/// - Parameter f: Makes a signal from each value.
+/// - Returns: An operator for `|>`.
+public func mapToSignalPromotingError<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -> (Signal<T, NoError>) -> Signal<R, E> {
+    return { signal in
+        return signal |> castError(E.self) |> map(f) |> switchToLatest
+    }
+}

@@ -1,0 +1,132 @@
+import Dispatch
+
+/// Delays the *subscription* to the source by `timeout` seconds (values are not delayed one by one).
+///
+/// The source is started on `queue` when the timer fires; disposing before then cancels the timer and the
+/// source never starts.
+///
+/// ```swift
+/// let retryLater = request |> delay(2.0, queue: Queue.concurrentDefaultQueue())
+/// ```
+///
+/// - Parameters:
+///   - timeout: Seconds to wait before subscribing (monotonic clock).
+///   - queue: Where the timer fires and the source starts.
+/// - Returns: An operator for `|>`.
+public func delay<T, E>(_ timeout: Double, queue: Queue) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
+    return { signal in
+        return Signal { subscriber in
+            let disposable = MetaDisposable()
+            let timer = Timer(timeout: timeout, repeat: false, completion: {
+                disposable.set(signal.start(forwardingTo: subscriber))
+            }, queue: queue)
+            // Installed before the timer starts, so the timer's subscription always replaces it.
+            disposable.set(ActionDisposable {
+                timer.invalidate()
+            })
+            timer.start()
+            return disposable
+        }
+    }
+}
+
+/// Like ``delay(_:queue:)``, but measured on the wall clock, so time spent with the system suspended
+/// counts towards the delay.
+///
+/// - Parameters:
+///   - timeout: Seconds to wait before subscribing (wall clock).
+///   - granularity: Kept for source compatibility; the wall-clock deadline makes polling unnecessary.
+///   - queue: Where the source starts.
+/// - Returns: An operator for `|>`.
+public func suspendAwareDelay<T, E>(_ timeout: Double, granularity: Double = 4.0, queue: Queue) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
+    return { signal in
+        return Signal { subscriber in
+            let disposable = MetaDisposable()
+            let cancelled = LockedState<Bool>.make(false)
+            disposable.set(ActionDisposable {
+                cancelled.withLock { $0 = true }
+            })
+            queue.queue.asyncAfter(wallDeadline: .now() + timeout) {
+                guard !cancelled.withLock({ $0 }) else { return }
+                disposable.set(signal.start(forwardingTo: subscriber))
+            }
+            return disposable
+        }
+    }
+}
+
+/// Switches to `alternate` if the source sends nothing within `timeout` seconds.
+///
+/// The first event of the source (value, error or completion) cancels the timer for good. If the timer
+/// fires first, the source is disposed and `alternate` is started; a source event racing with the timer
+/// is dropped if the timer won.
+///
+/// - Parameters:
+///   - timeout: Seconds to wait for the first event.
+///   - queue: Where the timer fires and `alternate` starts.
+///   - alternate: The signal to switch to.
+/// - Returns: An operator for `|>`.
+public func timeout<T, E>(_ timeout: Double, queue: Queue, alternate: Signal<T, E>) -> (Signal<T, E>) -> Signal<T, E> {
+    return { signal in
+        return Signal<T, E> { subscriber in
+            let race = LockedState<TimeoutRace>.make(.waiting)
+            let source = MetaDisposable()
+            let fallback = MetaDisposable()
+            let timer = Timer(timeout: timeout, repeat: false, completion: {
+                guard race.withLock({ $0.timerFired() }) else { return }
+                source.dispose()
+                fallback.set(alternate.start(forwardingTo: subscriber))
+            }, queue: queue)
+            timer.start()
+            source.set(signal.start(next: { value in
+                guard race.withLock({ $0.sourceEvent() }) else { return }
+                timer.invalidate()
+                subscriber.putNext(value)
+            }, error: { error in
+                guard race.withLock({ $0.sourceEvent() }) else { return }
+                timer.invalidate()
+                subscriber.putError(error)
+            }, completed: {
+                guard race.withLock({ $0.sourceEvent() }) else { return }
+                timer.invalidate()
+                subscriber.putCompletion()
+            }))
+            let disposable = DisposableSet()
+            disposable.add(ActionDisposable { timer.invalidate() })
+            disposable.add(source)
+            disposable.add(fallback)
+            return disposable
+        }
+    }
+}
+
+/// Who won the race in ``timeout(_:queue:alternate:)``.
+enum TimeoutRace: Sendable {
+    case waiting
+    case sourceWon
+    case timedOut
+
+    /// The source sent an event: returns whether to pass it on.
+    mutating func sourceEvent() -> Bool {
+        switch self {
+        case .waiting:
+            self = .sourceWon
+            return true
+        case .sourceWon:
+            return true
+        case .timedOut:
+            return false
+        }
+    }
+
+    /// The timer fired: returns whether to switch to the alternate.
+    mutating func timerFired() -> Bool {
+        switch self {
+        case .waiting:
+            self = .timedOut
+            return true
+        case .sourceWon, .timedOut:
+            return false
+        }
+    }
+}

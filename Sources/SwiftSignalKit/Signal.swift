@@ -1,0 +1,188 @@
+import Foundation
+
+/// The error type of a signal that cannot fail.
+///
+/// `NoError` is `Never`, so a `Signal<T, NoError>` has no error events at all, and the async bridges can
+/// treat it as non-throwing. Code written against the original `enum NoError {}` compiles unchanged: the
+/// name is the same and, like the original, it has no values.
+public typealias NoError = Never
+
+/// A type with no values, for signals that never emit a value (see ``ignoreValues(_:)``).
+public enum NoValue {}
+
+/// Returns its argument unchanged. Useful as a mapping function.
+///
+/// - Parameter a: Any value.
+/// - Returns: `a`.
+public func identity<A>(a: A) -> A {
+    return a
+}
+
+precedencegroup PipeRight {
+    associativity: left
+    higherThan: DefaultPrecedence
+}
+
+infix operator |> : PipeRight
+
+/// Applies a function to a value, left to right: `signal |> map { $0 + 1 } |> take(1)`.
+///
+/// - Parameters:
+///   - value: The value to transform, usually a signal.
+///   - function: The transformation, usually an operator such as `map { ... }`.
+/// - Returns: `function(value)`.
+public func |> <T, U>(value: T, function: ((T) -> U)) -> U {
+    return function(value)
+}
+
+/// A cold stream of values of type `T` that ends with at most one error of type `E` or one completion.
+///
+/// A signal is a recipe: its generator runs once for every call to ``start(next:error:completed:)``,
+/// synchronously, on the thread that calls `start`. Nothing happens until then.
+///
+/// ```swift
+/// let numbers = Signal<Int, NoError> { subscriber in
+///     subscriber.putNext(1)
+///     subscriber.putNext(2)
+///     subscriber.putCompletion()
+///     return EmptyDisposable
+/// }
+/// let disposable = (numbers |> map { $0 * 10 }).start(next: { print($0) })
+/// ```
+///
+/// The rules every subscription follows:
+/// - At most one terminal event (error or completion); anything sent after it is dropped.
+/// - A terminal event disposes the disposable that the generator returned, even when the terminal event
+///   is sent from inside the generator, before `start` returns.
+/// - After the subscription's `dispose()` returns, no callback of that subscription starts, and none is
+///   still running on another thread.
+///
+/// > Note: A signal is `Sendable`: it holds only its `@Sendable` generator, so it can be stored and
+/// > started from any thread.
+public final class Signal<T, E>: Sendable {
+    private let generator: @Sendable (Subscriber<T, E>) -> Disposable
+
+    /// Creates a signal from a generator that runs once per subscription.
+    ///
+    /// - Parameter generator: Receives the subscriber, sends events to it (now or later, from any thread),
+    ///   and returns the disposable that stops the work. Return ``EmptyDisposable`` when there is nothing
+    ///   to stop.
+    public init(_ generator: @escaping @Sendable (Subscriber<T, E>) -> Disposable) {
+        self.generator = generator
+    }
+
+    /// Subscribes to the signal.
+    ///
+    /// The generator runs synchronously before this method returns, so a synchronous signal has already
+    /// delivered all its events by then.
+    ///
+    /// - Parameters:
+    ///   - next: Called for each value.
+    ///   - error: Called once if the signal fails.
+    ///   - completed: Called once if the signal completes.
+    /// - Returns: A disposable that ends the subscription. Once its `dispose()` returns, no callback starts
+    ///   and none is running on another thread.
+    @discardableResult
+    public func start(
+        next: (@Sendable (T) -> Void)? = nil,
+        error: (@Sendable (E) -> Void)? = nil,
+        completed: (@Sendable () -> Void)? = nil
+    ) -> Disposable {
+        let subscriber = Subscriber<T, E>(next: next, error: error, completed: completed)
+        subscriber.assignDisposable(self.generator(subscriber))
+        return SubscriberDisposable(subscriber: subscriber)
+    }
+
+    /// Subscribes to the signal; the same as ``start(next:error:completed:)``.
+    ///
+    /// Kept for source compatibility with code that marks subscriptions it deliberately never disposes.
+    ///
+    /// - Parameters:
+    ///   - next: Called for each value.
+    ///   - error: Called once if the signal fails.
+    ///   - completed: Called once if the signal completes.
+    /// - Returns: A disposable that ends the subscription.
+    @discardableResult
+    public func startStandalone(
+        next: (@Sendable (T) -> Void)? = nil,
+        error: (@Sendable (E) -> Void)? = nil,
+        completed: (@Sendable () -> Void)? = nil
+    ) -> Disposable {
+        return self.start(next: next, error: error, completed: completed)
+    }
+
+    /// Subscribes to the signal and returns a ``StrictDisposable`` that reports, in debug builds, a
+    /// subscription released without being disposed.
+    ///
+    /// - Parameters:
+    ///   - next: Called for each value.
+    ///   - error: Called once if the signal fails.
+    ///   - completed: Called once if the signal completes.
+    ///   - file: The file reported for a leaked subscription; defaults to the caller's.
+    ///   - line: The line reported for a leaked subscription; defaults to the caller's.
+    /// - Returns: A strict disposable; call `dispose()` on it before releasing it.
+    public func startStrict(
+        next: (@Sendable (T) -> Void)? = nil,
+        error: (@Sendable (E) -> Void)? = nil,
+        completed: (@Sendable () -> Void)? = nil,
+        file: String = #file,
+        line: Int = #line
+    ) -> Disposable {
+        return self.start(next: next, error: error, completed: completed).strict(file: file, line: line)
+    }
+
+    /// A signal that sends `value`, then completes.
+    ///
+    /// - Parameter value: The value to send.
+    /// - Returns: A synchronous single-value signal.
+    public static func single(_ value: T) -> Signal<T, E> where T: Sendable {
+        return Signal<T, E> { subscriber in
+            subscriber.putNext(value)
+            subscriber.putCompletion()
+            return EmptyDisposable
+        }
+    }
+
+    /// A signal that completes at once without values.
+    ///
+    /// - Returns: An empty signal.
+    public static func complete() -> Signal<T, E> {
+        return Signal<T, E> { subscriber in
+            subscriber.putCompletion()
+            return EmptyDisposable
+        }
+    }
+
+    /// A signal that fails at once with `error`.
+    ///
+    /// - Parameter error: The error to send.
+    /// - Returns: A failing signal.
+    public static func fail(_ error: E) -> Signal<T, E> where E: Sendable {
+        return Signal<T, E> { subscriber in
+            subscriber.putError(error)
+            return EmptyDisposable
+        }
+    }
+
+    /// A signal that never sends anything and never ends.
+    ///
+    /// - Returns: A silent signal.
+    public static func never() -> Signal<T, E> {
+        return Signal<T, E> { _ in
+            return EmptyDisposable
+        }
+    }
+}
+
+/// The disposable that `start` returns: ends the subscriber, then disposes what the generator returned.
+final class SubscriberDisposable<T, E>: Disposable {
+    private let subscriber: Subscriber<T, E>
+
+    init(subscriber: Subscriber<T, E>) {
+        self.subscriber = subscriber
+    }
+
+    func dispose() {
+        self.subscriber.disposeSubscription()
+    }
+}

@@ -1,0 +1,193 @@
+/// A hot, replaying holder of the latest value of a signal.
+///
+/// ``set(_:)`` subscribes the promise to a signal (disposing the previous one first); ``get()`` returns a
+/// signal that replays the latest value, then sends each new one. The signal from ``get()`` never
+/// completes.
+///
+/// ```swift
+/// let user = Promise<String>()
+/// user.set(.single("ada"))
+/// let disposable = user.get().start(next: { print($0) }) // prints "ada"
+/// user.set(.single("grace"))                              // prints "grace"
+/// ```
+///
+/// Ordering: every subscriber sees values in the order they were published, even when ``set(_:)`` and the
+/// sources run on different threads; a value from a source that has been replaced is dropped. When values
+/// are published from several threads at once, delivery may happen on whichever of those threads is
+/// already delivering.
+///
+/// > Note: The promise keeps its source subscription until it is released or ``set(_:)`` again. The
+/// > signal from ``get()`` keeps the promise alive while subscribed.
+public final class Promise<T: Sendable>: Sendable {
+    private let core: ReplayingFanOut<T>
+    private let initializer: LockedState<Signal<T, NoError>?>
+    private let deinitHandler = LockedState<(@Sendable () -> Void)?>.make(nil)
+
+    /// A closure run when the promise is released.
+    public var onDeinit: (@Sendable () -> Void)? {
+        get { self.deinitHandler.withLock { $0 } }
+        set {
+            let previous = self.deinitHandler.withLock { handler -> (@Sendable () -> Void)? in
+                let previous = handler
+                handler = newValue
+                return previous
+            }
+            withExtendedLifetime(previous) {}
+        }
+    }
+
+    /// Creates a promise that subscribes to `initializeOnFirstAccess` when first subscribed to.
+    ///
+    /// - Parameter initializeOnFirstAccess: The source to set lazily, or nil.
+    public init(initializeOnFirstAccess: Signal<T, NoError>?) {
+        self.core = ReplayingFanOut(value: nil)
+        self.initializer = .make(initializeOnFirstAccess)
+    }
+
+    /// Creates a promise holding `value`.
+    ///
+    /// - Parameter value: The initial value, replayed to subscribers.
+    public init(_ value: T) {
+        self.core = ReplayingFanOut(value: value)
+        self.initializer = .make(nil)
+    }
+
+    /// Creates an empty promise.
+    public init() {
+        self.core = ReplayingFanOut(value: nil)
+        self.initializer = .make(nil)
+    }
+
+    deinit {
+        let source = self.core.state.withLock { state -> Disposable? in
+            state.isClosed = true
+            let source = state.source
+            state.source = nil
+            return source
+        }
+        self.deinitHandler.withLock { $0 }?()
+        source?.dispose()
+    }
+
+    /// Subscribes the promise to `signal`, replacing (and first disposing) the previous source.
+    ///
+    /// The latest value is cleared; subscribers receive the new source's values as they arrive.
+    ///
+    /// - Parameter signal: The new source.
+    public func set(_ signal: Signal<T, NoError>) {
+        let (generation, previous) = self.core.state.withLock { state -> (UInt64, Disposable?) in
+            state.generation += 1
+            state.value = nil
+            let previous = state.source
+            state.source = nil
+            return (state.generation, previous)
+        }
+        previous?.dispose()
+        let core = self.core
+        let disposable = signal.start(next: { value in
+            core.publish(value) { $0.generation == generation }
+        })
+        let stale = self.core.state.withLock { state -> Disposable? in
+            guard state.generation == generation, !state.isClosed else { return disposable }
+            state.source = disposable
+            return nil
+        }
+        stale?.dispose()
+    }
+
+    /// A signal of the latest value followed by every new one. It never completes.
+    ///
+    /// - Returns: A signal that replays the current value (if any) on subscription.
+    public func get() -> Signal<T, NoError> {
+        return Signal { subscriber in
+            let initializer = self.initializer.withLock { pending -> Signal<T, NoError>? in
+                let initializer = pending
+                pending = nil
+                return initializer
+            }
+            let key = self.core.subscribe(subscriber)
+            if let initializer {
+                self.set(initializer)
+            }
+            return ActionDisposable {
+                self.core.unsubscribe(key)
+            }
+        }
+    }
+}
+
+/// A hot, replaying holder of a value that you set directly.
+///
+/// ```swift
+/// let isOnline = ValuePromise(false, ignoreRepeated: true)
+/// let disposable = isOnline.get().start(next: { print($0) }) // prints false
+/// isOnline.set(true)                                          // prints true
+/// isOnline.set(true)                                          // ignored: repeated
+/// ```
+///
+/// Ordering follows ``Promise``: each subscriber sees values in the order they were set.
+public final class ValuePromise<T: Equatable & Sendable>: Sendable {
+    private let core: ReplayingFanOut<T>
+
+    /// Whether setting a value equal to the current one is ignored.
+    public let ignoreRepeated: Bool
+
+    /// Creates a promise holding `value`.
+    ///
+    /// - Parameters:
+    ///   - value: The initial value.
+    ///   - ignoreRepeated: Whether to ignore values equal to the current one.
+    public init(_ value: T, ignoreRepeated: Bool = false) {
+        self.core = ReplayingFanOut(value: value)
+        self.ignoreRepeated = ignoreRepeated
+    }
+
+    /// Creates an empty promise.
+    ///
+    /// - Parameter ignoreRepeated: Whether to ignore values equal to the current one.
+    public init(ignoreRepeated: Bool = false) {
+        self.core = ReplayingFanOut(value: nil)
+        self.ignoreRepeated = ignoreRepeated
+    }
+
+    /// Sets the value and sends it to every subscriber (unless repeated and ``ignoreRepeated`` is set).
+    ///
+    /// The comparison (your `==`) runs outside the lock.
+    ///
+    /// - Parameter value: The new value.
+    public func set(_ value: T) {
+        guard self.ignoreRepeated else {
+            self.core.publish(value)
+            return
+        }
+        while true {
+            let (current, sequence) = self.core.state.withLock { ($0.value, $0.generation) }
+            if let current, current == value {
+                return
+            }
+            var raced = false
+            self.core.publish(value) { state in
+                // Another `set` won in between: compare again against its value.
+                guard state.generation == sequence else {
+                    raced = true
+                    return false
+                }
+                state.generation += 1
+                return true
+            }
+            if !raced { return }
+        }
+    }
+
+    /// A signal of the current value followed by every new one. It never completes.
+    ///
+    /// - Returns: A signal that replays the current value (if any) on subscription.
+    public func get() -> Signal<T, NoError> {
+        return Signal { subscriber in
+            let key = self.core.subscribe(subscriber)
+            return ActionDisposable {
+                self.core.unsubscribe(key)
+            }
+        }
+    }
+}

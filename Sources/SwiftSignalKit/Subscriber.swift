@@ -1,0 +1,130 @@
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The receiving end of a subscription: a generator sends events to it.
+///
+/// Send values with ``putNext(_:)`` and end the stream with ``putError(_:)`` or ``putCompletion()``.
+/// Any method may be called from any thread. Callbacks run on the thread that sends the event, outside
+/// every lock of the library.
+///
+/// - Events after the first terminal event, or after the subscription is disposed, are dropped.
+/// - The first terminal event disposes the disposable the generator returned, after its callback ran.
+/// - Disposing the subscription waits for callbacks of this subscriber that are running on *other*
+///   threads to return, so that no event is delivered after `dispose()` returns. A callback that disposes
+///   its own subscription does not wait for itself.
+///
+/// > Warning: Because `dispose()` waits for callbacks running on other threads, do not dispose a
+/// > subscription while holding a lock that one of its callbacks takes.
+public final class Subscriber<T, E>: CustomStringConvertible {
+    private let state: LockedState<SubscriberStateMachine<T, E>>
+
+    /// Creates a subscriber with optional callbacks.
+    ///
+    /// - Parameters:
+    ///   - next: Called for each value.
+    ///   - error: Called once for a failure.
+    ///   - completed: Called once for completion.
+    public init(
+        next: (@Sendable (T) -> Void)? = nil,
+        error: (@Sendable (E) -> Void)? = nil,
+        completed: (@Sendable () -> Void)? = nil
+    ) {
+        self.state = .make(SubscriberStateMachine(next: next, error: error, completed: completed))
+    }
+
+    /// A short description of the subscriber's state, for debugging.
+    public var description: String {
+        let terminated = self.state.withLock { $0.isTerminated }
+        return "Subscriber { terminated: \(terminated) }"
+    }
+
+    /// Sends a value. Dropped if the subscriber has terminated or been disposed.
+    ///
+    /// - Parameter next: The value.
+    public func putNext(_ next: T) {
+        let thread = pthread_self()
+        guard let callback = self.state.withLock({ $0.beginNext(on: thread) }) else { return }
+        callback(next)
+        self.endDelivery(on: thread)
+    }
+
+    /// Sends a failure and terminates the subscriber. Dropped if it has already terminated.
+    ///
+    /// After the error callback returns, the generator's disposable is disposed.
+    ///
+    /// - Parameter error: The error.
+    public func putError(_ error: E) {
+        let thread = pthread_self()
+        guard let action = self.state.withLock({ $0.terminate(on: thread, taking: .error) }) else { return }
+        if let callback = action.error {
+            callback(error)
+            self.endDelivery(on: thread)
+        }
+        action.finish()
+    }
+
+    /// Completes the subscriber. Dropped if it has already terminated.
+    ///
+    /// After the completion callback returns, the generator's disposable is disposed.
+    public func putCompletion() {
+        let thread = pthread_self()
+        guard let action = self.state.withLock({ $0.terminate(on: thread, taking: .completion) }) else { return }
+        if let callback = action.completed {
+            callback()
+            self.endDelivery(on: thread)
+        }
+        action.finish()
+    }
+
+    /// Keeps `object` alive until the subscriber terminates or is disposed.
+    ///
+    /// - Parameter object: Any object; released (outside the lock) when the subscription ends, or at once
+    ///   if it has already ended.
+    public func keepAlive(_ object: AnyObject) {
+        let rejected: AnyObject? = self.state.withLock { state in
+            if state.isTerminated { return object }
+            state.keepAliveObjects.append(object)
+            return nil
+        }
+        withExtendedLifetime(rejected) {}
+    }
+
+    /// Stores the generator's disposable, or disposes it at once if the subscriber already terminated.
+    func assignDisposable(_ disposable: Disposable) {
+        let alreadyTerminated = self.state.withLock { state -> Bool in
+            if state.isTerminated { return true }
+            state.disposable = disposable
+            return false
+        }
+        if alreadyTerminated {
+            disposable.dispose()
+        }
+    }
+
+    /// Ends the subscription from outside: drops further events, waits for callbacks running on other
+    /// threads, then disposes the generator's disposable.
+    func disposeSubscription() {
+        let thread = pthread_self()
+        let action = self.state.withLock { $0.dispose(on: thread) }
+        action.waitForOtherThreads?.wait()
+        action.finish()
+    }
+
+    private func endDelivery(on thread: pthread_t) {
+        let released = self.state.withLock { $0.endDelivery(on: thread) }
+        for semaphore in released {
+            semaphore.signal()
+        }
+    }
+}
+
+// Safe: all mutable state is in `state`, a `LockedState` read and written only under its mutex. The
+// subscriber never stores a value of `T` or `E`; it hands each one from the sending thread to the
+// callback on that same thread. Objects given to `keepAlive` are only retained and released.
+extension Subscriber: @unchecked Sendable {}

@@ -1,0 +1,230 @@
+import Dispatch
+import Foundation
+
+/// The cancellation flag of a ``ThreadPoolTask``.
+public final class ThreadPoolTaskState: Sendable {
+    /// Set to true when the task is cancelled; long tasks should check it.
+    public let cancelled = Atomic<Bool>(value: false)
+
+    /// Creates a state that is not cancelled.
+    public init() {}
+}
+
+/// A unit of work for a ``ThreadPool``.
+public final class ThreadPoolTask: Sendable {
+    private let state = ThreadPoolTaskState()
+    private let action: @Sendable (ThreadPoolTaskState) -> Void
+
+    /// Creates a task.
+    ///
+    /// - Parameter action: The work; receives the task's state so it can stop early when cancelled.
+    public init(_ action: @escaping @Sendable (ThreadPoolTaskState) -> Void) {
+        self.action = action
+    }
+
+    func execute() {
+        if !self.state.cancelled.with({ $0 }) {
+            self.action(self.state)
+        }
+    }
+
+    /// Cancels the task: it will not start, and a running action can see ``ThreadPoolTaskState/cancelled``.
+    public func cancel() {
+        self.state.cancelled.swap(true)
+    }
+}
+
+/// A serial lane of a ``ThreadPool``: its tasks run one at a time, in the order they were added.
+public final class ThreadPoolQueue: Equatable, Sendable {
+    private weak let core: ThreadPoolCore?
+
+    /// Creates a lane of `threadPool`.
+    ///
+    /// - Parameter threadPool: The pool whose threads run the lane's tasks.
+    public init(threadPool: ThreadPool) {
+        self.core = threadPool.core
+    }
+
+    /// Adds a task to the lane. Does nothing if the pool has been released.
+    ///
+    /// - Parameter task: The task.
+    public func addTask(_ task: ThreadPoolTask) {
+        self.core?.enqueue(task, on: ObjectIdentifier(self))
+    }
+
+    /// Lanes are equal when they are the same object.
+    public static func == (lhs: ThreadPoolQueue, rhs: ThreadPoolQueue) -> Bool {
+        return lhs === rhs
+    }
+}
+
+/// A fixed set of threads that run ``ThreadPoolTask``s.
+///
+/// Tasks added with ``addTask(_:)`` may run in parallel; tasks added to one ``ThreadPoolQueue`` run one
+/// at a time, in order.
+///
+/// ```swift
+/// let pool = ThreadPool(threadCount: 4, threadPriority: 0.5)
+/// let lane = pool.nextQueue()
+/// lane.addTask(ThreadPoolTask { state in
+///     if !state.cancelled.with({ $0 }) { print("work") }
+/// })
+/// ```
+///
+/// When the pool is released its threads finish the task they are running and exit; tasks not yet
+/// started are dropped.
+public final class ThreadPool: Sendable {
+    let core: ThreadPoolCore
+
+    /// Starts `threadCount` threads.
+    ///
+    /// - Parameters:
+    ///   - threadCount: The number of threads; must be positive.
+    ///   - threadPriority: A priority from 0 to 1, passed to `Thread.threadPriority` on Apple platforms;
+    ///     ignored on Linux, where Foundation has no thread priorities.
+    public init(threadCount: Int, threadPriority: Double) {
+        precondition(threadCount > 0, "ThreadPool needs at least one thread, got \(threadCount)")
+        self.core = ThreadPoolCore()
+        for index in 0 ..< threadCount {
+            let core = self.core
+            let thread = Thread {
+                core.runWorker()
+            }
+            thread.name = "SwiftSignalKit.ThreadPool.\(index)"
+            #if canImport(Darwin)
+            thread.threadPriority = threadPriority
+            #endif
+            thread.start()
+        }
+        self.core.threadCount = threadCount
+    }
+
+    deinit {
+        self.core.stop()
+    }
+
+    /// Runs `task` on some thread of the pool, in parallel with other tasks.
+    ///
+    /// - Parameter task: The task.
+    public func addTask(_ task: ThreadPoolTask) {
+        self.nextQueue().addTask(task)
+    }
+
+    /// Makes a new serial lane.
+    ///
+    /// - Returns: A lane whose tasks run one at a time, in order.
+    public func nextQueue() -> ThreadPoolQueue {
+        return ThreadPoolQueue(threadPool: self)
+    }
+
+    /// Whether the calling thread is one of this pool's threads.
+    ///
+    /// - Returns: true on a pool thread.
+    public func isCurrentThreadInPool() -> Bool {
+        return ThreadPoolCore.current() === self.core
+    }
+}
+
+/// The state the pool's threads share; it outlives the `ThreadPool` until the threads exit.
+final class ThreadPoolCore: @unchecked Sendable {
+    // Safe: all mutable state is in `state` (under its mutex), except `threadCount`, which is written
+    // once in `ThreadPool.init` before the pool is visible to other threads and read only in `stop()`.
+    private struct LaneState {
+        var tasks: [ThreadPoolTask] = []
+        var isScheduled = false
+    }
+
+    private struct State {
+        var lanes: [ObjectIdentifier: LaneState] = [:]
+        var ready: [ObjectIdentifier] = []
+        var readyHead = 0
+        var isStopped = false
+    }
+
+    private let state = LockedState<State>.make(State())
+    private let wakeUps = DispatchSemaphore(value: 0)
+    var threadCount = 0
+
+    private static let currentKey: pthread_key_t = {
+        var key = pthread_key_t()
+        let result = pthread_key_create(&key, nil)
+        precondition(result == 0, "pthread_key_create failed with \(result)")
+        return key
+    }()
+
+    static func current() -> ThreadPoolCore? {
+        guard let pointer = pthread_getspecific(self.currentKey) else { return nil }
+        return Unmanaged<ThreadPoolCore>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
+    func enqueue(_ task: ThreadPoolTask, on lane: ObjectIdentifier) {
+        let wake = self.state.withLock { state -> Bool in
+            guard !state.isStopped else { return false }
+            var laneState = state.lanes[lane] ?? LaneState()
+            laneState.tasks.append(task)
+            let wake = !laneState.isScheduled
+            laneState.isScheduled = true
+            state.lanes[lane] = laneState
+            if wake {
+                state.ready.append(lane)
+            }
+            return wake
+        }
+        if wake {
+            self.wakeUps.signal()
+        }
+    }
+
+    func stop() {
+        let dropped = self.state.withLock { state -> [ObjectIdentifier: LaneState] in
+            state.isStopped = true
+            let lanes = state.lanes
+            state.lanes = [:]
+            state.ready = []
+            state.readyHead = 0
+            return lanes
+        }
+        withExtendedLifetime(dropped) {}
+        for _ in 0 ..< self.threadCount {
+            self.wakeUps.signal()
+        }
+    }
+
+    /// The loop each pool thread runs until the pool stops.
+    func runWorker() {
+        pthread_setspecific(Self.currentKey, Unmanaged.passUnretained(self).toOpaque())
+        while true {
+            self.wakeUps.wait()
+            let next = self.state.withLock { state -> (ObjectIdentifier, ThreadPoolTask)?? in
+                if state.isStopped { return .some(nil) }
+                guard state.readyHead < state.ready.count else { return nil }
+                let lane = state.ready[state.readyHead]
+                state.readyHead += 1
+                if state.readyHead > 64 && state.readyHead * 2 > state.ready.count {
+                    state.ready.removeFirst(state.readyHead)
+                    state.readyHead = 0
+                }
+                let task = state.lanes[lane]!.tasks.removeFirst()
+                return (lane, task)
+            }
+            guard let next else { continue }
+            guard let (lane, task) = next else { break }
+            task.execute()
+            let wake = self.state.withLock { state -> Bool in
+                guard !state.isStopped, var laneState = state.lanes[lane] else { return false }
+                if laneState.tasks.isEmpty {
+                    state.lanes[lane] = nil
+                    return false
+                }
+                laneState.isScheduled = true
+                state.lanes[lane] = laneState
+                state.ready.append(lane)
+                return true
+            }
+            if wake {
+                self.wakeUps.signal()
+            }
+        }
+        pthread_setspecific(Self.currentKey, nil)
+    }
+}
