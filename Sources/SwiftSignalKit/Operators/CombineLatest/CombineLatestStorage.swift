@@ -37,12 +37,14 @@ final class CombineLatestStorage<R, E>: Sendable {
     /// Starts source `index`, storing its values with `store` (which runs under the lock).
     func start<V: Sendable>(_ signal: Signal<V, E>, index: Int, queue: Queue?, store: @escaping @Sendable (V) -> Void) -> Disposable {
         let source = queue.map { signal |> deliverOnQueuePreservingErrorType($0) } ?? signal
-        return source.start(next: { [weak self] value in
-            self?.received(index: index) { store(value) }
-        }, error: { [weak self] error in
-            self?.failed(error)
-        }, completed: { [weak self] in
-            self?.completed(index: index)
+        // The sources' callbacks own the storage; the cycle through the subscriber is broken when the
+        // subscription terminates or is disposed.
+        return source.start(next: { value in
+            self.received(index: index) { store(value) }
+        }, error: { error in
+            self.failed(error)
+        }, completed: {
+            self.completed(index: index)
         })
     }
 

@@ -83,10 +83,10 @@ private final class QueueRunner<T, E>: Sendable {
             let subscriber = self.subscriber
             self.current.set(signal.start(next: { value in
                 subscriber.putNext(value)
-            }, error: { [weak self] error in
-                self?.fail(error)
-            }, completed: { [weak self] in
-                self?.innerCompleted()
+            }, error: { error in
+                self.fail(error)
+            }, completed: {
+                self.innerCompleted()
             }))
             switch self.state.withLock({ $0.startReturned() }) {
             case .start(let signal):

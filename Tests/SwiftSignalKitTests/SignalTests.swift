@@ -1,0 +1,163 @@
+import Dispatch
+import Testing
+@testable import SwiftSignalKit
+
+@Suite struct SignalTests {
+    @Test func generatorRunsSynchronouslyOnEachStart() {
+        let starts = Counter()
+        let signal = Signal<Int, NoError> { subscriber in
+            let run = starts.increment()
+            subscriber.putNext(run)
+            return EmptyDisposable
+        }
+        let first = Recorder<Int, NoError>()
+        first.start(signal)
+        #expect(first.values == [1], "the generator ran before start returned")
+        let second = Recorder<Int, NoError>()
+        second.start(signal)
+        #expect(second.values == [2], "each start runs the generator again (cold)")
+    }
+
+    @Test func staticConstructors() {
+        let single = Recorder<Int, TestError>()
+        single.start(.single(7))
+        #expect(single.events == [.next(7), .completed])
+
+        let failed = Recorder<Int, TestError>()
+        failed.start(.fail(TestError(code: 3)))
+        #expect(failed.events == [.error(TestError(code: 3))])
+
+        let empty = Recorder<Int, TestError>()
+        empty.start(.complete())
+        #expect(empty.events == [.completed])
+
+        let silent = Recorder<Int, TestError>()
+        silent.start(.never())
+        #expect(silent.events.isEmpty)
+    }
+
+    @Test func freeFunctionConstructors() {
+        let single = Recorder<Int, TestError>()
+        single.start(SwiftSignalKit.single(1, TestError.self))
+        #expect(single.events == [.next(1), .completed])
+        let failed = Recorder<Int, TestError>()
+        failed.start(fail(Int.self, TestError(code: 2)))
+        #expect(failed.events == [.error(TestError(code: 2))])
+        let empty = Recorder<Int, TestError>()
+        empty.start(complete(Int.self, TestError.self))
+        #expect(empty.events == [.completed])
+        let silent = Recorder<Int, TestError>()
+        silent.start(never(Int.self, TestError.self))
+        #expect(silent.events.isEmpty)
+    }
+
+    @Test func eventsAfterTerminalEventAreDropped() {
+        let recorder = Recorder<Int, TestError>()
+        recorder.start(Signal { subscriber in
+            subscriber.putNext(1)
+            subscriber.putCompletion()
+            subscriber.putNext(2)
+            subscriber.putError(TestError())
+            subscriber.putCompletion()
+            return EmptyDisposable
+        })
+        #expect(recorder.events == [.next(1), .completed])
+    }
+
+    @Test func terminalEventInsideGeneratorDisposesTheReturnedDisposable() {
+        let disposable = CountingDisposable()
+        let recorder = Recorder<Int, NoError>()
+        recorder.start(Signal { subscriber in
+            subscriber.putCompletion()
+            return disposable
+        })
+        #expect(disposable.count.value == 1)
+    }
+
+    @Test func laterTerminalEventDisposesGeneratorDisposableOnce() {
+        let disposable = CountingDisposable()
+        let captured = CapturedSubscriber<Int, TestError>()
+        let subscription = captured.signal(disposable: disposable).start()
+        #expect(disposable.count.value == 0)
+        captured.subscriber?.putError(TestError())
+        #expect(disposable.count.value == 1)
+        subscription.dispose()
+        #expect(disposable.count.value == 1, "dispose after a terminal event does not dispose again")
+    }
+
+    @Test func disposeStopsDeliveryAndDisposesOnce() {
+        let disposable = CountingDisposable()
+        let captured = CapturedSubscriber<Int, NoError>()
+        let recorder = Recorder<Int, NoError>()
+        let subscription = recorder.start(captured.signal(disposable: disposable))
+        captured.subscriber?.putNext(1)
+        subscription.dispose()
+        subscription.dispose()
+        captured.subscriber?.putNext(2)
+        captured.subscriber?.putCompletion()
+        #expect(recorder.events == [.next(1)])
+        #expect(disposable.count.value == 1)
+    }
+
+    @Test func callbacksAreReleasedAfterTermination() {
+        let tracker = LifetimeTracker()
+        let captured = CapturedSubscriber<Int, NoError>()
+        do {
+            let object = tracker.make()
+            _ = captured.signal().start(next: { _ in _ = object })
+        }
+        #expect(tracker.live.value == 1)
+        captured.subscriber?.putCompletion()
+        #expect(tracker.live.value == 0, "terminating releases the callbacks and what they captured")
+    }
+
+    @Test func keepAliveHoldsObjectsUntilTermination() {
+        let tracker = LifetimeTracker()
+        let captured = CapturedSubscriber<Int, NoError>()
+        let subscription = captured.signal().start()
+        captured.subscriber?.keepAlive(tracker.make())
+        #expect(tracker.live.value == 1)
+        subscription.dispose()
+        #expect(tracker.live.value == 0)
+        captured.subscriber?.keepAlive(tracker.make())
+        #expect(tracker.live.value == 0, "objects kept alive after termination are released at once")
+    }
+
+    @Test func disposingFromInsideOwnCallbackDoesNotDeadlock() {
+        let holder = MetaDisposable()
+        let recorder = Recorder<Int, NoError>()
+        let pipe = ValuePipe<Int>()
+        holder.set(pipe.signal().start(next: { value in
+            recorder.append(.next(value))
+            holder.dispose()
+        }))
+        pipe.putNext(1)
+        pipe.putNext(2)
+        #expect(recorder.values == [1])
+    }
+
+    @Test func startStrictReportsLeakWithFileAndLine() {
+        let reports = LockedState<[String]>.make([])
+        let original = StrictDisposable.leakHandler.withLock { handler -> @Sendable (String) -> Void in
+            let original = handler
+            handler = { message in reports.withLock { $0.append(message) } }
+            return original
+        }
+        defer { StrictDisposable.leakHandler.withLock { $0 = original } }
+
+        do {
+            _ = Signal<Int, NoError>.never().startStrict(file: "Feature.swift", line: 42)
+        }
+        let disposed = Signal<Int, NoError>.never().startStrict(file: "Other.swift", line: 7)
+        disposed.dispose()
+        #if DEBUG
+        #expect(reports.withLock { $0 }.count == 1)
+        #expect(reports.withLock { $0 }.first?.contains("Feature.swift:42") == true)
+        #endif
+    }
+
+    @Test func pipeOperatorAndIdentity() {
+        #expect((3 |> { $0 * 2 }) == 6)
+        #expect(identity(a: "x") == "x")
+    }
+}
