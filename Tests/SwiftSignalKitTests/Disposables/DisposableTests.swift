@@ -1,0 +1,162 @@
+import Testing
+@testable import SwiftSignalKit
+
+@Suite struct DisposableTests {
+    @Test func actionDisposableRunsOnce() {
+        let runs = Counter()
+        let disposable = ActionDisposable { runs.increment() }
+        disposable.dispose()
+        disposable.dispose()
+        #expect(runs.value == 1)
+    }
+
+    @Test func actionDisposableReleasesItsClosureWithoutRunning() {
+        let tracker = LifetimeTracker()
+        let runs = Counter()
+        do {
+            let object = tracker.make()
+            _ = ActionDisposable { _ = object; runs.increment() }
+        }
+        #expect(tracker.live.value == 0)
+        #expect(runs.value == 0)
+    }
+
+    @Test func metaDisposableDisposesPreviousOnSet() {
+        let meta = MetaDisposable()
+        let first = CountingDisposable()
+        let second = CountingDisposable()
+        meta.set(first)
+        meta.set(second)
+        #expect(first.count.value == 1)
+        #expect(second.count.value == 0)
+        meta.set(nil)
+        #expect(second.count.value == 1)
+    }
+
+    @Test func metaDisposableDisposesNewDisposableAtOnceAfterDispose() {
+        let meta = MetaDisposable()
+        let held = CountingDisposable()
+        meta.set(held)
+        meta.dispose()
+        meta.dispose()
+        #expect(held.count.value == 1)
+        let late = CountingDisposable()
+        meta.set(late)
+        #expect(late.count.value == 1)
+    }
+
+    @Test func disposableSetDisposesAllMembersAndLateAdditions() {
+        let set = DisposableSet()
+        let members = (0 ..< 5).map { _ in CountingDisposable() }
+        members.forEach(set.add)
+        set.remove(members[0])
+        set.dispose()
+        set.dispose()
+        #expect(members.map { $0.count.value } == [0, 1, 1, 1, 1])
+        let late = CountingDisposable()
+        set.add(late)
+        #expect(late.count.value == 1)
+    }
+
+    @Test func disposableSetCountsRepeatedAdds() {
+        let set = DisposableSet()
+        let member = CountingDisposable()
+        set.add(member)
+        set.add(member)
+        set.remove(member)
+        set.dispose()
+        #expect(member.count.value == 1)
+    }
+
+    /// Bug 7 of the original: `set(nil, forKey:)` disposed the entry but left it in the dictionary, so the
+    /// final `dispose()` disposed it a second time.
+    @Test func disposableDictSetNilRemovesTheEntry() {
+        let dict = DisposableDict<String>()
+        let entry = CountingDisposable()
+        dict.set(entry, forKey: "a")
+        dict.set(nil, forKey: "a")
+        #expect(entry.count.value == 1)
+        dict.dispose()
+        #expect(entry.count.value == 1, "the removed entry is not disposed again")
+    }
+
+    @Test func disposableDictReplacesAndDisposesLateEntries() {
+        let dict = DisposableDict<Int>()
+        let first = CountingDisposable()
+        let second = CountingDisposable()
+        dict.set(first, forKey: 1)
+        dict.set(second, forKey: 1)
+        #expect(first.count.value == 1)
+        dict.dispose()
+        #expect(second.count.value == 1)
+        let late = CountingDisposable()
+        dict.set(late, forKey: 2)
+        #expect(late.count.value == 1)
+    }
+
+    @Test func strictDisposableForwardsDispose() {
+        let inner = CountingDisposable()
+        let strict = inner.strict()
+        strict.dispose()
+        #expect(inner.count.value == 1)
+    }
+
+    @Test func emptyDisposableIsShared() {
+        EmptyDisposable.dispose()
+        #expect(EmptyDisposable === EmptyDisposable)
+    }
+}
+
+@Suite struct DisposableStressTests {
+    @Test func metaDisposableSetRacingDisposeDisposesEverything() {
+        for _ in 0 ..< 200 {
+            let meta = MetaDisposable()
+            let members = (0 ..< 8).map { _ in CountingDisposable() }
+            concurrently(members.count + 1) { index in
+                if index == members.count {
+                    meta.dispose()
+                } else {
+                    meta.set(members[index])
+                }
+            }
+            meta.set(nil)
+            #expect(members.allSatisfy { $0.count.value == 1 }, "each member is disposed exactly once")
+        }
+    }
+
+    @Test func disposableSetAddRacingDisposeDisposesEverything() {
+        for _ in 0 ..< 200 {
+            let set = DisposableSet()
+            let members = (0 ..< 16).map { _ in CountingDisposable() }
+            concurrently(members.count + 1) { index in
+                if index == members.count {
+                    set.dispose()
+                } else {
+                    set.add(members[index])
+                }
+            }
+            #expect(members.allSatisfy { $0.count.value == 1 })
+        }
+    }
+
+    @Test func disposableDictConcurrentSetsDisposeEachEntryOnce() {
+        let dict = DisposableDict<Int>()
+        let entries = (0 ..< 400).map { _ in CountingDisposable() }
+        concurrently(8) { thread in
+            for index in stride(from: thread, to: entries.count, by: 8) {
+                dict.set(entries[index], forKey: index % 10)
+            }
+        }
+        dict.dispose()
+        #expect(entries.allSatisfy { $0.count.value == 1 })
+    }
+
+    @Test func actionDisposableRunsOnceUnderContention() {
+        for _ in 0 ..< 500 {
+            let runs = Counter()
+            let disposable = ActionDisposable { runs.increment() }
+            concurrently(4) { _ in disposable.dispose() }
+            #expect(runs.value == 1)
+        }
+    }
+}

@@ -1,0 +1,140 @@
+import Testing
+@testable import SwiftSignalKit
+
+@Suite struct ValuePipeTests {
+    @Test func deliversOnlyValuesSentAfterSubscription() {
+        let pipe = ValuePipe<Int>()
+        pipe.putNext(0)
+        let first = Recorder<Int, NoError>()
+        let subscription = first.start(pipe.signal())
+        pipe.putNext(1)
+        let second = Recorder<Int, NoError>()
+        second.start(pipe.signal())
+        pipe.putNext(2)
+        subscription.dispose()
+        pipe.putNext(3)
+        #expect(first.values == [1, 2])
+        #expect(second.values == [2, 3])
+    }
+
+    @Test func releasedPipeGivesASilentSignal() {
+        var pipe: ValuePipe<Int>? = ValuePipe()
+        let signal = pipe!.signal()
+        pipe = nil
+        let recorder = Recorder<Int, NoError>()
+        recorder.start(signal)
+        #expect(recorder.events.isEmpty)
+        _ = pipe
+    }
+}
+
+@Suite struct MulticastTests {
+    /// Bug 6 of the original: the instance was never stored, so every subscriber started its own source.
+    @Test func sharesOneSubscriptionPerKey() {
+        let starts = Counter()
+        let disposals = Counter()
+        let pipe = ValuePipe<Int>()
+        let source = Signal<Int, NoError> { subscriber in
+            starts.increment()
+            let inner = pipe.signal().start(next: { subscriber.putNext($0) })
+            return ActionDisposable {
+                disposals.increment()
+                inner.dispose()
+            }
+        }
+        let multicast = Multicast<Int>()
+        let first = Recorder<Int, NoError>()
+        let second = Recorder<Int, NoError>()
+        let a = first.start(multicast.get(key: "k", signal: source))
+        let b = second.start(multicast.get(key: "k", signal: source))
+        pipe.putNext(1)
+        #expect(starts.value == 1)
+        #expect(first.values == [1])
+        #expect(second.values == [1])
+        a.dispose()
+        #expect(disposals.value == 0)
+        b.dispose()
+        #expect(disposals.value == 1, "the last subscriber leaving disposes the source")
+        let third = Recorder<Int, NoError>()
+        let c = third.start(multicast.get(key: "k", signal: source))
+        #expect(starts.value == 2, "a new subscriber after everyone left starts the source again")
+        c.dispose()
+    }
+
+    /// Bug 6 of the original, second half: errors were swallowed.
+    @Test func errorsAndCompletionReachEverySubscriber() {
+        let captured = CapturedSubscriber<Int, TestError>()
+        let multicast = Multicast<Int>()
+        let source = captured.signal()
+        let first = Recorder<Int, TestError>()
+        let second = Recorder<Int, TestError>()
+        first.start(multicast.get(key: "k", signal: source))
+        second.start(multicast.get(key: "k", signal: source))
+        captured.subscriber?.putNext(1)
+        captured.subscriber?.putError(TestError(code: 9))
+        #expect(first.events == [.next(1), .error(TestError(code: 9))])
+        #expect(second.events == [.next(1), .error(TestError(code: 9))])
+
+        let third = Recorder<Int, TestError>()
+        third.start(multicast.get(key: "k", signal: source))
+        captured.subscriber?.putCompletion()
+        #expect(third.events == [.completed], "after an error the key starts a fresh subscription")
+    }
+
+    @Test func differentKeysAreIndependent() {
+        let starts = Counter()
+        let source = Signal<Int, NoError> { _ in
+            starts.increment()
+            return EmptyDisposable
+        }
+        let multicast = Multicast<Int>()
+        let a = multicast.get(key: "a", signal: source).start()
+        let b = multicast.get(key: "b", signal: source).start()
+        #expect(starts.value == 2)
+        a.dispose()
+        b.dispose()
+    }
+
+    @Test func multicastPromiseIsAPlainContainer() {
+        let promise = MulticastPromise<Int>()
+        promise.lock.locked {
+            promise.value = 1
+            _ = promise.subscribers.add { _ in }
+        }
+        #expect(promise.lock.locked { promise.value } == 1)
+    }
+}
+
+@Suite struct MulticastStressTests {
+    @Test func concurrentJoinAndLeaveNeverLeavesTheSourceRunning() {
+        let running = Counter()
+        let source = Signal<Int, NoError> { _ in
+            running.increment()
+            return ActionDisposable { running.decrement() }
+        }
+        let multicast = Multicast<Int>()
+        concurrently(8) { _ in
+            for _ in 0 ..< 500 {
+                multicast.get(key: "k", signal: source).start().dispose()
+            }
+        }
+        #expect(running.value == 0)
+    }
+
+    @Test func pipeConcurrentSubscribeAndPut() {
+        let pipe = ValuePipe<Int>()
+        let received = Counter()
+        let keep = pipe.signal().start(next: { _ in received.increment() })
+        concurrently(6) { index in
+            for value in 0 ..< 2_000 {
+                if index % 2 == 0 {
+                    pipe.putNext(value)
+                } else {
+                    pipe.signal().start(next: { _ in }).dispose()
+                }
+            }
+        }
+        keep.dispose()
+        #expect(received.value == 3 * 2_000)
+    }
+}

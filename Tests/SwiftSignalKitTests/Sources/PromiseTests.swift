@@ -1,0 +1,183 @@
+import Foundation
+import Testing
+@testable import SwiftSignalKit
+
+@Suite struct PromiseTests {
+    @Test func replaysLatestValueAndNeverCompletes() {
+        let promise = Promise<Int>(1)
+        let recorder = Recorder<Int, NoError>()
+        let subscription = recorder.start(promise.get())
+        promise.set(.single(2))
+        #expect(recorder.events == [.next(1), .next(2)], "no completion even though the source completed")
+        subscription.dispose()
+        promise.set(.single(3))
+        #expect(recorder.values == [1, 2])
+    }
+
+    @Test func emptyPromiseSendsNothingUntilSet() {
+        let promise = Promise<String>()
+        let recorder = Recorder<String, NoError>()
+        recorder.start(promise.get())
+        #expect(recorder.events.isEmpty)
+        promise.set(.single("x"))
+        #expect(recorder.values == ["x"])
+    }
+
+    @Test func setClearsTheValueAndReplaysOnlyNewOnes() {
+        let promise = Promise<Int>(1)
+        promise.set(.never())
+        let recorder = Recorder<Int, NoError>()
+        recorder.start(promise.get())
+        #expect(recorder.events.isEmpty, "the value was cleared by set")
+    }
+
+    @Test func initializeOnFirstAccessStartsLazily() {
+        let starts = Counter()
+        let source = Signal<Int, NoError> { subscriber in
+            starts.increment()
+            subscriber.putNext(42)
+            return EmptyDisposable
+        }
+        let promise = Promise<Int>(initializeOnFirstAccess: source)
+        #expect(starts.value == 0)
+        let first = Recorder<Int, NoError>()
+        first.start(promise.get())
+        let second = Recorder<Int, NoError>()
+        second.start(promise.get())
+        #expect(starts.value == 1)
+        #expect(first.values == [42])
+        #expect(second.values == [42])
+    }
+
+    /// Bug 2 of the original, second half: `set` started the new source before disposing the old one.
+    @Test func setDisposesThePreviousSourceBeforeStartingTheNext() {
+        let log = LockedState<[String]>.make([])
+        let old = Signal<Int, NoError> { _ in
+            ActionDisposable { log.withLock { $0.append("old disposed") } }
+        }
+        let new = Signal<Int, NoError> { subscriber in
+            log.withLock { $0.append("new started") }
+            subscriber.putNext(2)
+            return EmptyDisposable
+        }
+        let promise = Promise<Int>()
+        promise.set(old)
+        promise.set(new)
+        #expect(log.withLock { $0 } == ["old disposed", "new started"])
+    }
+
+    @Test func valuesFromAReplacedSourceAreDropped() {
+        let captured = CapturedSubscriber<Int, NoError>()
+        let promise = Promise<Int>()
+        promise.set(captured.signal())
+        let stale = captured.subscriber
+        promise.set(.single(2))
+        stale?.putNext(1)
+        let recorder = Recorder<Int, NoError>()
+        recorder.start(promise.get())
+        #expect(recorder.values == [2])
+    }
+
+    @Test func releasingThePromiseDisposesTheSourceAndRunsOnDeinit() {
+        let source = CountingDisposable()
+        let deinits = Counter()
+        do {
+            let promise = Promise<Int>()
+            promise.onDeinit = { deinits.increment() }
+            promise.set(Signal { _ in source })
+        }
+        #expect(source.count.value == 1)
+        #expect(deinits.value == 1)
+    }
+
+    @Test func reentrantSetFromACallbackKeepsOrder() {
+        let promise = Promise<Int>(0)
+        let recorder = Recorder<Int, NoError>()
+        recorder.start(promise.get() |> beforeNext { value in
+            if value == 1 {
+                promise.set(.single(2))
+            }
+        })
+        promise.set(.single(1))
+        #expect(recorder.values == [0, 1, 2])
+    }
+}
+
+@Suite struct ValuePromiseTests {
+    @Test func setAndIgnoreRepeated() {
+        let promise = ValuePromise(1, ignoreRepeated: true)
+        let recorder = Recorder<Int, NoError>()
+        recorder.start(promise.get())
+        promise.set(1)
+        promise.set(2)
+        promise.set(2)
+        promise.set(1)
+        #expect(recorder.values == [1, 2, 1])
+        #expect(promise.ignoreRepeated)
+    }
+
+    @Test func repeatedValuesPassWithoutIgnoreRepeated() {
+        let promise = ValuePromise<Int>()
+        let recorder = Recorder<Int, NoError>()
+        recorder.start(promise.get())
+        promise.set(5)
+        promise.set(5)
+        #expect(recorder.values == [5, 5])
+    }
+}
+
+@Suite struct PromiseStressTests {
+    /// Bug 2 of the original: the replay of the current value ran outside the lock, so a subscriber that
+    /// joined while another thread set a newer value could receive the older value after the newer one.
+    @Test func subscribersNeverSeeAnOlderValueAfterANewerOne() {
+        let promise = ValuePromise<Int>(0)
+        let producerDone = Flag()
+        let violations = Counter()
+        let subscriptions = Counter()
+        concurrently(3) { index in
+            if index == 0 {
+                for value in 1 ... 100_000 {
+                    promise.set(value)
+                }
+                producerDone.set()
+            } else {
+                while !producerDone.isSet {
+                    let last = LockedState<Int>.make(-1)
+                    let subscription = promise.get().start(next: { value in
+                        let ordered = last.withLock { last -> Bool in
+                            defer { last = value }
+                            return value > last
+                        }
+                        if !ordered { violations.increment() }
+                    })
+                    subscriptions.increment()
+                    subscription.dispose()
+                }
+            }
+        }
+        #expect(violations.value == 0)
+        #expect(subscriptions.value > 0)
+    }
+
+    @Test func concurrentSettersDeliverInOneOrderToEverySubscriber() {
+        let promise = Promise<Int>()
+        let recorders = (0 ..< 4).map { _ in Recorder<Int, NoError>() }
+        let subscriptions = recorders.map { $0.start(promise.get()) }
+        concurrently(4) { thread in
+            for value in 0 ..< 2_000 {
+                promise.set(.single(thread * 10_000 + value))
+            }
+        }
+        // Values of a source replaced before it published are dropped, so not all 8,000 arrive; but every
+        // subscriber sees the same sequence, and it ends with the value a new subscriber is replayed.
+        let reference = recorders[0].values
+        #expect(!reference.isEmpty)
+        for recorder in recorders.dropFirst() {
+            #expect(recorder.values == reference, "every subscriber sees the same order")
+        }
+        let late = Recorder<Int, NoError>()
+        late.start(promise.get()).dispose()
+        #expect(late.values == [reference.last!])
+        subscriptions.forEach { $0.dispose() }
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import Testing
+@testable import SwiftSignalKit
+
+@Suite struct BagTests {
+    @Test func keepsInsertionOrderAcrossRemovals() {
+        let bag = Bag<String>()
+        let a = bag.add("a")
+        let b = bag.add("b")
+        let c = bag.add("c")
+        bag.remove(b)
+        #expect(bag.copyItems() == ["a", "c"])
+        #expect(bag.get(a) == "a")
+        #expect(bag.get(b) == nil)
+        #expect(bag.first?.0 == a)
+        #expect(bag.copyItemsWithIndices().map { $0.0 } == [a, c])
+        bag.remove(a)
+        bag.remove(c)
+        bag.remove(c)
+        #expect(bag.isEmpty)
+        #expect(bag.first == nil)
+    }
+
+    @Test func manyAddsAndRandomRemovalsStayConsistent() {
+        let bag = Bag<Int>()
+        var indices = (0 ..< 10_000).map { bag.add($0) }
+        var generator = SplitMix64(seed: 7)
+        indices.shuffle(using: &generator)
+        let removed = Set(indices.prefix(7_000))
+        for index in indices.prefix(7_000) {
+            bag.remove(index)
+        }
+        #expect(bag.count == 3_000)
+        #expect(bag.copyItems() == (0 ..< 10_000).filter { !removed.contains($0) })
+        bag.removeAll()
+        #expect(bag.isEmpty)
+    }
+
+    @Test func sparseBagAndCounterBag() {
+        let sparse = SparseBag<Int>()
+        let one = sparse.add(1)
+        _ = sparse.add(2)
+        sparse.remove(one)
+        #expect(Array(sparse) == [2])
+        #expect(sparse.get(one) == nil)
+        sparse.removeAll()
+        #expect(sparse.isEmpty)
+
+        let counters = CounterBag()
+        let first = counters.add()
+        let second = counters.add()
+        #expect(first != second)
+        counters.remove(first)
+        counters.remove(second)
+        #expect(counters.isEmpty)
+    }
+}
+
+@Suite struct AtomicTests {
+    @Test func withModifySwap() throws {
+        let atomic = Atomic(value: 1)
+        #expect(atomic.with { $0 * 2 } == 2)
+        #expect(atomic.modify { $0 + 1 } == 2)
+        #expect(atomic.swap(10) == 2)
+        #expect(try atomic.tryWith { $0 } == 10)
+    }
+
+    @Test func tryWithThrowsWhileLocked() {
+        let atomic = Atomic(value: 0)
+        let result: Result<Int, Error> = atomic.with { _ in
+            // The lock is held here; a nested try fails instead of deadlocking. Run it on another thread,
+            // because a pthread mutex may report EDEADLK or EBUSY to its owner.
+            let box = LockedState<Result<Int, Error>?>.make(nil)
+            let done = Flag()
+            let thread = Thread {
+                box.withLock { $0 = Result { try atomic.tryWith { $0 } } }
+                done.set()
+            }
+            thread.start()
+            spin(until: { done.isSet })
+            return box.withLock { $0! }
+        }
+        #expect(throws: AtomicLockError.isLocked) { try result.get() }
+    }
+
+    @Test func lockRunsCriticalSections() throws {
+        let lock = Lock()
+        #expect(lock.locked { 5 } == 5)
+        #expect(throws: TestError.self) {
+            try lock.throwingLocked { throw TestError() }
+        }
+        #expect(lock.locked { true }, "the lock was released after the throw")
+    }
+
+    @Test func weakDoesNotRetain() {
+        let tracker = LifetimeTracker()
+        var object: Tracked? = tracker.make()
+        let weak = Weak(object!)
+        #expect(weak.value != nil)
+        object = nil
+        #expect(weak.value == nil)
+        _ = object
+    }
+}
+
+@Suite struct AtomicStressTests {
+    @Test func concurrentModifyIsExact() {
+        let atomic = Atomic(value: 0)
+        concurrently(8) { _ in
+            for _ in 0 ..< 10_000 {
+                atomic.modify { $0 + 1 }
+            }
+        }
+        #expect(atomic.with { $0 } == 80_000)
+    }
+}
+
+/// A small seeded generator, so shuffles are reproducible.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { self.state = seed }
+    mutating func next() -> UInt64 {
+        self.state &+= 0x9E37_79B9_7F4A_7C15
+        var z = self.state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
