@@ -82,9 +82,14 @@ public final class ThreadPool: Sendable {
     ///   - threadCount: The number of threads; must be positive.
     ///   - threadPriority: A priority from 0 to 1, passed to `Thread.threadPriority` on Apple platforms;
     ///     ignored on Linux, where Foundation has no thread priorities.
-    public init(threadCount: Int, threadPriority: Double) {
+    public convenience init(threadCount: Int, threadPriority: Double) {
+        self.init(threadCount: threadCount, threadPriority: threadPriority, onThreadExit: nil)
+    }
+
+    /// - Parameter onThreadExit: Runs on each pool thread just before it exits (for tests).
+    init(threadCount: Int, threadPriority: Double, onThreadExit: (@Sendable () -> Void)?) {
         precondition(threadCount > 0, "ThreadPool needs at least one thread, got \(threadCount)")
-        self.core = ThreadPoolCore()
+        self.core = ThreadPoolCore(onThreadExit: onThreadExit)
         for index in 0 ..< threadCount {
             let core = self.core
             let thread = Thread {
@@ -143,7 +148,12 @@ final class ThreadPoolCore: @unchecked Sendable {
 
     private let state = LockedState<State>.make(State())
     private let wakeUps = DispatchSemaphore(value: 0)
+    private let onThreadExit: (@Sendable () -> Void)?
     var threadCount = 0
+
+    init(onThreadExit: (@Sendable () -> Void)?) {
+        self.onThreadExit = onThreadExit
+    }
 
     private static let currentKey: pthread_key_t = {
         var key = pthread_key_t()
@@ -226,5 +236,6 @@ final class ThreadPoolCore: @unchecked Sendable {
             }
         }
         pthread_setspecific(Self.currentKey, nil)
+        self.onThreadExit?()
     }
 }

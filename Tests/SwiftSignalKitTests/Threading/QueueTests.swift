@@ -1,0 +1,252 @@
+import Dispatch
+import Foundation
+import Testing
+@testable import SwiftSignalKit
+
+@Suite struct QueueTests {
+    @Test func namedQueueKnowsWhenItIsCurrent() {
+        let queue = Queue(name: "test")
+        #expect(!queue.isCurrent())
+        let inside = queue.queue.sync { queue.isCurrent() }
+        #expect(inside)
+        #expect(Queue(name: "other").queue.sync { queue.isCurrent() } == false)
+    }
+
+    /// Bug 8 of the original: a wrapped queue never reported `isCurrent()`, so `sync` from inside it
+    /// deadlocked.
+    @Test func wrappedSerialQueueSyncFromInsideRunsInline() {
+        let dispatchQueue = DispatchQueue(label: "wrapped")
+        let queue = Queue(queue: dispatchQueue)
+        let done = DispatchSemaphore(value: 0)
+        let ranInline = Flag()
+        queue.async {
+            queue.sync { ranInline.set() }
+            done.signal()
+        }
+        #expect(wait(done), "sync from inside the wrapped queue must not deadlock")
+        #expect(ranInline.isSet)
+        let again = Queue(queue: dispatchQueue)
+        #expect(dispatchQueue.sync { again.isCurrent() }, "two wrappers of one queue agree")
+    }
+
+    @Test func globalQueuesReportIsCurrentForTheirWork() {
+        for queue in [Queue.concurrentDefaultQueue(), Queue.concurrentBackgroundQueue()] {
+            let done = DispatchSemaphore(value: 0)
+            let current = Flag()
+            queue.async {
+                if queue.isCurrent() { current.set() }
+                done.signal()
+            }
+            #expect(wait(done))
+            #expect(current.isSet)
+            #expect(!queue.isCurrent())
+        }
+        #expect(Queue.concurrentDefaultQueue() === Queue.concurrentDefaultQueue())
+    }
+
+    @Test func asyncRunsInlineWhenAlreadyOnTheQueue() {
+        let queue = Queue()
+        let order = LockedState<[String]>.make([])
+        queue.sync {
+            queue.async { order.withLock { $0.append("inner") } }
+            order.withLock { $0.append("after") }
+        }
+        #expect(order.withLock { $0 } == ["inner", "after"])
+    }
+
+    @Test func justDispatchAlwaysEnqueues() {
+        let queue = Queue()
+        let order = LockedState<[String]>.make([])
+        let done = DispatchSemaphore(value: 0)
+        queue.sync {
+            queue.justDispatch {
+                order.withLock { $0.append("dispatched") }
+                done.signal()
+            }
+            order.withLock { $0.append("after") }
+        }
+        #expect(wait(done))
+        #expect(order.withLock { $0 } == ["after", "dispatched"])
+        let qos = DispatchSemaphore(value: 0)
+        queue.justDispatchWithQoS(qos: .userInitiated) { qos.signal() }
+        #expect(wait(qos))
+    }
+
+    @Test func afterRunsLaterOnTheQueue() {
+        let queue = Queue()
+        let done = DispatchSemaphore(value: 0)
+        let onQueue = Flag()
+        queue.after(0.01) {
+            if queue.isCurrent() { onQueue.set() }
+            done.signal()
+        }
+        #expect(wait(done))
+        #expect(onQueue.isSet)
+    }
+
+    @Test func mainQueueIsCurrentOnlyOnTheMainThread() {
+        let main = Queue.mainQueue()
+        #expect(main.isCurrent() == Thread.isMainThread)
+        let done = DispatchSemaphore(value: 0)
+        let onBackground = LockedState<Bool?>.make(nil)
+        Thread {
+            onBackground.withLock { $0 = main.isCurrent() }
+            done.signal()
+        }.start()
+        #expect(wait(done))
+        #expect(onBackground.withLock { $0 } == false)
+    }
+}
+
+@Suite struct TimerTests {
+    @Test func oneShotTimerFiresOnceOnItsQueue() {
+        let queue = Queue()
+        let fired = Counter()
+        let done = DispatchSemaphore(value: 0)
+        let timer = Timer(timeout: 0.01, repeat: false, completion: {
+            if queue.isCurrent() { fired.increment() }
+            done.signal()
+        }, queue: queue)
+        timer.start()
+        #expect(wait(done))
+        // A later tick, were there one, would run on the queue after this block.
+        queue.sync {}
+        #expect(fired.value == 1)
+    }
+
+    @Test func repeatingTimerStopsWhenInvalidatedFromItsHandler() {
+        let queue = Queue()
+        let ticks = Counter()
+        let done = DispatchSemaphore(value: 0)
+        let timer = Timer(timeout: 0.005, repeat: true, completion: { timer in
+            if ticks.increment() == 3 {
+                timer.invalidate()
+                done.signal()
+            }
+        }, queue: queue)
+        timer.start()
+        #expect(wait(done))
+        let observed = queue.queue.sync { ticks.value }
+        #expect(observed == 3)
+    }
+
+    @Test func invalidatedTimerNeverFires() {
+        let queue = Queue()
+        let fired = Flag()
+        let timer = Timer(timeout: 0.01, repeat: false, completion: { fired.set() }, queue: queue)
+        timer.start()
+        timer.invalidate()
+        let check = DispatchSemaphore(value: 0)
+        queue.after(0.05) { check.signal() }
+        #expect(wait(check))
+        #expect(!fired.isSet)
+    }
+}
+
+@Suite struct QueueLocalObjectTests {
+    final class Box {
+        var count = 0
+        let tracked: Tracked
+        init(tracked: Tracked) { self.tracked = tracked }
+    }
+
+    @Test func confinesTheObjectToTheQueueAndReleasesItThere() {
+        let queue = Queue()
+        let tracker = LifetimeTracker()
+        var local: QueueLocalObject<Box>? = QueueLocalObject(queue: queue, generate: { Box(tracked: tracker.make()) })
+        let wrongQueue = Flag()
+        for _ in 0 ..< 100 {
+            local?.with { box in
+                if !queue.isCurrent() { wrongQueue.set() }
+                box.count += 1
+            }
+        }
+        #expect(local?.syncWith { $0.count } == 100)
+        let recorder = Recorder<Int, NoError>()
+        let signalDone = DispatchSemaphore(value: 0)
+        _ = local!.signalWith { (box: Box, subscriber: Subscriber<Int, NoError>) in
+            subscriber.putNext(box.count)
+            subscriber.putCompletion()
+            signalDone.signal()
+            return EmptyDisposable
+        }.start(next: { recorder.append(.next($0)) })
+        #expect(wait(signalDone))
+        #expect(recorder.values == [100])
+        local = nil
+        queue.sync {}
+        #expect(tracker.live.value == 0, "the object is released (on the queue) with its wrapper")
+        #expect(!wrongQueue.isSet)
+    }
+}
+
+@Suite struct ThreadPoolTests {
+    @Test func laneRunsTasksInOrderAndPoolReportsItsThreads() {
+        let pool = ThreadPool(threadCount: 3, threadPriority: 0.5)
+        let lane = pool.nextQueue()
+        let order = LockedState<[Int]>.make([])
+        let inPool = Counter()
+        let done = DispatchSemaphore(value: 0)
+        for index in 0 ..< 100 {
+            lane.addTask(ThreadPoolTask { _ in
+                if pool.isCurrentThreadInPool() { inPool.increment() }
+                order.withLock { $0.append(index) }
+                if index == 99 { done.signal() }
+            })
+        }
+        #expect(wait(done))
+        #expect(order.withLock { $0 } == Array(0 ..< 100))
+        #expect(inPool.value == 100)
+        #expect(!pool.isCurrentThreadInPool())
+        #expect(lane == lane)
+        #expect(lane != pool.nextQueue())
+    }
+
+    @Test func cancelledTaskDoesNotRun() {
+        let pool = ThreadPool(threadCount: 1, threadPriority: 0.5)
+        let lane = pool.nextQueue()
+        let gate = DispatchSemaphore(value: 0)
+        let ran = Flag()
+        let done = DispatchSemaphore(value: 0)
+        lane.addTask(ThreadPoolTask { _ in _ = gate.wait(timeout: .now() + 10) })
+        let cancelled = ThreadPoolTask { _ in ran.set() }
+        lane.addTask(cancelled)
+        lane.addTask(ThreadPoolTask { _ in done.signal() })
+        cancelled.cancel()
+        gate.signal()
+        #expect(wait(done))
+        #expect(!ran.isSet)
+    }
+
+    /// Bug 10 of the original: pool threads looped forever, even after the pool was released.
+    @Test func threadsExitWhenThePoolIsReleased() {
+        let exited = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        do {
+            let pool = ThreadPool(threadCount: 4, threadPriority: 0.5, onThreadExit: { exited.signal() })
+            pool.addTask(ThreadPoolTask { _ in done.signal() })
+            #expect(wait(done))
+        }
+        for _ in 0 ..< 4 {
+            #expect(wait(exited), "every pool thread exits")
+        }
+    }
+}
+
+@Suite struct ThreadPoolStressTests {
+    @Test func manyLanesFromManyThreadsRunEveryTaskOnce() {
+        let pool = ThreadPool(threadCount: 4, threadPriority: 0.5)
+        let runs = Counter()
+        let done = DispatchSemaphore(value: 0)
+        let total = 8 * 500
+        concurrently(8) { _ in
+            let lane = pool.nextQueue()
+            for _ in 0 ..< 500 {
+                lane.addTask(ThreadPoolTask { _ in
+                    if runs.increment() == total { done.signal() }
+                })
+            }
+        }
+        #expect(wait(done))
+        #expect(runs.value == total)
+    }
+}
