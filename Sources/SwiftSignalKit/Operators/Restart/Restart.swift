@@ -3,7 +3,11 @@ import Dispatch
 /// Subscribes to `signal` again each time it completes; errors end the result.
 ///
 /// A source that completes synchronously is restarted in a loop, not recursively, so the stack does not
-/// grow. Use a downstream operator such as ``take(_:)`` to stop.
+/// grow.
+///
+/// > Warning: A subscription cannot be disposed before its generator returns. A source that *always*
+/// > completes synchronously therefore keeps `start` looping forever, and a downstream ``take(_:)`` cannot
+/// > stop it; such a source must end the loop itself (with an error) or complete asynchronously.
 ///
 /// - Parameter signal: The source.
 /// - Returns: A signal that never completes on its own.

@@ -1,0 +1,196 @@
+import Dispatch
+import Testing
+@testable import SwiftSignalKit
+
+@Suite struct CatchTests {
+    @Test func catchSwitchesToTheReplacement() {
+        let recorder = Recorder<Int, TestError>()
+        let source = Signal<Int, TestError> { subscriber in
+            subscriber.putNext(1)
+            subscriber.putError(TestError(code: 1))
+            return EmptyDisposable
+        }
+        recorder.start(source |> `catch` { error in values([error.code * 10, 99], TestError.self) })
+        #expect(recorder.events == [.next(1), .next(10), .next(99), .completed])
+    }
+
+    @Test func disposingDisposesTheReplacement() {
+        let replacement = CountingDisposable()
+        let subscription = (Signal<Int, TestError>.fail(TestError()) |> `catch` { _ in
+            Signal<Int, TestError> { _ in replacement }
+        }).start()
+        subscription.dispose()
+        #expect(replacement.count.value == 1)
+    }
+}
+
+@Suite struct RestartTests {
+    /// Bug 9 of the original: each synchronous completion restarted from inside the previous `start`,
+    /// so 100,000 restarts overflowed the stack. (A synchronous loop cannot be stopped from downstream
+    /// while `start` is still running, so the source itself ends the run with an error.)
+    @Test func hundredThousandSynchronousRestartsDoNotGrowTheStack() {
+        let starts = Counter()
+        let source = Signal<Int, TestError> { subscriber in
+            let start = starts.increment()
+            if start == 100_000 {
+                subscriber.putError(TestError(code: start))
+            } else {
+                subscriber.putNext(start)
+                subscriber.putCompletion()
+            }
+            return EmptyDisposable
+        }
+        let received = Counter()
+        let recorder = Recorder<Int, TestError>()
+        _ = restart(source).start(next: { _ in received.increment() }, error: { recorder.append(.error($0)) })
+        #expect(received.value == 99_999)
+        #expect(recorder.events == [.error(TestError(code: 100_000))])
+    }
+
+    @Test func recurseRestartsLikeRestart() {
+        let starts = Counter()
+        let source = Signal<Int, TestError> { subscriber in
+            let start = starts.increment()
+            if start == 4 {
+                subscriber.putError(TestError())
+            } else {
+                subscriber.putNext(start)
+                subscriber.putCompletion()
+            }
+            return EmptyDisposable
+        }
+        let recorder = Recorder<Int, TestError>()
+        recorder.start(source |> recurse(nil))
+        #expect(recorder.events == [.next(1), .next(2), .next(3), .error(TestError())])
+    }
+
+    @Test func asynchronousRestartsStopWhenDownstreamCompletes() {
+        let queue = Queue()
+        let starts = Counter()
+        let source = Signal<Int, NoError> { subscriber in
+            let start = starts.increment()
+            queue.justDispatch {
+                subscriber.putNext(start)
+                subscriber.putCompletion()
+            }
+            return EmptyDisposable
+        }
+        let done = DispatchSemaphore(value: 0)
+        let recorder = Recorder<Int, NoError>()
+        _ = (restart(source) |> take(3)).start(next: { recorder.append(.next($0)) }, completed: { done.signal() })
+        #expect(wait(done))
+        queue.sync {}
+        #expect(recorder.values == [1, 2, 3])
+        #expect(starts.value == 3)
+    }
+
+    @Test func restartIfErrorRestartsOnErrorsOnly() {
+        let attempts = Counter()
+        let source = Signal<Int, TestError> { subscriber in
+            let attempt = attempts.increment()
+            if attempt < 100_000 {
+                subscriber.putError(TestError(code: attempt))
+            } else {
+                subscriber.putNext(attempt)
+                subscriber.putCompletion()
+            }
+            return EmptyDisposable
+        }
+        let recorder = Recorder<Int, NoError>()
+        recorder.start(restartIfError(source))
+        #expect(recorder.events == [.next(100_000), .completed])
+    }
+
+    @Test func restartPassesErrorsOn() {
+        let recorder = Recorder<Int, TestError>()
+        recorder.start(restart(Signal<Int, TestError>.fail(TestError(code: 2))))
+        #expect(recorder.events == [.error(TestError(code: 2))])
+    }
+
+    @Test func disposeStopsAnAsynchronousRestartLoop() {
+        let queue = Queue()
+        let starts = Counter()
+        let source = Signal<Int, NoError> { subscriber in
+            starts.increment()
+            queue.justDispatch { subscriber.putCompletion() }
+            return EmptyDisposable
+        }
+        let subscription = restart(source).start()
+        spin(until: { starts.value >= 10 })
+        subscription.dispose()
+        queue.sync {}
+        let afterDispose = starts.value
+        queue.sync {}
+        queue.sync {}
+        #expect(starts.value <= afterDispose + 1)
+    }
+
+    @Test func retryResubscribesAfterErrorsUntilSuccess() {
+        let attempts = Counter()
+        let source = Signal<Int, TestError> { subscriber in
+            let attempt = attempts.increment()
+            if attempt < 3 {
+                subscriber.putError(TestError(code: attempt))
+            } else {
+                subscriber.putNext(attempt)
+                subscriber.putCompletion()
+            }
+            return EmptyDisposable
+        }
+        let done = DispatchSemaphore(value: 0)
+        let recorder = Recorder<Int, NoError>()
+        _ = (source |> retry(0.001, maxDelay: 0.002, onQueue: Queue())).start(next: { recorder.append(.next($0)) }, completed: {
+            recorder.append(.completed)
+            done.signal()
+        })
+        #expect(wait(done))
+        #expect(recorder.events == [.next(3), .completed])
+    }
+
+    @Test func retryWithPredicateStopsOnRejectedErrorsAndAfterMaxRetries() {
+        let rejected = DispatchSemaphore(value: 0)
+        let rejectedRecorder = Recorder<Int, TestError>()
+        _ = (Signal<Int, TestError>.fail(TestError(code: 7)) |> retry(retryOnError: { $0.code != 7 }, delayIncrement: 0.001, maxDelay: 0.001, maxRetries: 5, onQueue: Queue()))
+            .start(error: { rejectedRecorder.append(.error($0)); rejected.signal() })
+        #expect(wait(rejected))
+        #expect(rejectedRecorder.events == [.error(TestError(code: 7))])
+
+        let attempts = Counter()
+        let exhausted = DispatchSemaphore(value: 0)
+        let source = Signal<Int, TestError> { subscriber in
+            subscriber.putError(TestError(code: attempts.increment()))
+            return EmptyDisposable
+        }
+        let recorder = Recorder<Int, TestError>()
+        _ = (source |> retry(retryOnError: { _ in true }, delayIncrement: 0.001, maxDelay: 0.001, maxRetries: 3, onQueue: Queue()))
+            .start(error: { recorder.append(.error($0)); exhausted.signal() })
+        #expect(wait(exhausted))
+        #expect(attempts.value == 4, "the first attempt plus three retries")
+        #expect(recorder.events == [.error(TestError(code: 4))])
+    }
+}
+
+@Suite struct RestartStressTests {
+    @Test func disposeRacingAsynchronousRestartsLeavesNothingSubscribed() {
+        let dispatchQueue = DispatchQueue(label: "restart.stress", attributes: .concurrent)
+        let queue = Queue(queue: dispatchQueue)
+        for _ in 0 ..< 200 {
+            let active = Counter()
+            let starts = Counter()
+            let source = Signal<Int, NoError> { subscriber in
+                active.increment()
+                starts.increment()
+                queue.justDispatch {
+                    subscriber.putNext(1)
+                    subscriber.putCompletion()
+                }
+                return ActionDisposable { active.decrement() }
+            }
+            let subscription = restart(source).start()
+            spin(until: { starts.value >= 5 })
+            subscription.dispose()
+            dispatchQueue.sync(flags: .barrier) {}
+            #expect(active.value == 0, "every started subscription was disposed")
+        }
+    }
+}

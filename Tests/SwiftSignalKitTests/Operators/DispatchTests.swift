@@ -1,0 +1,97 @@
+import Dispatch
+import Testing
+@testable import SwiftSignalKit
+
+@Suite struct DispatchOperatorTests {
+    @Test func deliverOnQueueKeepsOrderAndRunsOnTheQueue() {
+        let queue = Queue()
+        let done = DispatchSemaphore(value: 0)
+        let recorder = Recorder<Int, NoError>()
+        let offQueue = Flag()
+        _ = (values(Array(0 ..< 1_000)) |> deliverOn(queue)).start(next: { value in
+            if !queue.isCurrent() { offQueue.set() }
+            recorder.append(.next(value))
+        }, completed: { done.signal() })
+        #expect(wait(done))
+        #expect(recorder.values == Array(0 ..< 1_000))
+        #expect(!offQueue.isSet)
+    }
+
+    @Test func deliverOnThreadPoolKeepsOrder() {
+        let pool = ThreadPool(threadCount: 2, threadPriority: 0.5)
+        let done = DispatchSemaphore(value: 0)
+        let recorder = Recorder<Int, NoError>()
+        _ = (values(Array(0 ..< 500)) |> deliverOn(pool)).start(next: { value in
+            recorder.append(.next(value))
+        }, completed: { done.signal() })
+        #expect(wait(done))
+        #expect(recorder.values == Array(0 ..< 500))
+    }
+
+    @Test func runOnQueueStartsTheGeneratorThere() {
+        let queue = Queue()
+        let done = DispatchSemaphore(value: 0)
+        let generatorOnQueue = Flag()
+        let source = Signal<Int, NoError> { subscriber in
+            if queue.isCurrent() { generatorOnQueue.set() }
+            subscriber.putCompletion()
+            return EmptyDisposable
+        }
+        _ = (source |> runOn(queue)).start(completed: { done.signal() })
+        #expect(wait(done))
+        #expect(generatorOnQueue.isSet)
+    }
+
+    @Test func runOnQueueDisposedBeforeItRunsNeverStarts() {
+        let queue = Queue()
+        let started = Flag()
+        let gate = DispatchSemaphore(value: 0)
+        queue.justDispatch { _ = gate.wait(timeout: .now() + 10) }
+        let subscription = (Signal<Int, NoError> { _ in
+            started.set()
+            return EmptyDisposable
+        } |> runOn(queue)).start()
+        subscription.dispose()
+        gate.signal()
+        queue.sync {}
+        #expect(!started.isSet)
+    }
+
+    @Test func runOnThreadPoolStartsOnAPoolThread() {
+        let pool = ThreadPool(threadCount: 1, threadPriority: 0.5)
+        let done = DispatchSemaphore(value: 0)
+        let onPool = Flag()
+        let source = Signal<Int, NoError> { subscriber in
+            if pool.isCurrentThreadInPool() { onPool.set() }
+            subscriber.putCompletion()
+            return EmptyDisposable
+        }
+        _ = (source |> runOn(pool)).start(completed: { done.signal() })
+        #expect(wait(done))
+        #expect(onPool.isSet)
+    }
+}
+
+@Suite struct DispatchStressTests {
+    @Test func deliverOnRacingDisposeDeliversNothingAfterDispose() {
+        let queue = Queue()
+        for _ in 0 ..< 200 {
+            let pipe = ValuePipe<Int>()
+            let disposed = Flag()
+            let late = Counter()
+            let subscription = (pipe.signal() |> deliverOn(queue)).start(next: { _ in
+                if disposed.isSet { late.increment() }
+            })
+            concurrently(3) { thread in
+                if thread == 0 {
+                    subscription.dispose()
+                    disposed.set()
+                } else {
+                    for value in 0 ..< 100 { pipe.putNext(value) }
+                }
+            }
+            queue.sync {}
+            #expect(late.value == 0)
+        }
+    }
+}

@@ -1,0 +1,194 @@
+import Testing
+@testable import SwiftSignalKit
+
+/// A synchronous signal of the given values, then completion.
+func values<T: Sendable, E>(_ values: [T], _ errorType: E.Type = NoError.self) -> Signal<T, E> {
+    return Signal { subscriber in
+        for value in values {
+            subscriber.putNext(value)
+        }
+        subscriber.putCompletion()
+        return EmptyDisposable
+    }
+}
+
+@Suite struct MappingTests {
+    @Test func mapAndFilter() {
+        let recorder = Recorder<Int, NoError>()
+        recorder.start(values([1, 2, 3, 4]) |> filter { $0 % 2 == 0 } |> map { $0 * 10 })
+        #expect(recorder.events == [.next(20), .next(40), .completed])
+    }
+
+    @Test func flatMapMapsWrappedValues() {
+        let recorder = Recorder<Int?, NoError>()
+        recorder.start(values([1, nil, 3]) |> flatMap { $0 + 1 })
+        #expect(recorder.events == [.next(2), .next(nil), .next(4), .completed])
+    }
+
+    @Test func mapErrorAndCastError() {
+        let mapped = Recorder<Int, TestError>()
+        mapped.start(Signal<Int, TestError>.fail(TestError(code: 1)) |> mapError { TestError(code: $0.code + 1) })
+        #expect(mapped.events == [.error(TestError(code: 2))])
+
+        let cast = Recorder<Int, TestError>()
+        cast.start(values([5]) |> castError(TestError.self))
+        #expect(cast.events == [.next(5), .completed])
+    }
+
+    @Test func distinctUntilChangedBothForms() {
+        let plain = Recorder<Int, NoError>()
+        plain.start(values([1, 1, 2, 2, 1]) |> distinctUntilChanged)
+        #expect(plain.values == [1, 2, 1])
+
+        let custom = Recorder<String, NoError>()
+        custom.start(values(["a", "A", "b"]) |> distinctUntilChanged(isEqual: { $0.lowercased() == $1.lowercased() }))
+        #expect(custom.values == ["a", "b"])
+    }
+
+    @Test func errorsAndCompletionPassThroughMapping() {
+        let recorder = Recorder<Int, TestError>()
+        recorder.start(Signal<Int, TestError>.fail(TestError(code: 4)) |> map { $0 + 1 } |> filter { _ in true })
+        #expect(recorder.events == [.error(TestError(code: 4))])
+    }
+
+    @Test func disposingTheResultDisposesTheSource() {
+        let source = CountingDisposable()
+        let subscription = (Signal<Int, NoError> { _ in source } |> map { $0 }).start()
+        subscription.dispose()
+        #expect(source.count.value == 1)
+    }
+}
+
+@Suite struct TakeTests {
+    @Test func takeCompletesAndDisposesTheSource() {
+        let source = CountingDisposable()
+        let captured = CapturedSubscriber<Int, NoError>()
+        let recorder = Recorder<Int, NoError>()
+        recorder.start(captured.signal(disposable: source) |> take(2))
+        for value in 1 ... 4 {
+            captured.subscriber?.putNext(value)
+        }
+        #expect(recorder.events == [.next(1), .next(2), .completed])
+        #expect(source.count.value == 1)
+    }
+
+    @Test func takeZeroCompletesWithoutStarting() {
+        let starts = Counter()
+        let recorder = Recorder<Int, NoError>()
+        recorder.start(Signal<Int, NoError> { _ in starts.increment(); return EmptyDisposable } |> take(0))
+        #expect(recorder.events == [.completed])
+        #expect(starts.value == 0)
+    }
+
+    @Test func takeUntil() {
+        let recorder = Recorder<Int, NoError>()
+        recorder.start(values([1, 2, 3, 4]) |> take(until: { value in
+            SignalTakeAction(passthrough: value != 3, complete: value == 3)
+        }))
+        #expect(recorder.events == [.next(1), .next(2), .completed])
+    }
+
+    @Test func lastSendsTheFinalValueOrNil() {
+        let recorder = Recorder<Int?, NoError>()
+        recorder.start(last(signal: values([1, 2, 3])))
+        #expect(recorder.events == [.next(3), .completed])
+        let empty = Recorder<Int?, NoError>()
+        empty.start(last(signal: values([Int]())))
+        #expect(empty.events == [.next(nil), .completed])
+    }
+
+    @Test func takeFromManyThreadsPassesExactlyCount() {
+        let pipe = ValuePipe<Int>()
+        let recorder = Recorder<Int, NoError>()
+        recorder.start(pipe.signal() |> take(100))
+        concurrently(4) { thread in
+            for value in 0 ..< 1_000 {
+                pipe.putNext(thread * 1_000 + value)
+            }
+        }
+        #expect(recorder.values.count == 100)
+        #expect(recorder.events.last == .completed)
+    }
+}
+
+@Suite struct SideEffectTests {
+    @Test func callbacksRunInOrderAroundEvents() {
+        let log = LockedState<[String]>.make([])
+        @Sendable func note(_ entry: String) { log.withLock { $0.append(entry) } }
+        let signal = values([1])
+            |> beforeStarted { note("started") }
+            |> beforeNext { note("before \($0)") }
+            |> afterNext { note("after \($0)") }
+            |> beforeCompleted { note("before completed") }
+            |> afterCompleted { note("after completed") }
+            |> afterDisposed { note("disposed") }
+        _ = signal.start(next: { note("next \($0)") }, completed: { note("completed") })
+        #expect(log.withLock { $0 } == [
+            "started", "before 1", "next 1", "after 1", "before completed", "completed", "after completed", "disposed",
+        ])
+    }
+
+    @Test func afterDisposedRunsOnDispose() {
+        let disposed = Counter()
+        let subscription = (Signal<Int, NoError>.never() |> afterDisposed { disposed.increment() }).start()
+        #expect(disposed.value == 0)
+        subscription.dispose()
+        subscription.dispose()
+        #expect(disposed.value == 1)
+    }
+
+    @Test func withStatePassesOneStatePerSubscription() {
+        final class State: Sendable {
+            let seen = Counter()
+            let finished = Flag()
+            let disposed = Flag()
+        }
+        let made = LockedState<[State]>.make([])
+        let signal = withState(values([1, 2]), {
+            let state = State()
+            made.withLock { $0.append(state) }
+            return state
+        }, next: { (_: Int, state: State) in
+            state.seen.increment()
+        }, completed: { (state: State) in
+            state.finished.set()
+        }, disposed: { (state: State) in
+            state.disposed.set()
+        })
+        _ = signal.start()
+        let failing = withState(Signal<Int, TestError>.fail(TestError()), { Counter() }, error: { (_: TestError, counter: Counter) in
+            counter.increment()
+        })
+        let errors = Recorder<Int, TestError>()
+        errors.start(failing)
+        let states = made.withLock { $0 }
+        #expect(states.count == 1)
+        #expect(states[0].seen.value == 2)
+        #expect(states[0].finished.isSet)
+        #expect(states[0].disposed.isSet)
+        #expect(errors.events == [.error(TestError())])
+    }
+}
+
+@Suite struct MaterializeTests {
+    @Test func roundTripKeepsEvents() {
+        let events = LockedState<[String]>.make([])
+        _ = dematerialize(signal: values([1, 2], TestError.self)).start(next: { event in
+            let text: String
+            switch event {
+            case .Next(let value): text = "next \(value)"
+            case .Error: text = "error"
+            case .Completion: text = "completion"
+            }
+            events.withLock { $0.append(text) }
+        })
+        #expect(events.withLock { $0 } == ["next 1", "next 2", "completion"])
+
+        let failing = Recorder<Int, TestError>()
+        failing.start(materialize(signal: dematerialize(signal: Signal<Int, TestError>.fail(TestError(code: 5)))))
+        #expect(failing.events == [.error(TestError(code: 5))])
+        let succeeding = Recorder<Int, TestError>()
+        succeeding.start(values([3], TestError.self) |> dematerialize |> materialize)
+        #expect(succeeding.events == [.next(3), .completed])
+    }
+}
