@@ -1,0 +1,261 @@
+import Dispatch
+import Testing
+@testable import SwiftSignalKit
+
+@Suite struct SwitchToLatestTests {
+    @Test func followsOnlyTheLatestInnerSignal() {
+        let outer = ValuePipe<Signal<Int, NoError>>()
+        let first = CapturedSubscriber<Int, NoError>()
+        let firstDisposable = CountingDisposable()
+        let second = CapturedSubscriber<Int, NoError>()
+        let recorder = Recorder<Int, NoError>()
+        recorder.start(outer.signal() |> switchToLatest)
+        outer.putNext(first.signal(disposable: firstDisposable))
+        first.subscriber?.putNext(1)
+        outer.putNext(second.signal())
+        #expect(firstDisposable.count.value == 1, "switching disposes the previous inner signal")
+        first.subscriber?.putNext(2)
+        second.subscriber?.putNext(3)
+        #expect(recorder.values == [1, 3])
+    }
+
+    /// Bug 4 of the original: a replaced inner signal that completed (while it was being replaced) made
+    /// the result complete early, although the current inner signal was still running.
+    @Test func completesOnlyAfterOuterAndCurrentInnerComplete() {
+        let outer = CapturedSubscriber<Signal<Int, NoError>, NoError>()
+        let first = CapturedSubscriber<Int, NoError>()
+        let second = CapturedSubscriber<Int, NoError>()
+        let recorder = Recorder<Int, NoError>()
+        recorder.start(outer.signal() |> switchToLatest)
+        outer.subscriber?.putNext(first.signal())
+        let staleFirst = first.subscriber
+        outer.subscriber?.putNext(second.signal())
+        outer.subscriber?.putCompletion()
+        staleFirst?.putCompletion()
+        #expect(recorder.events.isEmpty)
+        second.subscriber?.putNext(4)
+        second.subscriber?.putCompletion()
+        #expect(recorder.events == [.next(4), .completed])
+    }
+
+    @Test func innerErrorEndsTheResult() {
+        let recorder = Recorder<Int, TestError>()
+        recorder.start(values([Signal<Int, TestError>.fail(TestError(code: 3))], TestError.self) |> switchToLatest)
+        #expect(recorder.events == [.error(TestError(code: 3))])
+    }
+
+    @Test func mapToSignalAndPromotingError() {
+        let recorder = Recorder<Int, NoError>()
+        recorder.start(values([1, 2]) |> mapToSignal { value in values([value, value * 10]) })
+        #expect(recorder.events == [.next(1), .next(10), .next(2), .next(20), .completed])
+
+        let promoted = Recorder<Int, TestError>()
+        promoted.start(values([1]) |> mapToSignalPromotingError { _ in Signal<Int, TestError>.fail(TestError(code: 8)) })
+        #expect(promoted.events == [.error(TestError(code: 8))])
+    }
+
+    @Test func disposeDisposesOuterAndInner() {
+        let outerDisposable = CountingDisposable()
+        let innerDisposable = CountingDisposable()
+        let outer = CapturedSubscriber<Signal<Int, NoError>, NoError>()
+        let subscription = (outer.signal(disposable: outerDisposable) |> switchToLatest).start()
+        outer.subscriber?.putNext(Signal { _ in innerDisposable })
+        subscription.dispose()
+        #expect(outerDisposable.count.value == 1)
+        #expect(innerDisposable.count.value == 1)
+    }
+}
+
+@Suite struct SwitchToLatestStateMachineTests {
+    @Test func staleInnerCompletionIsIgnored() {
+        var machine = SwitchToLatestStateMachine()
+        let first = machine.outerSentInner()!.id
+        let second = machine.outerSentInner()!.id
+        #expect(!machine.isCurrent(first))
+        #expect(machine.isCurrent(second))
+        let completedByOuter = machine.outerCompletedEvent()
+        let completedByStale = machine.innerCompleted(first)
+        let completedByCurrent = machine.innerCompleted(second)
+        #expect(!completedByOuter)
+        #expect(!completedByStale)
+        #expect(completedByCurrent)
+        #expect(machine.isTerminated)
+    }
+
+    @Test func lateStartedInnerIsDisposed() {
+        var machine = SwitchToLatestStateMachine()
+        let first = machine.outerSentInner()!.id
+        _ = machine.outerSentInner()
+        guard case .disposeNew = machine.innerStarted(first, disposable: EmptyDisposable) else {
+            Issue.record("an inner subscription that was already replaced must be disposed")
+            return
+        }
+    }
+}
+
+@Suite struct QueueOperatorTests {
+    @Test func queueRunsInnerSignalsOneAfterAnother() {
+        let outer = ValuePipe<Signal<Int, NoError>>()
+        let first = CapturedSubscriber<Int, NoError>()
+        let secondStarted = Flag()
+        let recorder = Recorder<Int, NoError>()
+        recorder.start(outer.signal() |> queue)
+        outer.putNext(first.signal())
+        outer.putNext(Signal { subscriber in
+            secondStarted.set()
+            subscriber.putNext(2)
+            subscriber.putCompletion()
+            return EmptyDisposable
+        })
+        #expect(!secondStarted.isSet, "the second waits for the first to complete")
+        first.subscriber?.putNext(1)
+        first.subscriber?.putCompletion()
+        #expect(secondStarted.isSet)
+        #expect(recorder.values == [1, 2])
+    }
+
+    @Test func queueCompletesAfterOuterAndAllInnersComplete() {
+        let recorder = Recorder<Int, NoError>()
+        recorder.start(values([values([1, 2]), values([3])]) |> queue)
+        #expect(recorder.events == [.next(1), .next(2), .next(3), .completed])
+    }
+
+    @Test func hundredThousandSynchronousInnerSignalsKeepTheStackFlat() {
+        let total = Counter()
+        let outer = Signal<Signal<Int, NoError>, NoError> { subscriber in
+            // The first inner signal is slow, so the rest pile up and then drain synchronously in a row.
+            let gate = CapturedSubscriber<Int, NoError>()
+            subscriber.putNext(gate.signal())
+            for value in 0 ..< 100_000 {
+                subscriber.putNext(.single(value))
+            }
+            subscriber.putCompletion()
+            gate.subscriber?.putCompletion()
+            return EmptyDisposable
+        }
+        let completed = Flag()
+        _ = (outer |> queue).start(next: { _ in total.increment() }, completed: { completed.set() })
+        #expect(total.value == 100_000)
+        #expect(completed.isSet)
+    }
+
+    @Test func throttledKeepsOnlyTheLatestWaitingSignal() {
+        let outer = ValuePipe<Signal<Int, NoError>>()
+        let first = CapturedSubscriber<Int, NoError>()
+        let recorder = Recorder<Int, NoError>()
+        recorder.start(outer.signal() |> throttled)
+        outer.putNext(first.signal())
+        outer.putNext(.single(2))
+        outer.putNext(.single(3))
+        first.subscriber?.putCompletion()
+        #expect(recorder.values == [3])
+    }
+
+    @Test func mapToQueueAndMapToThrottled() {
+        let queued = Recorder<Int, NoError>()
+        queued.start(values([1, 2, 3]) |> mapToQueue { .single($0 * 2) })
+        #expect(queued.events == [.next(2), .next(4), .next(6), .completed])
+        let throttledRecorder = Recorder<Int, NoError>()
+        throttledRecorder.start(values([1, 2]) |> mapToThrottled { .single($0) })
+        #expect(throttledRecorder.events == [.next(1), .next(2), .completed])
+    }
+
+    @Test func innerErrorEndsAndDropsWaitingSignals() {
+        let started = Counter()
+        let recorder = Recorder<Int, TestError>()
+        let waiting = Signal<Int, TestError> { _ in
+            started.increment()
+            return EmptyDisposable
+        }
+        recorder.start(values([Signal<Int, TestError>.fail(TestError(code: 1)), waiting], TestError.self) |> queue)
+        #expect(recorder.events == [.error(TestError(code: 1))])
+        #expect(started.value == 0)
+    }
+}
+
+@Suite struct SequencingTests {
+    @Test func ignoreValuesThenDeferredMerge() {
+        let ignored = LockedState<[String]>.make([])
+        _ = ignoreValues(values([1, 2])).start(next: { _ in ignored.withLock { $0.append("value") } }, completed: {
+            ignored.withLock { $0.append("completed") }
+        })
+        #expect(ignored.withLock { $0 } == ["completed"])
+
+        let chained = Recorder<Int, NoError>()
+        chained.start(values([1]) |> then(values([2, 3])))
+        #expect(chained.events == [.next(1), .next(2), .next(3), .completed])
+
+        let made = Counter()
+        let lazy = deferred { () -> Signal<Int, NoError> in
+            made.increment()
+            return .single(1)
+        }
+        #expect(made.value == 0)
+        _ = lazy.start()
+        _ = lazy.start()
+        #expect(made.value == 2)
+    }
+
+    @Test func mergeCompletesAfterAllAndFailsOnFirstError() {
+        let merged = Recorder<Int, TestError>()
+        merged.start(merge([values([1, 2], TestError.self), values([3], TestError.self)]))
+        #expect(merged.events == [.next(1), .next(2), .next(3), .completed])
+
+        let empty = Recorder<Int, NoError>()
+        empty.start(merge([Signal<Int, NoError>]()))
+        #expect(empty.events == [.completed])
+
+        let other = CountingDisposable()
+        let failed = Recorder<Int, TestError>()
+        failed.start(merge([Signal { _ in other }, .fail(TestError(code: 2))]))
+        #expect(failed.events == [.error(TestError(code: 2))])
+        #expect(other.count.value == 1, "the error disposes the other sources")
+    }
+}
+
+@Suite struct MetaStressTests {
+    /// The concurrent form of bug 4: an old inner signal completing on another thread while the outer
+    /// signal switches and completes must not complete the result.
+    @Test func switchRacingStaleInnerCompletionNeverCompletesEarly() {
+        for _ in 0 ..< 2_000 {
+            let outer = CapturedSubscriber<Signal<Int, NoError>, NoError>()
+            let first = CapturedSubscriber<Int, NoError>()
+            let second = CapturedSubscriber<Int, NoError>()
+            let completed = Flag()
+            _ = (outer.signal() |> switchToLatest).start(completed: { completed.set() })
+            outer.subscriber?.putNext(first.signal())
+            concurrently(2) { thread in
+                if thread == 0 {
+                    first.subscriber?.putCompletion()
+                } else {
+                    outer.subscriber?.putNext(second.signal())
+                    outer.subscriber?.putCompletion()
+                }
+            }
+            #expect(!completed.isSet)
+            second.subscriber?.putCompletion()
+            #expect(completed.isSet)
+        }
+    }
+
+    @Test func queueWithConcurrentOuterAndAsynchronousInnersDeliversEverything() {
+        let dispatchQueue = Queue()
+        let outer = ValuePipe<Signal<Int, NoError>>()
+        let received = Counter()
+        let subscription = (outer.signal() |> queue).start(next: { _ in received.increment() })
+        concurrently(4) { thread in
+            for value in 0 ..< 250 {
+                outer.putNext(Signal { subscriber in
+                    dispatchQueue.justDispatch {
+                        subscriber.putNext(thread * 1_000 + value)
+                        subscriber.putCompletion()
+                    }
+                    return EmptyDisposable
+                })
+            }
+        }
+        spin(until: { received.value == 1_000 })
+        #expect(received.value == 1_000)
+        subscription.dispose()
+    }
+}
