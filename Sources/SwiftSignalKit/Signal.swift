@@ -67,7 +67,7 @@ public final class Signal<T, E>: Sendable {
     /// - Parameter generator: Receives the subscriber, sends events to it (now or later, from any thread),
     ///   and returns the disposable that stops the work. Return ``EmptyDisposable`` when there is nothing
     ///   to stop.
-    public init(_ generator: @escaping @Sendable (Subscriber<T, E>) -> Disposable) {
+    @preconcurrency public init(_ generator: @escaping @Sendable (Subscriber<T, E>) -> Disposable) {
         self.generator = generator
     }
 
@@ -83,7 +83,7 @@ public final class Signal<T, E>: Sendable {
     /// - Returns: A disposable that ends the subscription. Once its `dispose()` returns, no callback starts
     ///   and none is running on another thread.
     @discardableResult
-    public func start(
+    @preconcurrency public func start(
         next: (@Sendable (T) -> Void)? = nil,
         error: (@Sendable (E) -> Void)? = nil,
         completed: (@Sendable () -> Void)? = nil
@@ -103,7 +103,7 @@ public final class Signal<T, E>: Sendable {
     ///   - completed: Called once if the signal completes.
     /// - Returns: A disposable that ends the subscription.
     @discardableResult
-    public func startStandalone(
+    @preconcurrency public func startStandalone(
         next: (@Sendable (T) -> Void)? = nil,
         error: (@Sendable (E) -> Void)? = nil,
         completed: (@Sendable () -> Void)? = nil
@@ -121,7 +121,7 @@ public final class Signal<T, E>: Sendable {
     ///   - file: The file reported for a leaked subscription; defaults to the caller's.
     ///   - line: The line reported for a leaked subscription; defaults to the caller's.
     /// - Returns: A strict disposable; call `dispose()` on it before releasing it.
-    public func startStrict(
+    @preconcurrency public func startStrict(
         next: (@Sendable (T) -> Void)? = nil,
         error: (@Sendable (E) -> Void)? = nil,
         completed: (@Sendable () -> Void)? = nil,

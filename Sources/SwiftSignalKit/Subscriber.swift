@@ -30,7 +30,7 @@ public final class Subscriber<T, E>: CustomStringConvertible {
     ///   - next: Called for each value.
     ///   - error: Called once for a failure.
     ///   - completed: Called once for completion.
-    public init(
+    @preconcurrency public init(
         next: (@Sendable (T) -> Void)? = nil,
         error: (@Sendable (E) -> Void)? = nil,
         completed: (@Sendable () -> Void)? = nil

@@ -3,7 +3,9 @@
 /// `dispose()` must be safe to call more than once and from any thread; calls after the first do nothing.
 ///
 /// > Note: `Disposable` refines `Sendable` because disposables are handed between threads (a subscription
-/// > started on one queue is often disposed on another).
+/// > started on one queue is often disposed on another). It is `@preconcurrency`, so classes written for
+/// > the original library keep compiling without diagnostics in Swift 5 mode; Swift 6 code is checked.
+@preconcurrency
 public protocol Disposable: AnyObject, Sendable {
     /// Stops the work this disposable stands for. Idempotent.
     func dispose()
@@ -38,7 +40,7 @@ public final class ActionDisposable: Disposable {
     /// Creates a disposable that runs `action` when first disposed.
     ///
     /// - Parameter action: The work to run once.
-    public init(action: @escaping @Sendable () -> Void) {
+    @preconcurrency public init(action: @escaping @Sendable () -> Void) {
         self.action = .make(action)
     }
 

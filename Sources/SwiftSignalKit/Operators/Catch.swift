@@ -6,7 +6,7 @@
 ///
 /// - Parameter f: Makes the replacement signal from the error.
 /// - Returns: An operator for `|>`.
-public func `catch`<T, E, R>(_ f: @escaping @Sendable (E) -> Signal<T, R>) -> (Signal<T, E>) -> Signal<T, R> {
+@preconcurrency public func `catch`<T, E, R>(_ f: @escaping @Sendable (E) -> Signal<T, R>) -> (Signal<T, E>) -> Signal<T, R> {
     return { signal in
         return Signal<T, R> { subscriber in
             let replacement = MetaDisposable()

@@ -6,7 +6,7 @@
 ///
 /// - Parameter f: The transformation; runs on the thread that delivers each value.
 /// - Returns: An operator for `|>`.
-public func map<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) -> Signal<R, E> {
+@preconcurrency public func map<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) -> Signal<R, E> {
     return { signal in
         return Signal<R, E> { subscriber in
             return signal.start(forwardingTerminalsTo: subscriber, next: { value in
@@ -20,7 +20,7 @@ public func map<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) ->
 ///
 /// - Parameter f: The predicate; runs on the thread that delivers each value.
 /// - Returns: An operator for `|>`.
-public func filter<T, E>(_ f: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
+@preconcurrency public func filter<T, E>(_ f: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal<T, E> { subscriber in
             return signal.start(forwardingTerminalsTo: subscriber, next: { value in
@@ -41,7 +41,7 @@ public func filter<T, E>(_ f: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>)
 ///
 /// - Parameter f: The transformation of wrapped values.
 /// - Returns: An operator for `|>`.
-public func flatMap<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T?, E>) -> Signal<R?, E> {
+@preconcurrency public func flatMap<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T?, E>) -> Signal<R?, E> {
     return { signal in
         return Signal<R?, E> { subscriber in
             return signal.start(forwardingTerminalsTo: subscriber, next: { value in
@@ -57,7 +57,7 @@ public func flatMap<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T?, E
 ///
 /// - Parameter f: The transformation of the error.
 /// - Returns: An operator for `|>`.
-public func mapError<T, E, R>(_ f: @escaping @Sendable (E) -> R) -> (Signal<T, E>) -> Signal<T, R> {
+@preconcurrency public func mapError<T, E, R>(_ f: @escaping @Sendable (E) -> R) -> (Signal<T, E>) -> Signal<T, R> {
     return { signal in
         return Signal<T, R> { subscriber in
             return signal.start(next: { value in
@@ -106,7 +106,7 @@ public func distinctUntilChanged<T: Equatable & Sendable, E>(_ signal: Signal<T,
 ///
 /// - Parameter isEqual: The equality used.
 /// - Returns: An operator for `|>`.
-public func distinctUntilChanged<T: Sendable, E>(isEqual: @escaping @Sendable (T, T) -> Bool) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
+@preconcurrency public func distinctUntilChanged<T: Sendable, E>(isEqual: @escaping @Sendable (T, T) -> Bool) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
             // The last value passed on, with a version so a racing value is compared again.

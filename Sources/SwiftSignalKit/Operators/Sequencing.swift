@@ -43,7 +43,7 @@ public func then<T, E>(_ nextSignal: Signal<T, E>) -> (Signal<T, E>) -> Signal<T
 ///
 /// - Parameter generator: Makes the signal; runs when the result is started.
 /// - Returns: The deferred signal.
-public func deferred<T, E>(_ generator: @escaping @Sendable () -> Signal<T, E>) -> Signal<T, E> {
+@preconcurrency public func deferred<T, E>(_ generator: @escaping @Sendable () -> Signal<T, E>) -> Signal<T, E> {
     return Signal { subscriber in
         return generator().start(forwardingTo: subscriber)
     }

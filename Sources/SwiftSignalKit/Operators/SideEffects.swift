@@ -2,7 +2,7 @@
 ///
 /// - Parameter f: The side effect; its result is ignored.
 /// - Returns: An operator for `|>`.
-public func beforeNext<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) -> Signal<T, E> {
+@preconcurrency public func beforeNext<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
             return signal.start(forwardingTerminalsTo: subscriber, next: { value in
@@ -17,7 +17,7 @@ public func beforeNext<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T,
 ///
 /// - Parameter f: The side effect; its result is ignored.
 /// - Returns: An operator for `|>`.
-public func afterNext<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) -> Signal<T, E> {
+@preconcurrency public func afterNext<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
             return signal.start(forwardingTerminalsTo: subscriber, next: { value in
@@ -32,7 +32,7 @@ public func afterNext<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, 
 ///
 /// - Parameter f: The side effect.
 /// - Returns: An operator for `|>`.
-public func beforeStarted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
+@preconcurrency public func beforeStarted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
             f()
@@ -45,7 +45,7 @@ public func beforeStarted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<
 ///
 /// - Parameter f: The side effect.
 /// - Returns: An operator for `|>`.
-public func beforeCompleted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
+@preconcurrency public func beforeCompleted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
             return signal.start(next: { value in
@@ -64,7 +64,7 @@ public func beforeCompleted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signa
 ///
 /// - Parameter f: The side effect.
 /// - Returns: An operator for `|>`.
-public func afterCompleted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
+@preconcurrency public func afterCompleted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
             return signal.start(next: { value in
@@ -83,7 +83,7 @@ public func afterCompleted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal
 ///
 /// - Parameter f: The side effect; its result is ignored.
 /// - Returns: An operator for `|>`.
-public func afterDisposed<T, E, R>(_ f: @escaping @Sendable () -> R) -> (Signal<T, E>) -> Signal<T, E> {
+@preconcurrency public func afterDisposed<T, E, R>(_ f: @escaping @Sendable () -> R) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
             let disposable = DisposableSet()
@@ -107,7 +107,7 @@ public func afterDisposed<T, E, R>(_ f: @escaping @Sendable () -> R) -> (Signal<
 ///   - completed: Runs before the completion is passed on.
 ///   - disposed: Runs when the subscription is disposed (also after a terminal event).
 /// - Returns: The source with the callbacks attached.
-public func withState<T, E, S: Sendable>(
+@preconcurrency public func withState<T, E, S: Sendable>(
     _ signal: Signal<T, E>,
     _ initialState: @escaping @Sendable () -> S,
     next: @escaping @Sendable (T, S) -> Void = { _, _ in },

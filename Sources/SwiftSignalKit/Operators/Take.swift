@@ -56,7 +56,7 @@ public struct SignalTakeAction: Sendable {
 ///
 /// - Parameter until: Decides, for each value, whether to pass it and whether to complete.
 /// - Returns: An operator for `|>`.
-public func take<T, E>(until: @escaping @Sendable (T) -> SignalTakeAction) -> (Signal<T, E>) -> Signal<T, E> {
+@preconcurrency public func take<T, E>(until: @escaping @Sendable (T) -> SignalTakeAction) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
             return signal.start(forwardingTerminalsTo: subscriber, next: { value in

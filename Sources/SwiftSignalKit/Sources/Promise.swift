@@ -24,7 +24,7 @@ public final class Promise<T: Sendable>: Sendable {
     private let deinitHandler = LockedState<(@Sendable () -> Void)?>.make(nil)
 
     /// A closure run when the promise is released.
-    public var onDeinit: (@Sendable () -> Void)? {
+    @preconcurrency public var onDeinit: (@Sendable () -> Void)? {
         get { self.deinitHandler.withLock { $0 } }
         set {
             let previous = self.deinitHandler.withLock { handler -> (@Sendable () -> Void)? in

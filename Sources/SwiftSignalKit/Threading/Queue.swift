@@ -106,7 +106,7 @@ public final class Queue: Sendable {
     /// Runs `f` on the queue: inline when already on it, otherwise asynchronously.
     ///
     /// - Parameter f: The work.
-    public func async(_ f: @escaping @Sendable () -> Void) {
+    @preconcurrency public func async(_ f: @escaping @Sendable () -> Void) {
         if self.isCurrent() {
             f()
         } else {
@@ -132,7 +132,7 @@ public final class Queue: Sendable {
     /// Enqueues `f` asynchronously, even when already on the queue.
     ///
     /// - Parameter f: The work.
-    public func justDispatch(_ f: @escaping @Sendable () -> Void) {
+    @preconcurrency public func justDispatch(_ f: @escaping @Sendable () -> Void) {
         self.nativeQueue.async(execute: self.marked(f))
     }
 
@@ -141,7 +141,7 @@ public final class Queue: Sendable {
     /// - Parameters:
     ///   - qos: The quality of service for this work item.
     ///   - f: The work.
-    public func justDispatchWithQoS(qos: DispatchQoS, _ f: @escaping @Sendable () -> Void) {
+    @preconcurrency public func justDispatchWithQoS(qos: DispatchQoS, _ f: @escaping @Sendable () -> Void) {
         self.nativeQueue.async(group: nil, qos: qos, flags: [.enforceQoS], execute: self.marked(f))
     }
 
@@ -150,7 +150,7 @@ public final class Queue: Sendable {
     /// - Parameters:
     ///   - delay: Seconds to wait; the monotonic clock is used.
     ///   - f: The work.
-    public func after(_ delay: Double, _ f: @escaping @Sendable () -> Void) {
+    @preconcurrency public func after(_ delay: Double, _ f: @escaping @Sendable () -> Void) {
         self.nativeQueue.asyncAfter(deadline: DispatchTime.now() + delay, execute: self.marked(f))
     }
 

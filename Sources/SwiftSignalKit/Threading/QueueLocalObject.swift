@@ -23,7 +23,7 @@ public final class QueueLocalObject<T: AnyObject> {
     /// - Parameters:
     ///   - queue: A serial queue.
     ///   - generate: Makes the object; runs on `queue`.
-    public init(queue: Queue, generate: @escaping @Sendable () -> T) {
+    @preconcurrency public init(queue: Queue, generate: @escaping @Sendable () -> T) {
         self.queue = queue
         let box = self.box
         queue.async {
@@ -42,7 +42,7 @@ public final class QueueLocalObject<T: AnyObject> {
     /// Runs `f` with the object on the queue, asynchronously (inline when already on the queue).
     ///
     /// - Parameter f: Receives the object; runs on the queue.
-    public func with(_ f: @escaping @Sendable (T) -> Void) {
+    @preconcurrency public func with(_ f: @escaping @Sendable (T) -> Void) {
         let box = self.box
         self.queue.async {
             if let value = box.value {
@@ -70,7 +70,7 @@ public final class QueueLocalObject<T: AnyObject> {
     ///
     /// - Parameter f: Receives the object and the subscriber; runs on the queue.
     /// - Returns: A signal that subscribes on the queue (see ``runOn(_:)-(Queue)``).
-    public func signalWith<R, E>(_ f: @escaping @Sendable (T, Subscriber<R, E>) -> Disposable) -> Signal<R, E> {
+    @preconcurrency public func signalWith<R, E>(_ f: @escaping @Sendable (T, Subscriber<R, E>) -> Disposable) -> Signal<R, E> {
         let box = self.box
         return Signal { subscriber in
             if let value = box.value {

@@ -18,7 +18,7 @@ public final class ThreadPoolTask: Sendable {
     /// Creates a task.
     ///
     /// - Parameter action: The work; receives the task's state so it can stop early when cancelled.
-    public init(_ action: @escaping @Sendable (ThreadPoolTaskState) -> Void) {
+    @preconcurrency public init(_ action: @escaping @Sendable (ThreadPoolTaskState) -> Void) {
         self.action = action
     }
 

@@ -26,7 +26,7 @@ public final class Timer: Sendable {
     ///   - repeat: Whether it fires repeatedly.
     ///   - completion: The handler, run on `queue`.
     ///   - queue: Where the handler runs.
-    public init(timeout: Double, `repeat`: Bool, completion: @escaping @Sendable () -> Void, queue: Queue) {
+    @preconcurrency public init(timeout: Double, `repeat`: Bool, completion: @escaping @Sendable () -> Void, queue: Queue) {
         self.timeout = timeout
         self.`repeat` = `repeat`
         self.completion = { _ in completion() }
@@ -40,7 +40,7 @@ public final class Timer: Sendable {
     ///   - repeat: Whether it fires repeatedly.
     ///   - completion: The handler, run on `queue`; it may call ``invalidate()``.
     ///   - queue: Where the handler runs.
-    public init(timeout: Double, `repeat`: Bool, completion: @escaping @Sendable (Timer) -> Void, queue: Queue) {
+    @preconcurrency public init(timeout: Double, `repeat`: Bool, completion: @escaping @Sendable (Timer) -> Void, queue: Queue) {
         self.timeout = timeout
         self.`repeat` = `repeat`
         self.completion = completion

@@ -175,8 +175,10 @@ import Testing
 
 @Suite struct SequencingTests {
     @Test func ignoreValuesThenDeferredMerge() {
+        // The result's value type is Never, so no value can be sent; only the completion remains.
         let ignored = LockedState<[String]>.make([])
-        _ = ignoreValues(values([1, 2])).start(next: { _ in ignored.withLock { $0.append("value") } }, completed: {
+        let result: Signal<Never, NoError> = ignoreValues(values([1, 2]))
+        _ = result.start(completed: {
             ignored.withLock { $0.append("completed") }
         })
         #expect(ignored.withLock { $0 } == ["completed"])

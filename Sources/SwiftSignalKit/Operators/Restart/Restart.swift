@@ -84,7 +84,7 @@ public func retry<T, E>(_ delayIncrement: Double, maxDelay: Double, onQueue queu
 ///   - maxRetries: How many retries at most.
 ///   - queue: Where the retries are scheduled.
 /// - Returns: An operator for `|>`.
-public func retry<T, E>(retryOnError: @escaping @Sendable (E) -> Bool, delayIncrement: Double, maxDelay: Double, maxRetries: Int, onQueue queue: Queue) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
+@preconcurrency public func retry<T, E>(retryOnError: @escaping @Sendable (E) -> Bool, delayIncrement: Double, maxDelay: Double, maxRetries: Int, onQueue queue: Queue) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return RestartLoop.signal { subscriber, loop in
             return signal.start(next: { value in

@@ -63,7 +63,7 @@ public func switchToLatest<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T,
 ///
 /// - Parameter f: Makes a signal from each value.
 /// - Returns: An operator for `|>`.
-public func mapToSignal<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
+@preconcurrency public func mapToSignal<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
     return { signal in
         return signal |> map(f) |> switchToLatest
     }
@@ -73,7 +73,7 @@ public func mapToSignal<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -
 ///
 /// - Parameter f: Makes a signal from each value.
 /// - Returns: An operator for `|>`.
-public func mapToSignalPromotingError<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -> (Signal<T, NoError>) -> Signal<R, E> {
+@preconcurrency public func mapToSignalPromotingError<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -> (Signal<T, NoError>) -> Signal<R, E> {
     return { signal in
         return signal |> castError(E.self) |> map(f) |> switchToLatest
     }

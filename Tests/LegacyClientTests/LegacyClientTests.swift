@@ -1,0 +1,177 @@
+// Telegram-style client code, compiled in Swift 5 language mode without concurrency annotations.
+// It must compile unchanged against SwiftSignalKit; the tests also check that it behaves as written.
+import Foundation
+import SwiftSignalKit
+import XCTest
+
+struct Peer: Equatable {
+    var id: Int
+    var name: String
+}
+
+enum LoadError {
+    case notFound
+    case network
+}
+
+/// An ordinary class, as legacy code captures in callbacks (not Sendable).
+final class PeerCache {
+    var peers: [Int: Peer] = [:]
+}
+
+final class ChatListController {
+    private let disposables = DisposableSet()
+    private let peerDisposable = MetaDisposable()
+    private let queue = Queue(name: "ChatListController")
+    let cache = PeerCache()
+    let title = ValuePromise<String>("Chats", ignoreRepeated: true)
+    let selectedPeer = Promise<Peer?>(nil)
+    let events = ValuePipe<String>()
+    var receivedTitles: [String] = []
+    var receivedPeers: [Peer?] = []
+
+    func peer(id: Int) -> Signal<Peer, LoadError> {
+        return Signal { subscriber in
+            if id < 0 {
+                subscriber.putError(.notFound)
+            } else {
+                subscriber.putNext(Peer(id: id, name: "peer \(id)"))
+                subscriber.putCompletion()
+            }
+            return EmptyDisposable
+        }
+    }
+
+    func load() {
+        self.disposables.add((self.title.get()
+            |> map { $0.uppercased() }
+            |> distinctUntilChanged).start(next: { [weak self] title in
+                self?.receivedTitles.append(title)
+            }))
+
+        self.peerDisposable.set((self.peer(id: 1)
+            |> `catch` { _ -> Signal<Peer, LoadError> in
+                return .single(Peer(id: 0, name: "fallback"))
+            }
+            |> beforeNext { [weak self] peer in
+                self?.cache.peers[peer.id] = peer
+            }).start(next: { [weak self] peer in
+                self?.selectedPeer.set(.single(peer))
+            }))
+
+        self.disposables.add(self.selectedPeer.get().start(next: { [weak self] peer in
+            self?.receivedPeers.append(peer)
+        }))
+    }
+
+    func combined() -> Signal<String, NoError> {
+        return combineLatest(self.title.get(), self.selectedPeer.get())
+            |> map { title, peer -> String in
+                return "\(title): \(peer?.name ?? "none")"
+            }
+    }
+
+    func loadOnQueue(_ completion: @escaping (Peer?) -> Void) {
+        let signal: Signal<Peer?, NoError> = self.peer(id: 5)
+            |> map(Optional.init)
+            |> `catch` { _ -> Signal<Peer?, NoError> in
+                return .single(nil)
+            }
+            |> deliverOn(self.queue)
+        let _ = signal.start(next: { peer in
+            completion(peer)
+        })
+    }
+
+    deinit {
+        self.disposables.dispose()
+        self.peerDisposable.dispose()
+    }
+}
+
+final class LegacyClientTests: XCTestCase {
+    func testControllerFlow() {
+        let controller = ChatListController()
+        controller.load()
+        controller.title.set("Inbox")
+        controller.title.set("Inbox")
+        XCTAssertEqual(controller.receivedTitles, ["CHATS", "INBOX"])
+        XCTAssertEqual(controller.receivedPeers.last??.name, "peer 1")
+        XCTAssertEqual(controller.cache.peers[1]?.name, "peer 1")
+
+        var combined: [String] = []
+        let disposable = controller.combined().start(next: { combined.append($0) })
+        disposable.dispose()
+        XCTAssertEqual(combined, ["Inbox: peer 1"])
+    }
+
+    func testDeliverOnQueueWithNonSendableCapture() {
+        let controller = ChatListController()
+        let expectation = self.expectation(description: "delivered")
+        var delivered: Peer?
+        controller.loadOnQueue { peer in
+            delivered = peer
+            expectation.fulfill()
+        }
+        self.wait(for: [expectation], timeout: 10)
+        XCTAssertEqual(delivered?.id, 5)
+    }
+
+    func testOperatorsAsFunctionReferencesAndConstructors() {
+        var values: [Int] = []
+        let signal = combineLatest([single(1, NoError.self), single(2, NoError.self)])
+            |> map { $0.reduce(0, +) }
+            |> mapToSignal { value -> Signal<Int, NoError> in
+                return .single(value * 10)
+            }
+            |> take(1)
+        _ = signal.start(next: { values.append($0) })
+        XCTAssertEqual(values, [30])
+
+        var events: [String] = []
+        _ = (fail(Int.self, LoadError.network) |> dematerialize).start(next: { event in
+            switch event {
+            case .Next: events.append("next")
+            case .Error: events.append("error")
+            case .Completion: events.append("completion")
+            }
+        })
+        XCTAssertEqual(events, ["error"])
+
+        let atomic = Atomic<[Int]>(value: [])
+        _ = atomic.modify { $0 + [1] }
+        XCTAssertEqual(atomic.with { $0 }, [1])
+
+        let bag = Bag<(Int) -> Void>()
+        let index = bag.add { _ in }
+        bag.remove(index)
+        XCTAssertTrue(bag.isEmpty)
+    }
+
+    func testCustomDisposableAndSubscriberStyleGenerator() {
+        final class TimerDisposable: Disposable {
+            var disposed = false
+            func dispose() {
+                self.disposed = true
+            }
+        }
+        let custom = TimerDisposable()
+        let signal = Signal<Int, NoError> { subscriber in
+            subscriber.putNext(1)
+            return custom
+        }
+        let disposable = signal.start()
+        disposable.dispose()
+        XCTAssertTrue(custom.disposed)
+
+        let dict = DisposableDict<String>()
+        dict.set(signal.start(), forKey: "a")
+        dict.dispose()
+
+        let local = QueueLocalObject<PeerCache>(queue: Queue(), generate: { PeerCache() })
+        local.with { cache in
+            cache.peers[1] = Peer(id: 1, name: "x")
+        }
+        XCTAssertEqual(local.syncWith { $0.peers.count }, 1)
+    }
+}
