@@ -17,7 +17,7 @@ def overload(n):
     slots = "\n".join(f"        let slot{i} = CombineLatestSlot<T{i}>()" for i in range(1, n + 1))
     read = "(" + ", ".join(f"slot{i}.value!" for i in range(1, n + 1)) + ")"
     starts = "\n".join(
-        f"        disposable.add(storage.start(s{i}, index: {i - 1}, queue: queue) {{ slot{i}.value = $0 }})"
+        f"        disposable.add(storage.start(s{i}, index: {i - 1}, queue: queue, slot: slot{i}))"
         for i in range(1, n + 1)
     )
     return f"""

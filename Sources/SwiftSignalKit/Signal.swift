@@ -88,7 +88,21 @@ public final class Signal<T, E>: Sendable {
         error: (@Sendable (E) -> Void)? = nil,
         completed: (@Sendable () -> Void)? = nil
     ) -> Disposable {
-        let subscriber = Subscriber<T, E>(next: next, error: error, completed: completed)
+        return self.run(Subscriber<T, E>(next: next, error: error, completed: completed))
+    }
+
+    /// Starts the signal for an operator whose events go on to `downstream`, so that loops inside the
+    /// operator can tell when `downstream` has ended (see `Subscriber.isTerminated`).
+    func start<R, F>(
+        linkedTo downstream: Subscriber<R, F>,
+        next: (@Sendable (T) -> Void)? = nil,
+        error: (@Sendable (E) -> Void)? = nil,
+        completed: (@Sendable () -> Void)? = nil
+    ) -> Disposable {
+        return self.run(Subscriber<T, E>(downstream: downstream, next: next, error: error, completed: completed))
+    }
+
+    private func run(_ subscriber: Subscriber<T, E>) -> Disposable {
         subscriber.assignDisposable(self.generator(subscriber))
         return SubscriberDisposable(subscriber: subscriber)
     }

@@ -23,6 +23,8 @@ import Darwin
 /// > subscription while holding a lock that one of its callbacks takes.
 public final class Subscriber<T, E>: CustomStringConvertible {
     private let state: LockedState<SubscriberStateMachine<T, E>>
+    /// The subscriber this one forwards to, when an operator made it (see ``isTerminated``).
+    private let downstream: (any DownstreamLink)?
 
     /// Creates a subscriber with optional callbacks.
     ///
@@ -36,6 +38,18 @@ public final class Subscriber<T, E>: CustomStringConvertible {
         completed: (@Sendable () -> Void)? = nil
     ) {
         self.state = .make(SubscriberStateMachine(next: next, error: error, completed: completed))
+        self.downstream = nil
+    }
+
+    /// Creates an operator's subscriber that forwards to `downstream`.
+    init(
+        downstream: any DownstreamLink,
+        next: (@Sendable (T) -> Void)?,
+        error: (@Sendable (E) -> Void)?,
+        completed: (@Sendable () -> Void)?
+    ) {
+        self.state = .make(SubscriberStateMachine(next: next, error: error, completed: completed))
+        self.downstream = downstream
     }
 
     /// A short description of the subscriber's state, for debugging.
@@ -95,6 +109,18 @@ public final class Subscriber<T, E>: CustomStringConvertible {
         withExtendedLifetime(rejected) {}
     }
 
+    /// Whether this subscriber, or any subscriber it forwards to, has terminated or been disposed.
+    ///
+    /// Loops that run inside a generator (``restart(_:)``, ``queue(_:)``) check it: a terminal event
+    /// downstream disposes upstream subscriptions only once their generators have returned, so a loop
+    /// still inside its generator would otherwise not learn that nobody listens any more.
+    var isTerminated: Bool {
+        if self.state.withLock({ $0.isTerminated }) {
+            return true
+        }
+        return self.downstream?.isTerminated ?? false
+    }
+
     /// Stores the generator's disposable, or disposes it at once if the subscriber already terminated.
     func assignDisposable(_ disposable: Disposable) {
         let alreadyTerminated = self.state.withLock { state -> Bool in
@@ -124,7 +150,15 @@ public final class Subscriber<T, E>: CustomStringConvertible {
     }
 }
 
-// Safe: all mutable state is in `state`, a `LockedState` read and written only under its mutex. The
+/// A subscriber seen only as "has it ended?", so an operator's subscriber can ask its downstream.
+protocol DownstreamLink: AnyObject, Sendable {
+    var isTerminated: Bool { get }
+}
+
+extension Subscriber: DownstreamLink {}
+
+// Safe: all mutable state is in `state`, a `LockedState` read and written only under its mutex;
+// `downstream` is immutable and itself Sendable. The
 // subscriber never stores a value of `T` or `E`; it hands each one from the sending thread to the
 // callback on that same thread. Objects given to `keepAlive` are only retained and released.
 extension Subscriber: @unchecked Sendable {}

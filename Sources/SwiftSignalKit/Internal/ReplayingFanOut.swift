@@ -3,7 +3,8 @@
 ///
 /// Deliveries are queued under the lock and run outside it by one thread at a time (whichever thread
 /// finds nobody draining). This is what guarantees ordering: a subscriber never sees an older value after
-/// a newer one, and a new subscriber's replay is never overtaken by a later broadcast.
+/// a newer one, and a new subscriber's replay is never overtaken by a later broadcast. Values that leave
+/// the state (a replaced latest value, a delivered queue entry) are released after unlocking.
 final class ReplayingFanOut<T: Sendable>: Sendable {
     fileprivate enum Delivery: Sendable {
         /// A published value with its sequence number.
@@ -18,14 +19,21 @@ final class ReplayingFanOut<T: Sendable>: Sendable {
         let joinedAfter: UInt64
     }
 
+    /// One delivery taken off the queue, to run unlocked.
+    private enum Work {
+        case broadcast(T, sequence: UInt64, members: OrderedSlots<Member>)
+        case replay(T, Subscriber<T, NoError>?)
+    }
+
     struct State: Sendable {
         var value: T?
-        fileprivate var members = SubscriberList<Member>()
+        fileprivate var members = OrderedSlots<Member>()
         fileprivate var sequence: UInt64 = 0
-        fileprivate var pending: [Delivery] = []
+        /// Consumed entries are set to nil, so their values are released by the draining thread.
+        fileprivate var pending: [Delivery?] = []
         fileprivate var pendingHead = 0
         fileprivate var isDraining = false
-        /// Free for the owner (``Promise``) to keep its own bookkeeping under the same lock.
+        /// Free for the owner to keep its own bookkeeping under the same lock.
         var generation: UInt64 = 0
         var source: Disposable?
         var isClosed = false
@@ -41,11 +49,9 @@ final class ReplayingFanOut<T: Sendable>: Sendable {
     func subscribe(_ subscriber: Subscriber<T, NoError>) -> Int {
         let (key, drain) = self.state.withLock { state -> (Int, Bool) in
             let key = state.members.add(Member(subscriber: subscriber, joinedAfter: state.sequence))
-            if let value = state.value {
-                state.pending.append(.replay(value, subscriber: key))
-                return (key, Self.claimDrain(&state))
-            }
-            return (key, false)
+            guard let value = state.value else { return (key, false) }
+            state.pending.append(.replay(value, subscriber: key))
+            return (key, Self.claimDrain(&state))
         }
         if drain { self.drain() }
         return key
@@ -56,15 +62,17 @@ final class ReplayingFanOut<T: Sendable>: Sendable {
         withExtendedLifetime(removed) {}
     }
 
-    /// Publishes `value` if `accept` agrees under the lock.
+    /// Publishes `value` if `accept` (library code, run under the lock) agrees.
     func publish(_ value: T, if accept: (inout State) -> Bool = { _ in true }) {
-        let drain = self.state.withLock { state -> Bool in
-            guard accept(&state) else { return false }
+        let (drain, replaced) = self.state.withLock { state -> (Bool, T?) in
+            guard accept(&state) else { return (false, nil) }
+            let replaced = state.value
             state.value = value
             state.sequence += 1
             state.pending.append(.broadcast(value, sequence: state.sequence))
-            return Self.claimDrain(&state)
+            return (Self.claimDrain(&state), replaced)
         }
+        withExtendedLifetime(replaced) {}
         if drain { self.drain() }
     }
 
@@ -75,32 +83,34 @@ final class ReplayingFanOut<T: Sendable>: Sendable {
     }
 
     private func drain() {
-        while true {
-            let work = self.state.withLock { state -> (T, [Subscriber<T, NoError>])? in
-                guard state.pendingHead < state.pending.count else {
-                    state.isDraining = false
-                    state.pending.removeAll(keepingCapacity: true)
-                    state.pendingHead = 0
-                    return nil
+        while let work = self.state.withLock({ Self.takeWork(&$0) }) {
+            switch work {
+            case .broadcast(let value, let sequence, let members):
+                for member in members where member.joinedAfter < sequence {
+                    member.subscriber.putNext(value)
                 }
-                let delivery = state.pending[state.pendingHead]
-                state.pendingHead += 1
-                switch delivery {
-                case .broadcast(let value, let sequence):
-                    let members = state.members
-                    let targets = members.snapshot { key in
-                        (members.element(forKey: key)?.joinedAfter ?? sequence) < sequence
-                    }
-                    return (value, targets.map { $0.subscriber })
-                case .replay(let value, let key):
-                    guard let member = state.members.element(forKey: key) else { return (value, []) }
-                    return (value, [member.subscriber])
-                }
+            case .replay(let value, let subscriber):
+                subscriber?.putNext(value)
             }
-            guard let (value, targets) = work else { return }
-            for subscriber in targets {
-                subscriber.putNext(value)
-            }
+        }
+    }
+
+    private static func takeWork(_ state: inout State) -> Work? {
+        guard state.pendingHead < state.pending.count else {
+            state.isDraining = false
+            state.pending.removeAll(keepingCapacity: true)
+            state.pendingHead = 0
+            return nil
+        }
+        let delivery = state.pending[state.pendingHead]!
+        state.pending[state.pendingHead] = nil
+        state.pendingHead += 1
+        switch delivery {
+        case .broadcast(let value, let sequence):
+            // Copying the members only retains their storage; they are iterated after unlocking.
+            return .broadcast(value, sequence: sequence, members: state.members)
+        case .replay(let value, let key):
+            return .replay(value, state.members.element(forKey: key)?.subscriber)
         }
     }
 }

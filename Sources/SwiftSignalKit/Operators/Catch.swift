@@ -10,7 +10,7 @@
     return { signal in
         return Signal<T, R> { subscriber in
             let replacement = MetaDisposable()
-            let source = signal.start(next: { value in
+            let source = signal.start(linkedTo: subscriber, next: { value in
                 subscriber.putNext(value)
             }, error: { error in
                 replacement.set(f(error).start(forwardingTo: subscriber))

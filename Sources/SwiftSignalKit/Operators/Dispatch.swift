@@ -12,7 +12,7 @@
 public func deliverOn<T: Sendable, E: Sendable>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
-            return signal.start(next: { value in
+            return signal.start(linkedTo: subscriber, next: { value in
                 queue.async {
                     subscriber.putNext(value)
                 }
@@ -50,7 +50,7 @@ public func deliverOn<T: Sendable, E: Sendable>(_ threadPool: ThreadPool) -> (Si
     return { signal in
         return Signal { subscriber in
             let lane = threadPool.nextQueue()
-            return signal.start(next: { value in
+            return signal.start(linkedTo: subscriber, next: { value in
                 lane.addTask(ThreadPoolTask { _ in
                     subscriber.putNext(value)
                 })

@@ -60,7 +60,7 @@
 @preconcurrency public func mapError<T, E, R>(_ f: @escaping @Sendable (E) -> R) -> (Signal<T, E>) -> Signal<T, R> {
     return { signal in
         return Signal<T, R> { subscriber in
-            return signal.start(next: { value in
+            return signal.start(linkedTo: subscriber, next: { value in
                 subscriber.putNext(value)
             }, error: { error in
                 subscriber.putError(f(error))
@@ -78,7 +78,7 @@
 public func castError<T, E>(_ type: E.Type) -> (Signal<T, NoError>) -> Signal<T, E> {
     return { signal in
         return Signal<T, E> { subscriber in
-            return signal.start(next: { value in
+            return signal.start(linkedTo: subscriber, next: { value in
                 subscriber.putNext(value)
             }, completed: {
                 subscriber.putCompletion()
@@ -117,11 +117,13 @@ public func distinctUntilChanged<T: Equatable & Sendable, E>(_ signal: Signal<T,
                     if let previous, isEqual(previous, value) {
                         return
                     }
-                    let stored = last.withLock { state -> Bool in
-                        guard state.version == version else { return false }
+                    let (stored, replaced) = last.withLock { state -> (Bool, T?) in
+                        guard state.version == version else { return (false, nil) }
+                        let replaced = state.value
                         state = (value, version + 1)
-                        return true
+                        return (true, replaced)
                     }
+                    withExtendedLifetime(replaced) {}
                     if stored {
                         subscriber.putNext(value)
                         return

@@ -65,8 +65,13 @@ extension Passthrough: Sendable where T: Sendable {}
             let steps = signal |> map { next -> Signal<T, E> in
                 Signal { step in
                     let current = accumulator.withLock { $0 }
-                    return generator(current, next).start(next: { updated, passthrough in
-                        accumulator.withLock { $0 = updated }
+                    return generator(current, next).start(linkedTo: step, next: { updated, passthrough in
+                        let replaced = accumulator.withLock { accumulator -> T in
+                            let replaced = accumulator
+                            accumulator = updated
+                            return replaced
+                        }
+                        withExtendedLifetime(replaced) {}
                         if case .Some(let value) = passthrough {
                             step.putNext(value)
                         }

@@ -4,7 +4,7 @@
 /// - Returns: A signal with no values.
 public func ignoreValues<T, E>(_ signal: Signal<T, E>) -> Signal<Never, E> {
     return Signal { subscriber in
-        return signal.start(error: { error in
+        return signal.start(linkedTo: subscriber, error: { error in
             subscriber.putError(error)
         }, completed: {
             subscriber.putCompletion()
@@ -24,7 +24,7 @@ public func then<T, E>(_ nextSignal: Signal<T, E>) -> (Signal<T, E>) -> Signal<T
     return { signal in
         return Signal { subscriber in
             let next = MetaDisposable()
-            let first = signal.start(next: { value in
+            let first = signal.start(linkedTo: subscriber, next: { value in
                 subscriber.putNext(value)
             }, error: { error in
                 subscriber.putError(error)
@@ -69,7 +69,7 @@ public func merge<T, E>(_ signals: [Signal<T, E>]) -> Signal<T, E> {
         let remaining = LockedState<Int>.make(signals.count)
         let disposable = DisposableSet()
         for signal in signals {
-            disposable.add(signal.start(next: { value in
+            disposable.add(signal.start(linkedTo: subscriber, next: { value in
                 subscriber.putNext(value)
             }, error: { error in
                 subscriber.putError(error)

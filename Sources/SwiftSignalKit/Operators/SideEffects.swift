@@ -48,7 +48,7 @@
 @preconcurrency public func beforeCompleted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
-            return signal.start(next: { value in
+            return signal.start(linkedTo: subscriber, next: { value in
                 subscriber.putNext(value)
             }, error: { error in
                 subscriber.putError(error)
@@ -67,7 +67,7 @@
 @preconcurrency public func afterCompleted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
-            return signal.start(next: { value in
+            return signal.start(linkedTo: subscriber, next: { value in
                 subscriber.putNext(value)
             }, error: { error in
                 subscriber.putError(error)
@@ -117,7 +117,7 @@
 ) -> Signal<T, E> {
     return Signal { subscriber in
         let state = initialState()
-        let disposable = signal.start(next: { value in
+        let disposable = signal.start(linkedTo: subscriber, next: { value in
             next(value, state)
             subscriber.putNext(value)
         }, error: { failure in

@@ -79,8 +79,13 @@ public struct SignalTakeAction: Sendable {
 public func last<T: Sendable, E>(signal: Signal<T, E>) -> Signal<T?, E> {
     return Signal { subscriber in
         let last = LockedState<T?>.make(nil)
-        return signal.start(next: { value in
-            last.withLock { $0 = value }
+        return signal.start(linkedTo: subscriber, next: { value in
+            let replaced = last.withLock { last -> T? in
+                let replaced = last
+                last = value
+                return replaced
+            }
+            withExtendedLifetime(replaced) {}
         }, error: { error in
             subscriber.putError(error)
         }, completed: {

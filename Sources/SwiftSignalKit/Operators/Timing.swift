@@ -78,7 +78,7 @@ public func timeout<T, E>(_ timeout: Double, queue: Queue, alternate: Signal<T, 
                 fallback.set(alternate.start(forwardingTo: subscriber))
             }, queue: queue)
             timer.start()
-            source.set(signal.start(next: { value in
+            source.set(signal.start(linkedTo: subscriber, next: { value in
                 guard race.withLock({ $0.sourceEvent() }) else { return }
                 timer.invalidate()
                 subscriber.putNext(value)

@@ -74,7 +74,7 @@ protocol MulticastInstanceProtocol: AnyObject, Sendable {}
 /// One shared subscription of a ``Multicast``.
 final class MulticastInstance<T, E>: MulticastInstanceProtocol {
     private struct State: Sendable {
-        var members = SubscriberList<Subscriber<T, E>>()
+        var members = OrderedSlots<Subscriber<T, E>>()
         var isEnded = false
         var source: Disposable?
     }
@@ -108,7 +108,7 @@ final class MulticastInstance<T, E>: MulticastInstanceProtocol {
         guard !self.state.withLock({ $0.isEnded }) else { return }
         let disposable = signal.start(next: { [weak self] value in
             guard let self else { return }
-            for member in self.state.withLock({ $0.members.snapshot() }) {
+            for member in self.state.withLock({ $0.members }) {
                 member.putNext(value)
             }
         }, error: { [weak self] error in

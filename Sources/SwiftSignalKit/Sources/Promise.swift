@@ -75,13 +75,15 @@ public final class Promise<T: Sendable>: Sendable {
     ///
     /// - Parameter signal: The new source.
     public func set(_ signal: Signal<T, NoError>) {
-        let (generation, previous) = self.core.state.withLock { state -> (UInt64, Disposable?) in
+        let (generation, previous, cleared) = self.core.state.withLock { state -> (UInt64, Disposable?, T?) in
             state.generation += 1
+            let cleared = state.value
             state.value = nil
             let previous = state.source
             state.source = nil
-            return (state.generation, previous)
+            return (state.generation, previous, cleared)
         }
+        withExtendedLifetime(cleared) {}
         previous?.dispose()
         let core = self.core
         let disposable = signal.start(next: { value in

@@ -12,7 +12,7 @@
 ///
 /// The signal holds the pipe weakly: once the pipe is released, new subscriptions receive nothing.
 public final class ValuePipe<T>: Sendable {
-    private let subscribers = LockedState<SubscriberList<Subscriber<T, NoError>>>.make(SubscriberList())
+    private let subscribers = LockedState<OrderedSlots<Subscriber<T, NoError>>>.make(OrderedSlots())
 
     /// Creates a pipe with no subscribers.
     public init() {}
@@ -35,7 +35,8 @@ public final class ValuePipe<T>: Sendable {
     ///
     /// - Parameter next: The value.
     public func putNext(_ next: T) {
-        let targets = self.subscribers.withLock { $0.snapshot() }
+        // Copying the list only retains its storage; it is iterated after unlocking.
+        let targets = self.subscribers.withLock { $0 }
         for subscriber in targets {
             subscriber.putNext(next)
         }

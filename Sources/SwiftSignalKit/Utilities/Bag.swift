@@ -1,16 +1,12 @@
 /// An insertion-ordered collection whose items are removed by the index ``add(_:)`` returned.
 ///
 /// Removal is O(log n) plus amortised O(1) compaction, so many subscribers can come and go without
-/// quadratic cost. `Bag` is not thread-safe; guard it with a lock.
+/// quadratic cost (the original removed in O(n)). `Bag` is not thread-safe; guard it with a lock.
 public final class Bag<T> {
     /// The handle ``add(_:)`` returns.
     public typealias Index = Int
 
-    private var nextIndex: Index = 0
-    /// Keys in increasing order, with removed slots kept as holes until compaction.
-    private var keys: [Index] = []
-    private var items: [T?] = []
-    private var holes = 0
+    private var slots = OrderedSlots<T>()
 
     /// Creates an empty bag.
     public init() {}
@@ -20,11 +16,7 @@ public final class Bag<T> {
     /// - Parameter item: The item.
     /// - Returns: The index that removes it.
     public func add(_ item: T) -> Index {
-        let key = self.nextIndex
-        self.nextIndex += 1
-        self.keys.append(key)
-        self.items.append(item)
-        return key
+        return self.slots.add(item)
     }
 
     /// Returns the item added under `index`, or nil if it has been removed.
@@ -32,102 +24,48 @@ public final class Bag<T> {
     /// - Parameter index: An index from ``add(_:)``.
     /// - Returns: The item, if present.
     public func get(_ index: Index) -> T? {
-        guard let slot = self.slot(of: index) else { return nil }
-        return self.items[slot]
+        return self.slots.element(forKey: index)
     }
 
     /// Removes the item added under `index`. Does nothing if it is not present.
     ///
     /// - Parameter index: An index from ``add(_:)``.
     public func remove(_ index: Index) {
-        guard let slot = self.slot(of: index), self.items[slot] != nil else { return }
-        self.items[slot] = nil
-        self.holes += 1
-        if self.holes * 2 > self.items.count {
-            self.compact()
-        }
+        _ = self.slots.remove(index)
     }
 
     /// Removes every item.
     public func removeAll() {
-        self.keys.removeAll()
-        self.items.removeAll()
-        self.holes = 0
+        _ = self.slots.removeAll()
     }
 
     /// The items, in insertion order.
     ///
     /// - Returns: A copy of the items.
     public func copyItems() -> [T] {
-        if self.holes == 0 {
-            return self.items.map { $0! }
-        }
-        return self.items.compactMap { $0 }
+        return Array(self.slots)
     }
 
     /// The items with their indices, in insertion order.
     ///
     /// - Returns: A copy of the index-item pairs.
     public func copyItemsWithIndices() -> [(Index, T)] {
-        var result: [(Index, T)] = []
-        result.reserveCapacity(self.items.count - self.holes)
-        for (key, item) in zip(self.keys, self.items) {
-            if let item {
-                result.append((key, item))
-            }
-        }
-        return result
+        return self.slots.keyedElements.map { ($0.key, $0.element) }
     }
 
     /// Whether the bag has no items.
     public var isEmpty: Bool {
-        return self.items.count == self.holes
+        return self.slots.isEmpty
     }
 
     /// The oldest item with its index, or nil when empty.
     public var first: (Index, T)? {
-        for (key, item) in zip(self.keys, self.items) {
-            if let item {
-                return (key, item)
-            }
-        }
-        return nil
+        return self.slots.keyedElements.first.map { ($0.key, $0.element) }
     }
 
     /// The number of items.
     var count: Int {
-        return self.items.count - self.holes
-    }
-
-    private func slot(of index: Index) -> Int? {
-        var low = 0
-        var high = self.keys.count
-        while low < high {
-            let middle = (low + high) / 2
-            if self.keys[middle] < index {
-                low = middle + 1
-            } else {
-                high = middle
-            }
-        }
-        if low < self.keys.count && self.keys[low] == index {
-            return low
-        }
-        return nil
-    }
-
-    private func compact() {
-        var keys: [Index] = []
-        var items: [T?] = []
-        keys.reserveCapacity(self.items.count - self.holes)
-        items.reserveCapacity(self.items.count - self.holes)
-        for (key, item) in zip(self.keys, self.items) where item != nil {
-            keys.append(key)
-            items.append(item)
-        }
-        self.keys = keys
-        self.items = items
-        self.holes = 0
+        return self.slots.count
     }
 }
 

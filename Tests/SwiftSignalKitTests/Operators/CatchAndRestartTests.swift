@@ -47,6 +47,19 @@ import Testing
         #expect(recorder.events == [.error(TestError(code: 100_000))])
     }
 
+    @Test func synchronousRestartLoopStopsWhenDownstreamTakesEnough() {
+        let starts = Counter()
+        let source = Signal<Int, NoError> { subscriber in
+            subscriber.putNext(starts.increment())
+            subscriber.putCompletion()
+            return EmptyDisposable
+        }
+        let recorder = Recorder<Int, NoError>()
+        recorder.start(restart(source) |> filter { $0 == 100_000 } |> take(1))
+        #expect(recorder.events == [.next(100_000), .completed])
+        #expect(starts.value == 100_000, "the loop notices the ended downstream before restarting")
+    }
+
     @Test func recurseRestartsLikeRestart() {
         let starts = Counter()
         let source = Signal<Int, TestError> { subscriber in

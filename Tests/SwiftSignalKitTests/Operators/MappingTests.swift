@@ -106,8 +106,10 @@ func values<T: Sendable, E>(_ values: [T], _ errorType: E.Type = NoError.self) -
                 pipe.putNext(thread * 1_000 + value)
             }
         }
+        // Exactly 100 values pass. A value that passed the count on one thread may still be on its way
+        // when another thread completes, so only the presence of the completion is checked, not its place.
         #expect(recorder.values.count == 100)
-        #expect(recorder.events.last == .completed)
+        #expect(recorder.events.filter { $0 == .completed }.count == 1)
     }
 }
 

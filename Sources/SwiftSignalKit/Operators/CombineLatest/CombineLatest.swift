@@ -24,8 +24,8 @@ public func combineLatest<T1: Sendable, T2: Sendable, E>(queue: Queue? = nil, _ 
             (slot1.value!, slot2.value!)
         }
         let disposable = DisposableSet()
-        disposable.add(storage.start(s1, index: 0, queue: queue) { slot1.value = $0 })
-        disposable.add(storage.start(s2, index: 1, queue: queue) { slot2.value = $0 })
+        disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
+        disposable.add(storage.start(s2, index: 1, queue: queue, slot: slot2))
         return disposable
     }
 }
@@ -48,8 +48,8 @@ public func combineLatest<T1: Sendable, T2: Sendable, E>(queue: Queue? = nil, _ 
         }
         storage.sendInitialIfFilled()
         let disposable = DisposableSet()
-        disposable.add(storage.start(s1, index: 0, queue: queue) { slot1.value = $0 })
-        disposable.add(storage.start(s2, index: 1, queue: queue) { slot2.value = $0 })
+        disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
+        disposable.add(storage.start(s2, index: 1, queue: queue, slot: slot2))
         return disposable
     }
 }
@@ -67,24 +67,14 @@ public func combineLatest<T: Sendable, E>(queue: Queue? = nil, _ signals: [Signa
         return Signal<[T], E>.single([])
     }
     return Signal { subscriber in
-        let slots = CombineLatestArraySlots<T>(count: signals.count)
+        let slots = signals.map { _ in CombineLatestSlot<T>() }
         let storage = CombineLatestStorage<[T], E>(arity: signals.count, subscriber: subscriber) {
-            slots.values.map { $0! }
+            slots.map { $0.value! }
         }
         let disposable = DisposableSet()
         for (index, signal) in signals.enumerated() {
-            disposable.add(storage.start(signal, index: index, queue: queue) { slots.values[index] = $0 })
+            disposable.add(storage.start(signal, index: index, queue: queue, slot: slots[index]))
         }
         return disposable
-    }
-}
-
-/// The latest values of the array form of `combineLatest`.
-final class CombineLatestArraySlots<T: Sendable>: @unchecked Sendable {
-    // Safe: read and written only while the owning `CombineLatestStorage` holds its lock.
-    var values: [T?]
-
-    init(count: Int) {
-        self.values = Array(repeating: nil, count: count)
     }
 }

@@ -34,13 +34,13 @@ final class CombineLatestStorage<R, E>: Sendable {
         }
     }
 
-    /// Starts source `index`, storing its values with `store` (which runs under the lock).
-    func start<V: Sendable>(_ signal: Signal<V, E>, index: Int, queue: Queue?, store: @escaping @Sendable (V) -> Void) -> Disposable {
+    /// Starts source `index`, storing its values in `slot` (under the lock).
+    func start<V: Sendable>(_ signal: Signal<V, E>, index: Int, queue: Queue?, slot: CombineLatestSlot<V>) -> Disposable {
         let source = queue.map { signal |> deliverOnQueuePreservingErrorType($0) } ?? signal
         // The sources' callbacks own the storage; the cycle through the subscriber is broken when the
         // subscription terminates or is disposed.
-        return source.start(next: { value in
-            self.received(index: index) { store(value) }
+        return source.start(linkedTo: subscriber, next: { value in
+            self.received(index: index, value: value, slot: slot)
         }, error: { error in
             self.failed(error)
         }, completed: {
@@ -48,16 +48,19 @@ final class CombineLatestStorage<R, E>: Sendable {
         })
     }
 
-    private func received(index: Int, store: () -> Void) {
-        let combined = self.state.withLock { state -> R? in
-            guard !state.isTerminated else { return nil }
-            store()
+    private func received<V: Sendable>(index: Int, value: V, slot: CombineLatestSlot<V>) {
+        let (combined, replaced) = self.state.withLock { state -> (R?, V?) in
+            guard !state.isTerminated else { return (nil, nil) }
+            let replaced = slot.value
+            slot.value = value
             if !state.hasValue[index] {
                 state.hasValue[index] = true
                 state.valueCount += 1
             }
-            return state.valueCount == self.arity ? self.combine() : nil
+            return (state.valueCount == self.arity ? self.combine() : nil, replaced)
         }
+        // The replaced value is released here, outside the lock.
+        withExtendedLifetime(replaced) {}
         if let combined {
             self.subscriber.putNext(combined)
         }
@@ -105,7 +108,7 @@ final class CombineLatestSlot<V: Sendable>: @unchecked Sendable {
 func deliverOnQueuePreservingErrorType<T: Sendable, E>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
-            return signal.start(next: { value in
+            return signal.start(linkedTo: subscriber, next: { value in
                 queue.async { subscriber.putNext(value) }
             }, error: { error in
                 let transfer = UnsafeTransfer(error)

@@ -44,8 +44,10 @@ public func throttled<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
 private func queueSignals<T, E>(_ signal: Signal<Signal<T, E>, E>, mode: QueueStateMachine<T, E>.Mode) -> Signal<T, E> {
     return Signal { subscriber in
         let runner = QueueRunner(subscriber: subscriber, mode: mode)
-        let outer = signal.start(next: { inner in
-            if let first = runner.state.withLock({ $0.outerSent(inner) }) {
+        let outer = signal.start(linkedTo: subscriber, next: { inner in
+            let (first, dropped) = runner.state.withLock { $0.outerSent(inner) }
+            withExtendedLifetime(dropped) {}
+            if let first {
                 runner.run(first)
             }
         }, error: { error in
@@ -81,7 +83,14 @@ private final class QueueRunner<T, E>: Sendable {
         while let signal = next {
             next = nil
             let subscriber = self.subscriber
-            self.current.set(signal.start(next: { value in
+            // While this loop runs inside the generator, a downstream disposal cannot reach the
+            // operator's disposable yet; the subscriber knows it ended.
+            if subscriber.isTerminated {
+                let dropped = self.state.withLock { $0.terminate() }
+                withExtendedLifetime(dropped) {}
+                return
+            }
+            self.current.set(signal.start(linkedTo: subscriber, next: { value in
                 subscriber.putNext(value)
             }, error: { error in
                 self.fail(error)

@@ -21,7 +21,8 @@ struct QueueStateMachine<T, E> {
     }
 
     private let mode: Mode
-    private var waiting: [Signal<T, E>] = []
+    /// Started entries are set to nil, so the signal is released by the thread that starts it.
+    private var waiting: [Signal<T, E>?] = []
     private var waitingHead = 0
     /// An inner signal is running or being started.
     private var isExecuting = false
@@ -35,20 +36,23 @@ struct QueueStateMachine<T, E> {
         self.mode = mode
     }
 
-    /// The outer signal sent an inner signal: returns it when it should start now.
-    mutating func outerSent(_ signal: Signal<T, E>) -> Signal<T, E>? {
-        guard !self.isTerminated else { return nil }
+    /// The outer signal sent an inner signal: returns it when it should start now, and the waiting
+    /// signals it replaced (throttle mode), to be released outside the lock.
+    mutating func outerSent(_ signal: Signal<T, E>) -> (start: Signal<T, E>?, dropped: [Signal<T, E>?]) {
+        guard !self.isTerminated else { return (nil, []) }
         if self.isExecuting {
+            var dropped: [Signal<T, E>?] = []
             if self.mode == .throttle {
-                self.waiting.removeAll()
+                dropped = self.waiting
+                self.waiting = []
                 self.waitingHead = 0
             }
             self.waiting.append(signal)
-            return nil
+            return (nil, dropped)
         }
         self.isExecuting = true
         self.isStarting = true
-        return signal
+        return (signal, [])
     }
 
     /// The starter returned from starting an inner signal.
@@ -87,9 +91,9 @@ struct QueueStateMachine<T, E> {
 
     /// An error ended the result, or it was disposed: drops waiting signals (returned, to be released
     /// outside the lock).
-    mutating func terminate() -> [Signal<T, E>] {
+    mutating func terminate() -> [Signal<T, E>?] {
         self.isTerminated = true
-        let dropped = Array(self.waiting[self.waitingHead...])
+        let dropped = self.waiting
         self.waiting = []
         self.waitingHead = 0
         return dropped
@@ -102,7 +106,8 @@ struct QueueStateMachine<T, E> {
             return .none
         }
         if self.waitingHead < self.waiting.count {
-            let next = self.waiting[self.waitingHead]
+            let next = self.waiting[self.waitingHead]!
+            self.waiting[self.waitingHead] = nil
             self.waitingHead += 1
             if self.waitingHead == self.waiting.count {
                 self.waiting.removeAll(keepingCapacity: true)

@@ -5,15 +5,19 @@ import Dispatch
 /// A source that completes synchronously is restarted in a loop, not recursively, so the stack does not
 /// grow.
 ///
-/// > Warning: A subscription cannot be disposed before its generator returns. A source that *always*
-/// > completes synchronously therefore keeps `start` looping forever, and a downstream ``take(_:)`` cannot
-/// > stop it; such a source must end the loop itself (with an error) or complete asynchronously.
+/// The loop checks before every restart whether the subscriber downstream has ended, so a source that
+/// always completes synchronously can be stopped by a downstream operator such as ``take(_:)`` even
+/// though `start` has not returned yet.
+///
+/// > Warning: That check follows the chain of library operators. A hand-written generator between the
+/// > loop and the operator that ends it breaks the chain; then a source that always completes
+/// > synchronously keeps `start` looping until it fails.
 ///
 /// - Parameter signal: The source.
 /// - Returns: A signal that never completes on its own.
 public func restart<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
     return RestartLoop.signal { subscriber, loop in
-        return signal.start(next: { value in
+        return signal.start(linkedTo: subscriber, next: { value in
             subscriber.putNext(value)
         }, error: { error in
             subscriber.putError(error)
@@ -39,7 +43,7 @@ public func recurse<T, E>(_ latestValue: T?) -> (Signal<T, E>) -> Signal<T, E> {
 /// - Returns: A signal that cannot fail.
 public func restartIfError<T, E>(_ signal: Signal<T, E>) -> Signal<T, NoError> {
     return RestartLoop.signal { subscriber, loop in
-        return signal.start(next: { value in
+        return signal.start(linkedTo: subscriber, next: { value in
             subscriber.putNext(value)
         }, error: { _ in
             loop.restart()
@@ -60,7 +64,7 @@ public func restartIfError<T, E>(_ signal: Signal<T, E>) -> Signal<T, NoError> {
 public func retry<T, E>(_ delayIncrement: Double, maxDelay: Double, onQueue queue: Queue) -> (_ signal: Signal<T, E>) -> Signal<T, NoError> {
     return { signal in
         return RestartLoop.signal { subscriber, loop in
-            return signal.start(next: { value in
+            return signal.start(linkedTo: subscriber, next: { value in
                 subscriber.putNext(value)
             }, error: { _ in
                 let (delay, _) = loop.nextRetryDelay(increment: delayIncrement, max: maxDelay)
@@ -87,7 +91,7 @@ public func retry<T, E>(_ delayIncrement: Double, maxDelay: Double, onQueue queu
 @preconcurrency public func retry<T, E>(retryOnError: @escaping @Sendable (E) -> Bool, delayIncrement: Double, maxDelay: Double, maxRetries: Int, onQueue queue: Queue) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return RestartLoop.signal { subscriber, loop in
-            return signal.start(next: { value in
+            return signal.start(linkedTo: subscriber, next: { value in
                 subscriber.putNext(value)
             }, error: { error in
                 guard retryOnError(error) else {

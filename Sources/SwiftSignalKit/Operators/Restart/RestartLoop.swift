@@ -17,9 +17,14 @@ final class RestartLoop: Sendable {
     private let retries = LockedState<(delay: Double, count: Int)>.make((0, 0))
     private let current = MetaDisposable()
     private let makeSubscription: @Sendable (RestartLoop) -> Disposable
+    private let isFinished: @Sendable () -> Bool
 
-    /// - Parameter makeSubscription: Starts one subscription; it calls ``restart()`` to ask for another.
-    init(_ makeSubscription: @escaping @Sendable (RestartLoop) -> Disposable) {
+    /// - Parameters:
+    ///   - isFinished: Whether the downstream has ended; checked before every restart, because while the
+    ///     loop runs inside the generator a downstream disposal cannot call ``stop()`` yet.
+    ///   - makeSubscription: Starts one subscription; it calls ``restart()`` to ask for another.
+    init(isFinished: @escaping @Sendable () -> Bool, _ makeSubscription: @escaping @Sendable (RestartLoop) -> Disposable) {
+        self.isFinished = isFinished
         self.makeSubscription = makeSubscription
     }
 
@@ -41,6 +46,10 @@ final class RestartLoop: Sendable {
         }
         guard startNow else { return }
         while true {
+            if self.isFinished() {
+                self.stop()
+                return
+            }
             self.current.set(self.makeSubscription(self))
             let again = self.state.withLock { state -> Bool in
                 if state.restartRequested && !state.isDisposed {
@@ -76,7 +85,9 @@ extension RestartLoop {
     /// A signal that runs `makeSubscription` through a loop and stops the loop on dispose.
     static func signal<T, E>(_ makeSubscription: @escaping @Sendable (Subscriber<T, E>, RestartLoop) -> Disposable) -> Signal<T, E> {
         return Signal { subscriber in
-            let loop = RestartLoop { loop in makeSubscription(subscriber, loop) }
+            let loop = RestartLoop(isFinished: { subscriber.isTerminated }) { loop in
+                makeSubscription(subscriber, loop)
+            }
             loop.begin()
             return ActionDisposable {
                 loop.stop()

@@ -16,10 +16,10 @@
 public func switchToLatest<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
     return Signal { subscriber in
         let state = LockedState<SwitchToLatestStateMachine>.make(SwitchToLatestStateMachine())
-        let outer = signal.start(next: { inner in
+        let outer = signal.start(linkedTo: subscriber, next: { inner in
             guard let (id, previous) = state.withLock({ $0.outerSentInner() }) else { return }
             previous?.dispose()
-            let disposable = inner.start(next: { value in
+            let disposable = inner.start(linkedTo: subscriber, next: { value in
                 if state.withLock({ $0.isCurrent(id) }) {
                     subscriber.putNext(value)
                 }

@@ -1,0 +1,106 @@
+/// Elements in insertion order, removable by the key `add` returned.
+///
+/// Keys only grow, so a binary search finds an element: removal is O(log n), with holes compacted in
+/// amortised O(1). Iteration is O(n) without sorting, and copying the structure (to iterate outside a
+/// lock) only retains its buffers. Removed elements are returned, never released in place, so that a
+/// caller holding a lock can release them after unlocking.
+struct OrderedSlots<Element> {
+    private var keys: [Int] = []
+    private var items: [Element?] = []
+    private var holes = 0
+    private var nextKey = 0
+
+    var count: Int { self.items.count - self.holes }
+    var isEmpty: Bool { self.count == 0 }
+
+    /// Adds an element and returns its key.
+    mutating func add(_ element: Element) -> Int {
+        let key = self.nextKey
+        self.nextKey += 1
+        self.keys.append(key)
+        self.items.append(element)
+        return key
+    }
+
+    /// Removes the element under `key` and returns it (nil if absent).
+    mutating func remove(_ key: Int) -> Element? {
+        guard let slot = self.slot(of: key), let element = self.items[slot] else { return nil }
+        self.items[slot] = nil
+        self.holes += 1
+        if self.holes * 2 > self.items.count {
+            self.compact()
+        }
+        return element
+    }
+
+    /// Removes every element and returns them, in order.
+    mutating func removeAll() -> [Element] {
+        let all = Array(self)
+        self.keys = []
+        self.items = []
+        self.holes = 0
+        return all
+    }
+
+    func element(forKey key: Int) -> Element? {
+        guard let slot = self.slot(of: key) else { return nil }
+        return self.items[slot]
+    }
+
+    /// The elements with their keys, in order.
+    var keyedElements: [(key: Int, element: Element)] {
+        var result: [(key: Int, element: Element)] = []
+        result.reserveCapacity(self.count)
+        for (key, item) in zip(self.keys, self.items) {
+            if let item { result.append((key, item)) }
+        }
+        return result
+    }
+
+    private func slot(of key: Int) -> Int? {
+        var low = 0
+        var high = self.keys.count
+        while low < high {
+            let middle = (low + high) / 2
+            if self.keys[middle] < key {
+                low = middle + 1
+            } else {
+                high = middle
+            }
+        }
+        return low < self.keys.count && self.keys[low] == key ? low : nil
+    }
+
+    private mutating func compact() {
+        var keys: [Int] = []
+        var items: [Element?] = []
+        keys.reserveCapacity(self.count)
+        items.reserveCapacity(self.count)
+        for (key, item) in zip(self.keys, self.items) where item != nil {
+            keys.append(key)
+            items.append(item)
+        }
+        self.keys = keys
+        self.items = items
+        self.holes = 0
+    }
+}
+
+extension OrderedSlots: Sequence {
+    struct Iterator: IteratorProtocol {
+        fileprivate var base: IndexingIterator<[Element?]>
+
+        mutating func next() -> Element? {
+            while let item = self.base.next() {
+                if let item { return item }
+            }
+            return nil
+        }
+    }
+
+    func makeIterator() -> Iterator {
+        return Iterator(base: self.items.makeIterator())
+    }
+}
+
+extension OrderedSlots: Sendable where Element: Sendable {}
