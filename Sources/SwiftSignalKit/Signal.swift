@@ -82,8 +82,7 @@ public final class Signal<T, E>: Sendable {
     ///   - completed: Called once if the signal completes.
     /// - Returns: A disposable that ends the subscription. Once its `dispose()` returns, no callback starts
     ///   and none is running on another thread.
-    @discardableResult
-    @preconcurrency public func start(
+    @discardableResult @preconcurrency public func start(
         next: (@Sendable (T) -> Void)? = nil,
         error: (@Sendable (E) -> Void)? = nil,
         completed: (@Sendable () -> Void)? = nil
@@ -116,8 +115,7 @@ public final class Signal<T, E>: Sendable {
     ///   - error: Called once if the signal fails.
     ///   - completed: Called once if the signal completes.
     /// - Returns: A disposable that ends the subscription.
-    @discardableResult
-    @preconcurrency public func startStandalone(
+    @discardableResult @preconcurrency public func startStandalone(
         next: (@Sendable (T) -> Void)? = nil,
         error: (@Sendable (E) -> Void)? = nil,
         completed: (@Sendable () -> Void)? = nil

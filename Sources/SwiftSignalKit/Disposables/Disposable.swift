@@ -5,8 +5,7 @@
 /// > Note: `Disposable` refines `Sendable` because disposables are handed between threads (a subscription
 /// > started on one queue is often disposed on another). It is `@preconcurrency`, so classes written for
 /// > the original library keep compiling without diagnostics in Swift 5 mode; Swift 6 code is checked.
-@preconcurrency
-public protocol Disposable: AnyObject, Sendable {
+@preconcurrency public protocol Disposable: AnyObject, Sendable {
     /// Stops the work this disposable stands for. Idempotent.
     func dispose()
 }

@@ -49,8 +49,7 @@ public final class Atomic<T> {
     ///
     /// - Parameter f: Computes the new value from the old; runs while the lock is held.
     /// - Returns: The new value.
-    @discardableResult
-    public func modify(_ f: (T) throws -> T) rethrows -> T {
+    @discardableResult public func modify(_ f: (T) throws -> T) rethrows -> T {
         return try self.state.withLock { value in
             value = try f(value)
             return value
@@ -61,8 +60,7 @@ public final class Atomic<T> {
     ///
     /// - Parameter value: The new value.
     /// - Returns: The old value.
-    @discardableResult
-    public func swap(_ value: T) -> T {
+    @discardableResult public func swap(_ value: T) -> T {
         return self.state.withLock { current in
             let previous = current
             current = value
@@ -94,8 +92,7 @@ public final class Lock: Sendable {
     ///
     /// - Parameter f: The critical section.
     /// - Returns: What `f` returns.
-    @discardableResult
-    public func locked<R>(_ f: () -> R) -> R {
+    @discardableResult public func locked<R>(_ f: () -> R) -> R {
         return self.state.withLock { _ in f() }
     }
 
@@ -104,8 +101,7 @@ public final class Lock: Sendable {
     /// - Parameter f: The critical section.
     /// - Returns: What `f` returns.
     /// - Throws: What `f` throws.
-    @discardableResult
-    public func throwingLocked<R>(_ f: () throws -> R) throws -> R {
+    @discardableResult public func throwingLocked<R>(_ f: () throws -> R) throws -> R {
         return try self.state.withLock { _ in try f() }
     }
 }

@@ -135,6 +135,29 @@ import Testing
         #expect(!alternateStarted.isSet)
     }
 
+    /// The original started its timer after the source, so a value sent synchronously by the source
+    /// could not cancel it, and the alternate replaced a source that had answered.
+    @Test func timeoutIsCancelledByASynchronousFirstValue() {
+        let queue = Queue()
+        let alternateStarted = Flag()
+        let alternate = Signal<Int, NoError> { _ in
+            alternateStarted.set()
+            return EmptyDisposable
+        }
+        let sourceDisposed = CountingDisposable()
+        let source = Signal<Int, NoError> { subscriber in
+            subscriber.putNext(1)
+            return sourceDisposed
+        }
+        let subscription = (source |> timeout(0.01, queue: queue, alternate: alternate)).start()
+        let check = DispatchSemaphore(value: 0)
+        queue.after(0.05) { check.signal() }
+        #expect(wait(check))
+        #expect(!alternateStarted.isSet)
+        #expect(sourceDisposed.count.value == 0)
+        subscription.dispose()
+    }
+
     @Test func timeoutRaceStateMachine() {
         var race = TimeoutRace.waiting
         let sourceFirst = race.sourceEvent()
