@@ -8,17 +8,19 @@ func section(_ title: String) {
 
 section("A cold signal runs its generator on every start")
 let numbers = Signal<Int, NoError> { subscriber in
-    for value in 1 ... 5 {
+    for value in 1...5 {
         subscriber.putNext(value)
     }
     subscriber.putCompletion()
     return EmptyDisposable
 }
-_ = (numbers |> filter { $0 % 2 == 1 } |> map { $0 * 10 }).start(next: { value in
-    print("odd x10:", value)
-}, completed: {
-    print("completed")
-})
+_ = (numbers |> filter { $0 % 2 == 1 } |> map { $0 * 10 }).start(
+    next: { value in
+        print("odd x10:", value)
+    },
+    completed: {
+        print("completed")
+    })
 
 section("combineLatest and distinctUntilChanged")
 let name = ValuePromise("ada", ignoreRepeated: true)
@@ -26,7 +28,7 @@ let unread = ValuePromise(0)
 let header = combineLatest(name.get(), unread.get()) |> map { name, count in "\(name) (\(count) unread)" }
 let headerDisposable = (header |> distinctUntilChanged).start(next: { print("header:", $0) })
 unread.set(3)
-name.set("ada")   // repeated: ignored
+name.set("ada")  // repeated: ignored
 name.set("grace")
 headerDisposable.dispose()
 
@@ -39,9 +41,11 @@ profileDisposable.dispose()
 
 section("mapToSignal follows only the latest inner signal")
 let queries = ValuePipe<String>()
-let results = queries.signal() |> mapToSignal { query in
-    Signal<String, NoError>.single("results for \(query)")
-}
+let results =
+    queries.signal()
+    |> mapToSignal { query in
+        Signal<String, NoError>.single("results for \(query)")
+    }
 let resultsDisposable = results.start(next: { print($0) })
 queries.putNext("swift")
 queries.putNext("signals")
@@ -50,17 +54,21 @@ resultsDisposable.dispose()
 section("deliverOn a Queue")
 let worker = Queue(name: "demo.worker")
 let done = DispatchSemaphore(value: 0)
-_ = (numbers |> reduceLeft(value: 0, f: +) |> deliverOn(worker)).start(next: { sum in
-    print("sum on worker queue:", sum, "isCurrent:", worker.isCurrent())
-}, completed: {
-    done.signal()
-})
+_ = (numbers |> reduceLeft(value: 0, f: +) |> deliverOn(worker)).start(
+    next: { sum in
+        print("sum on worker queue:", sum, "isCurrent:", worker.isCurrent())
+    },
+    completed: {
+        done.signal()
+    })
 done.wait()
 
 section("delay postpones the subscription")
 let delayed = DispatchSemaphore(value: 0)
-_ = (Signal<String, NoError>.single("late hello") |> delay(0.05, queue: worker)).start(next: { print($0) }, completed: {
-    delayed.signal()
-})
+_ = (Signal<String, NoError>.single("late hello") |> delay(0.05, queue: worker)).start(
+    next: { print($0) },
+    completed: {
+        delayed.signal()
+    })
 delayed.wait()
 print("\ndone")

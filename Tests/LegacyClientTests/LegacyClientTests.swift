@@ -43,25 +43,28 @@ final class ChatListController {
     }
 
     func load() {
-        self.disposables.add((self.title.get()
-            |> map { $0.uppercased() }
-            |> distinctUntilChanged).start(next: { [weak self] title in
-                self?.receivedTitles.append(title)
-            }))
+        self.disposables.add(
+            (self.title.get()
+                |> map { $0.uppercased() }
+                |> distinctUntilChanged).start(next: { [weak self] title in
+                    self?.receivedTitles.append(title)
+                }))
 
-        self.peerDisposable.set((self.peer(id: 1)
-            |> `catch` { _ -> Signal<Peer, LoadError> in
-                return .single(Peer(id: 0, name: "fallback"))
-            }
-            |> beforeNext { [weak self] peer in
-                self?.cache.peers[peer.id] = peer
-            }).start(next: { [weak self] peer in
-                self?.selectedPeer.set(.single(peer))
-            }))
+        self.peerDisposable.set(
+            (self.peer(id: 1)
+                |> `catch` { _ -> Signal<Peer, LoadError> in
+                    return .single(Peer(id: 0, name: "fallback"))
+                }
+                |> beforeNext { [weak self] peer in
+                    self?.cache.peers[peer.id] = peer
+                }).start(next: { [weak self] peer in
+                    self?.selectedPeer.set(.single(peer))
+                }))
 
-        self.disposables.add(self.selectedPeer.get().start(next: { [weak self] peer in
-            self?.receivedPeers.append(peer)
-        }))
+        self.disposables.add(
+            self.selectedPeer.get().start(next: { [weak self] peer in
+                self?.receivedPeers.append(peer)
+            }))
     }
 
     func combined() -> Signal<String, NoError> {
@@ -72,7 +75,8 @@ final class ChatListController {
     }
 
     func loadOnQueue(_ completion: @escaping (Peer?) -> Void) {
-        let signal: Signal<Peer?, NoError> = self.peer(id: 5)
+        let signal: Signal<Peer?, NoError> =
+            self.peer(id: 5)
             |> map(Optional.init)
             |> `catch` { _ -> Signal<Peer?, NoError> in
                 return .single(nil)
@@ -119,7 +123,8 @@ final class LegacyClientTests: XCTestCase {
 
     func testOperatorsAsFunctionReferencesAndConstructors() {
         var values: [Int] = []
-        let signal = combineLatest([single(1, NoError.self), single(2, NoError.self)])
+        let signal =
+            combineLatest([single(1, NoError.self), single(2, NoError.self)])
             |> map { $0.reduce(0, +) }
             |> mapToSignal { value -> Signal<Int, NoError> in
                 return .single(value * 10)

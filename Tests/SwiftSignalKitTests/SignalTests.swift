@@ -1,5 +1,6 @@
 import Dispatch
 import Testing
+
 @testable import SwiftSignalKit
 
 @Suite struct SignalTests {
@@ -53,24 +54,26 @@ import Testing
 
     @Test func eventsAfterTerminalEventAreDropped() {
         let recorder = Recorder<Int, TestError>()
-        recorder.start(Signal { subscriber in
-            subscriber.putNext(1)
-            subscriber.putCompletion()
-            subscriber.putNext(2)
-            subscriber.putError(TestError())
-            subscriber.putCompletion()
-            return EmptyDisposable
-        })
+        recorder.start(
+            Signal { subscriber in
+                subscriber.putNext(1)
+                subscriber.putCompletion()
+                subscriber.putNext(2)
+                subscriber.putError(TestError())
+                subscriber.putCompletion()
+                return EmptyDisposable
+            })
         #expect(recorder.events == [.next(1), .completed])
     }
 
     @Test func terminalEventInsideGeneratorDisposesTheReturnedDisposable() {
         let disposable = CountingDisposable()
         let recorder = Recorder<Int, NoError>()
-        recorder.start(Signal { subscriber in
-            subscriber.putCompletion()
-            return disposable
-        })
+        recorder.start(
+            Signal { subscriber in
+                subscriber.putCompletion()
+                return disposable
+            })
         #expect(disposable.count.value == 1)
     }
 
@@ -127,10 +130,11 @@ import Testing
         let holder = MetaDisposable()
         let recorder = Recorder<Int, NoError>()
         let pipe = ValuePipe<Int>()
-        holder.set(pipe.signal().start(next: { value in
-            recorder.append(.next(value))
-            holder.dispose()
-        }))
+        holder.set(
+            pipe.signal().start(next: { value in
+                recorder.append(.next(value))
+                holder.dispose()
+            }))
         pipe.putNext(1)
         pipe.putNext(2)
         #expect(recorder.values == [1])
@@ -151,8 +155,8 @@ import Testing
         let disposed = Signal<Int, NoError>.never().startStrict(file: "Other.swift", line: 7)
         disposed.dispose()
         #if DEBUG
-        #expect(reports.withLock { $0 }.count == 1)
-        #expect(reports.withLock { $0 }.first?.contains("Feature.swift:42") == true)
+            #expect(reports.withLock { $0 }.count == 1)
+            #expect(reports.withLock { $0 }.first?.contains("Feature.swift:42") == true)
         #endif
     }
 

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Testing
+
 @testable import SwiftSignalKit
 
 @Suite struct SubscriberStressTests {
@@ -8,7 +9,7 @@ import Testing
     /// `dispose()` had returned. The callback below is still running when another thread disposes; a
     /// correct `dispose()` waits for it, so the callback never observes `dispose()` as returned.
     @Test func noCallbackRunsAfterDisposeReturns() {
-        for _ in 0 ..< 20 {
+        for _ in 0..<20 {
             let captured = CapturedSubscriber<Int, NoError>()
             let callbackStarted = Flag()
             let disposeCalled = Flag()
@@ -19,7 +20,7 @@ import Testing
                 callbackStarted.set()
                 spin(until: { disposeCalled.isSet })
                 // Give a non-waiting dispose() ample time to return.
-                for _ in 0 ..< 20_000 { sched_yield() }
+                for _ in 0..<20_000 { sched_yield() }
                 if disposeReturned.isSet {
                     violations.increment()
                 }
@@ -40,7 +41,7 @@ import Testing
     }
 
     @Test func concurrentEventsAndDisposeNeverDeliverAfterDispose() {
-        for _ in 0 ..< 200 {
+        for _ in 0..<200 {
             let captured = CapturedSubscriber<Int, NoError>()
             let disposed = Flag()
             let late = Counter()
@@ -52,7 +53,7 @@ import Testing
                     subscription.dispose()
                     disposed.set()
                 } else {
-                    for value in 0 ..< 200 {
+                    for value in 0..<200 {
                         captured.subscriber?.putNext(value)
                     }
                 }
@@ -62,7 +63,7 @@ import Testing
     }
 
     @Test func concurrentTerminalEventsDeliverExactlyOne() {
-        for _ in 0 ..< 500 {
+        for _ in 0..<500 {
             let captured = CapturedSubscriber<Int, TestError>()
             let terminals = Counter()
             let disposable = CountingDisposable()

@@ -79,10 +79,10 @@ public final class StrictDisposable: Disposable {
 
     deinit {
         #if DEBUG
-        if !self.isDisposed.withLock({ $0 }) {
-            let report = StrictDisposable.leakHandler.withLock { $0 }
-            report("Leaked disposable \(self.disposable) from \(self.file):\(self.line)")
-        }
+            if !self.isDisposed.withLock({ $0 }) {
+                let report = StrictDisposable.leakHandler.withLock { $0 }
+                report("Leaked disposable \(self.disposable) from \(self.file):\(self.line)")
+            }
         #endif
     }
 

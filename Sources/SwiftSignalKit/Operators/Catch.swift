@@ -10,13 +10,17 @@
     return { signal in
         return Signal<T, R> { subscriber in
             let replacement = MetaDisposable()
-            let source = signal.start(linkedTo: subscriber, next: { value in
-                subscriber.putNext(value)
-            }, error: { error in
-                replacement.set(f(error).start(forwardingTo: subscriber))
-            }, completed: {
-                subscriber.putCompletion()
-            })
+            let source = signal.start(
+                linkedTo: subscriber,
+                next: { value in
+                    subscriber.putNext(value)
+                },
+                error: { error in
+                    replacement.set(f(error).start(forwardingTo: subscriber))
+                },
+                completed: {
+                    subscriber.putCompletion()
+                })
             let disposable = DisposableSet()
             disposable.add(source)
             disposable.add(replacement)

@@ -12,19 +12,23 @@
 public func deliverOn<T: Sendable, E: Sendable>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
-            return signal.start(linkedTo: subscriber, next: { value in
-                queue.async {
-                    subscriber.putNext(value)
-                }
-            }, error: { error in
-                queue.async {
-                    subscriber.putError(error)
-                }
-            }, completed: {
-                queue.async {
-                    subscriber.putCompletion()
-                }
-            })
+            return signal.start(
+                linkedTo: subscriber,
+                next: { value in
+                    queue.async {
+                        subscriber.putNext(value)
+                    }
+                },
+                error: { error in
+                    queue.async {
+                        subscriber.putError(error)
+                    }
+                },
+                completed: {
+                    queue.async {
+                        subscriber.putCompletion()
+                    }
+                })
         }
     }
 }
@@ -50,19 +54,26 @@ public func deliverOn<T: Sendable, E: Sendable>(_ threadPool: ThreadPool) -> (Si
     return { signal in
         return Signal { subscriber in
             let lane = threadPool.nextQueue()
-            return signal.start(linkedTo: subscriber, next: { value in
-                lane.addTask(ThreadPoolTask { _ in
-                    subscriber.putNext(value)
+            return signal.start(
+                linkedTo: subscriber,
+                next: { value in
+                    lane.addTask(
+                        ThreadPoolTask { _ in
+                            subscriber.putNext(value)
+                        })
+                },
+                error: { error in
+                    lane.addTask(
+                        ThreadPoolTask { _ in
+                            subscriber.putError(error)
+                        })
+                },
+                completed: {
+                    lane.addTask(
+                        ThreadPoolTask { _ in
+                            subscriber.putCompletion()
+                        })
                 })
-            }, error: { error in
-                lane.addTask(ThreadPoolTask { _ in
-                    subscriber.putError(error)
-                })
-            }, completed: {
-                lane.addTask(ThreadPoolTask { _ in
-                    subscriber.putCompletion()
-                })
-            })
         }
     }
 }

@@ -9,9 +9,11 @@
 @preconcurrency public func map<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) -> Signal<R, E> {
     return { signal in
         return Signal<R, E> { subscriber in
-            return signal.start(forwardingTerminalsTo: subscriber, next: { value in
-                subscriber.putNext(f(value))
-            })
+            return signal.start(
+                forwardingTerminalsTo: subscriber,
+                next: { value in
+                    subscriber.putNext(f(value))
+                })
         }
     }
 }
@@ -23,11 +25,13 @@
 @preconcurrency public func filter<T, E>(_ f: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal<T, E> { subscriber in
-            return signal.start(forwardingTerminalsTo: subscriber, next: { value in
-                if f(value) {
-                    subscriber.putNext(value)
-                }
-            })
+            return signal.start(
+                forwardingTerminalsTo: subscriber,
+                next: { value in
+                    if f(value) {
+                        subscriber.putNext(value)
+                    }
+                })
         }
     }
 }
@@ -44,9 +48,11 @@
 @preconcurrency public func flatMap<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T?, E>) -> Signal<R?, E> {
     return { signal in
         return Signal<R?, E> { subscriber in
-            return signal.start(forwardingTerminalsTo: subscriber, next: { value in
-                subscriber.putNext(value.map(f))
-            })
+            return signal.start(
+                forwardingTerminalsTo: subscriber,
+                next: { value in
+                    subscriber.putNext(value.map(f))
+                })
         }
     }
 }
@@ -60,13 +66,17 @@
 @preconcurrency public func mapError<T, E, R>(_ f: @escaping @Sendable (E) -> R) -> (Signal<T, E>) -> Signal<T, R> {
     return { signal in
         return Signal<T, R> { subscriber in
-            return signal.start(linkedTo: subscriber, next: { value in
-                subscriber.putNext(value)
-            }, error: { error in
-                subscriber.putError(f(error))
-            }, completed: {
-                subscriber.putCompletion()
-            })
+            return signal.start(
+                linkedTo: subscriber,
+                next: { value in
+                    subscriber.putNext(value)
+                },
+                error: { error in
+                    subscriber.putError(f(error))
+                },
+                completed: {
+                    subscriber.putCompletion()
+                })
         }
     }
 }
@@ -78,11 +88,14 @@
 public func castError<T, E>(_ type: E.Type) -> (Signal<T, NoError>) -> Signal<T, E> {
     return { signal in
         return Signal<T, E> { subscriber in
-            return signal.start(linkedTo: subscriber, next: { value in
-                subscriber.putNext(value)
-            }, completed: {
-                subscriber.putCompletion()
-            })
+            return signal.start(
+                linkedTo: subscriber,
+                next: { value in
+                    subscriber.putNext(value)
+                },
+                completed: {
+                    subscriber.putCompletion()
+                })
         }
     }
 }
@@ -106,30 +119,34 @@ public func distinctUntilChanged<T: Equatable & Sendable, E>(_ signal: Signal<T,
 ///
 /// - Parameter isEqual: The equality used.
 /// - Returns: An operator for `|>`.
-@preconcurrency public func distinctUntilChanged<T: Sendable, E>(isEqual: @escaping @Sendable (T, T) -> Bool) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
+@preconcurrency public func distinctUntilChanged<T: Sendable, E>(
+    isEqual: @escaping @Sendable (T, T) -> Bool
+) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
             // The last value passed on, with a version so a racing value is compared again.
             let last = LockedState<(value: T?, version: UInt64)>.make((nil, 0))
-            return signal.start(forwardingTerminalsTo: subscriber, next: { value in
-                while true {
-                    let (previous, version) = last.withLock { $0 }
-                    if let previous, isEqual(previous, value) {
-                        return
+            return signal.start(
+                forwardingTerminalsTo: subscriber,
+                next: { value in
+                    while true {
+                        let (previous, version) = last.withLock { $0 }
+                        if let previous, isEqual(previous, value) {
+                            return
+                        }
+                        let (stored, replaced) = last.withLock { state -> (Bool, T?) in
+                            guard state.version == version else { return (false, nil) }
+                            let replaced = state.value
+                            state = (value, version + 1)
+                            return (true, replaced)
+                        }
+                        withExtendedLifetime(replaced) {}
+                        if stored {
+                            subscriber.putNext(value)
+                            return
+                        }
                     }
-                    let (stored, replaced) = last.withLock { state -> (Bool, T?) in
-                        guard state.version == version else { return (false, nil) }
-                        let replaced = state.value
-                        state = (value, version + 1)
-                        return (true, replaced)
-                    }
-                    withExtendedLifetime(replaced) {}
-                    if stored {
-                        subscriber.putNext(value)
-                        return
-                    }
-                }
-            })
+                })
         }
     }
 }

@@ -21,15 +21,19 @@ extension SignalEvent: Sendable where T: Sendable, E: Sendable {}
 /// - Returns: A signal of events that completes after the source's terminal event.
 public func dematerialize<T, E>(signal: Signal<T, E>) -> Signal<SignalEvent<T, E>, NoError> {
     return Signal { subscriber in
-        return signal.start(linkedTo: subscriber, next: { value in
-            subscriber.putNext(.Next(value))
-        }, error: { error in
-            subscriber.putNext(.Error(error))
-            subscriber.putCompletion()
-        }, completed: {
-            subscriber.putNext(.Completion)
-            subscriber.putCompletion()
-        })
+        return signal.start(
+            linkedTo: subscriber,
+            next: { value in
+                subscriber.putNext(.Next(value))
+            },
+            error: { error in
+                subscriber.putNext(.Error(error))
+                subscriber.putCompletion()
+            },
+            completed: {
+                subscriber.putNext(.Completion)
+                subscriber.putCompletion()
+            })
     }
 }
 
@@ -39,17 +43,20 @@ public func dematerialize<T, E>(signal: Signal<T, E>) -> Signal<SignalEvent<T, E
 /// - Returns: The signal those events describe.
 public func materialize<T, E>(signal: Signal<SignalEvent<T, E>, NoError>) -> Signal<T, E> {
     return Signal { subscriber in
-        return signal.start(linkedTo: subscriber, next: { event in
-            switch event {
-            case .Next(let value):
-                subscriber.putNext(value)
-            case .Error(let error):
-                subscriber.putError(error)
-            case .Completion:
+        return signal.start(
+            linkedTo: subscriber,
+            next: { event in
+                switch event {
+                case .Next(let value):
+                    subscriber.putNext(value)
+                case .Error(let error):
+                    subscriber.putError(error)
+                case .Completion:
+                    subscriber.putCompletion()
+                }
+            },
+            completed: {
                 subscriber.putCompletion()
-            }
-        }, completed: {
-            subscriber.putCompletion()
-        })
+            })
     }
 }

@@ -11,7 +11,9 @@
 ///   - value: The initial accumulator.
 ///   - f: Combines the accumulator with a value.
 /// - Returns: An operator for `|>` whose result sends one value, then completes.
-@preconcurrency public func reduceLeft<T: Sendable, E>(value: T, f: @escaping @Sendable (T, T) -> T) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
+@preconcurrency public func reduceLeft<T: Sendable, E>(
+    value: T, f: @escaping @Sendable (T, T) -> T
+) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
     return reduceLeft(value: value, f: { current, next, _ in f(current, next) })
 }
 
@@ -22,19 +24,23 @@
 ///   - value: The initial accumulator.
 ///   - f: Combines the accumulator with a value; may call its third argument to send a value downstream.
 /// - Returns: An operator for `|>`.
-@preconcurrency public func reduceLeft<T: Sendable, E>(value: T, f: @escaping @Sendable (T, T, (T) -> Void) -> T) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
-    return reduceLeft(value, generator: { current, next in
-        Signal { subscriber in
-            var emitted: [T] = []
-            let updated = f(current, next) { emitted.append($0) }
-            for value in emitted {
-                subscriber.putNext((current, .Some(value)))
+@preconcurrency public func reduceLeft<T: Sendable, E>(
+    value: T, f: @escaping @Sendable (T, T, (T) -> Void) -> T
+) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
+    return reduceLeft(
+        value,
+        generator: { current, next in
+            Signal { subscriber in
+                var emitted: [T] = []
+                let updated = f(current, next) { emitted.append($0) }
+                for value in emitted {
+                    subscriber.putNext((current, .Some(value)))
+                }
+                subscriber.putNext((updated, .None))
+                subscriber.putCompletion()
+                return EmptyDisposable
             }
-            subscriber.putNext((updated, .None))
-            subscriber.putCompletion()
-            return EmptyDisposable
-        }
-    })
+        })
 }
 
 /// Whether ``reduceLeft(_:generator:)`` passes a value downstream.
@@ -56,40 +62,51 @@ extension Passthrough: Sendable where T: Sendable {}
 ///   - value: The initial accumulator.
 ///   - generator: Makes the signal for the current accumulator and a new value.
 /// - Returns: An operator for `|>`.
-@preconcurrency public func reduceLeft<T: Sendable, E>(_ value: T, generator: @escaping @Sendable (T, T) -> Signal<(T, Passthrough<T>), E>) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
+@preconcurrency public func reduceLeft<T: Sendable, E>(
+    _ value: T, generator: @escaping @Sendable (T, T) -> Signal<(T, Passthrough<T>), E>
+) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
             let accumulator = LockedState<T>.make(value)
             // `queue` starts each step only after the previous one completed, so each step reads the
             // accumulator the previous step left.
-            let steps = signal |> map { next -> Signal<T, E> in
-                Signal { step in
-                    let current = accumulator.withLock { $0 }
-                    return generator(current, next).start(linkedTo: step, next: { updated, passthrough in
-                        let replaced = accumulator.withLock { accumulator -> T in
-                            let replaced = accumulator
-                            accumulator = updated
-                            return replaced
-                        }
-                        withExtendedLifetime(replaced) {}
-                        if case .Some(let value) = passthrough {
-                            step.putNext(value)
-                        }
-                    }, error: { error in
-                        step.putError(error)
-                    }, completed: {
-                        step.putCompletion()
-                    })
-                }
-            } |> queue
-            return steps.start(next: { value in
-                subscriber.putNext(value)
-            }, error: { error in
-                subscriber.putError(error)
-            }, completed: {
-                subscriber.putNext(accumulator.withLock { $0 })
-                subscriber.putCompletion()
-            })
+            let steps =
+                signal
+                |> map { next -> Signal<T, E> in
+                    Signal { step in
+                        let current = accumulator.withLock { $0 }
+                        return generator(current, next).start(
+                            linkedTo: step,
+                            next: { updated, passthrough in
+                                let replaced = accumulator.withLock { accumulator -> T in
+                                    let replaced = accumulator
+                                    accumulator = updated
+                                    return replaced
+                                }
+                                withExtendedLifetime(replaced) {}
+                                if case .Some(let value) = passthrough {
+                                    step.putNext(value)
+                                }
+                            },
+                            error: { error in
+                                step.putError(error)
+                            },
+                            completed: {
+                                step.putCompletion()
+                            })
+                    }
+                } |> queue
+            return steps.start(
+                next: { value in
+                    subscriber.putNext(value)
+                },
+                error: { error in
+                    subscriber.putError(error)
+                },
+                completed: {
+                    subscriber.putNext(accumulator.withLock { $0 })
+                    subscriber.putCompletion()
+                })
         }
     }
 }

@@ -4,11 +4,14 @@
 /// - Returns: A signal with no values.
 public func ignoreValues<T, E>(_ signal: Signal<T, E>) -> Signal<Never, E> {
     return Signal { subscriber in
-        return signal.start(linkedTo: subscriber, error: { error in
-            subscriber.putError(error)
-        }, completed: {
-            subscriber.putCompletion()
-        })
+        return signal.start(
+            linkedTo: subscriber,
+            error: { error in
+                subscriber.putError(error)
+            },
+            completed: {
+                subscriber.putCompletion()
+            })
     }
 }
 
@@ -24,13 +27,17 @@ public func then<T, E>(_ nextSignal: Signal<T, E>) -> (Signal<T, E>) -> Signal<T
     return { signal in
         return Signal { subscriber in
             let next = MetaDisposable()
-            let first = signal.start(linkedTo: subscriber, next: { value in
-                subscriber.putNext(value)
-            }, error: { error in
-                subscriber.putError(error)
-            }, completed: {
-                next.set(nextSignal.start(forwardingTo: subscriber))
-            })
+            let first = signal.start(
+                linkedTo: subscriber,
+                next: { value in
+                    subscriber.putNext(value)
+                },
+                error: { error in
+                    subscriber.putError(error)
+                },
+                completed: {
+                    next.set(nextSignal.start(forwardingTo: subscriber))
+                })
             let disposable = DisposableSet()
             disposable.add(first)
             disposable.add(next)
@@ -69,19 +76,24 @@ public func merge<T, E>(_ signals: [Signal<T, E>]) -> Signal<T, E> {
         let remaining = LockedState<Int>.make(signals.count)
         let disposable = DisposableSet()
         for signal in signals {
-            disposable.add(signal.start(linkedTo: subscriber, next: { value in
-                subscriber.putNext(value)
-            }, error: { error in
-                subscriber.putError(error)
-            }, completed: {
-                let last = remaining.withLock { remaining -> Bool in
-                    remaining -= 1
-                    return remaining == 0
-                }
-                if last {
-                    subscriber.putCompletion()
-                }
-            }))
+            disposable.add(
+                signal.start(
+                    linkedTo: subscriber,
+                    next: { value in
+                        subscriber.putNext(value)
+                    },
+                    error: { error in
+                        subscriber.putError(error)
+                    },
+                    completed: {
+                        let last = remaining.withLock { remaining -> Bool in
+                            remaining -= 1
+                            return remaining == 0
+                        }
+                        if last {
+                            subscriber.putCompletion()
+                        }
+                    }))
         }
         return disposable
     }

@@ -5,10 +5,12 @@
 @preconcurrency public func beforeNext<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
-            return signal.start(forwardingTerminalsTo: subscriber, next: { value in
-                _ = f(value)
-                subscriber.putNext(value)
-            })
+            return signal.start(
+                forwardingTerminalsTo: subscriber,
+                next: { value in
+                    _ = f(value)
+                    subscriber.putNext(value)
+                })
         }
     }
 }
@@ -20,10 +22,12 @@
 @preconcurrency public func afterNext<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
-            return signal.start(forwardingTerminalsTo: subscriber, next: { value in
-                subscriber.putNext(value)
-                _ = f(value)
-            })
+            return signal.start(
+                forwardingTerminalsTo: subscriber,
+                next: { value in
+                    subscriber.putNext(value)
+                    _ = f(value)
+                })
         }
     }
 }
@@ -48,14 +52,18 @@
 @preconcurrency public func beforeCompleted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
-            return signal.start(linkedTo: subscriber, next: { value in
-                subscriber.putNext(value)
-            }, error: { error in
-                subscriber.putError(error)
-            }, completed: {
-                f()
-                subscriber.putCompletion()
-            })
+            return signal.start(
+                linkedTo: subscriber,
+                next: { value in
+                    subscriber.putNext(value)
+                },
+                error: { error in
+                    subscriber.putError(error)
+                },
+                completed: {
+                    f()
+                    subscriber.putCompletion()
+                })
         }
     }
 }
@@ -67,14 +75,18 @@
 @preconcurrency public func afterCompleted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
-            return signal.start(linkedTo: subscriber, next: { value in
-                subscriber.putNext(value)
-            }, error: { error in
-                subscriber.putError(error)
-            }, completed: {
-                subscriber.putCompletion()
-                f()
-            })
+            return signal.start(
+                linkedTo: subscriber,
+                next: { value in
+                    subscriber.putNext(value)
+                },
+                error: { error in
+                    subscriber.putError(error)
+                },
+                completed: {
+                    subscriber.putCompletion()
+                    f()
+                })
         }
     }
 }
@@ -88,9 +100,10 @@
         return Signal { subscriber in
             let disposable = DisposableSet()
             disposable.add(signal.start(forwardingTo: subscriber))
-            disposable.add(ActionDisposable {
-                _ = f()
-            })
+            disposable.add(
+                ActionDisposable {
+                    _ = f()
+                })
             return disposable
         }
     }
@@ -117,16 +130,20 @@
 ) -> Signal<T, E> {
     return Signal { subscriber in
         let state = initialState()
-        let disposable = signal.start(linkedTo: subscriber, next: { value in
-            next(value, state)
-            subscriber.putNext(value)
-        }, error: { failure in
-            error(failure, state)
-            subscriber.putError(failure)
-        }, completed: {
-            completed(state)
-            subscriber.putCompletion()
-        })
+        let disposable = signal.start(
+            linkedTo: subscriber,
+            next: { value in
+                next(value, state)
+                subscriber.putNext(value)
+            },
+            error: { failure in
+                error(failure, state)
+                subscriber.putError(failure)
+            },
+            completed: {
+                completed(state)
+                subscriber.putCompletion()
+            })
         return ActionDisposable {
             disposable.dispose()
             disposed(state)

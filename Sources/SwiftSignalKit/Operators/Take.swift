@@ -12,18 +12,20 @@ public func take<T, E>(_ count: Int) -> (Signal<T, E>) -> Signal<T, E> {
                 return EmptyDisposable
             }
             let taken = LockedState<Int>.make(0)
-            return signal.start(forwardingTerminalsTo: subscriber, next: { value in
-                let index = taken.withLock { taken -> Int in
-                    taken += 1
-                    return taken
-                }
-                if index <= count {
-                    subscriber.putNext(value)
-                }
-                if index >= count {
-                    subscriber.putCompletion()
-                }
-            })
+            return signal.start(
+                forwardingTerminalsTo: subscriber,
+                next: { value in
+                    let index = taken.withLock { taken -> Int in
+                        taken += 1
+                        return taken
+                    }
+                    if index <= count {
+                        subscriber.putNext(value)
+                    }
+                    if index >= count {
+                        subscriber.putCompletion()
+                    }
+                })
         }
     }
 }
@@ -59,15 +61,17 @@ public struct SignalTakeAction: Sendable {
 @preconcurrency public func take<T, E>(until: @escaping @Sendable (T) -> SignalTakeAction) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
-            return signal.start(forwardingTerminalsTo: subscriber, next: { value in
-                let action = until(value)
-                if action.passthrough {
-                    subscriber.putNext(value)
-                }
-                if action.complete {
-                    subscriber.putCompletion()
-                }
-            })
+            return signal.start(
+                forwardingTerminalsTo: subscriber,
+                next: { value in
+                    let action = until(value)
+                    if action.passthrough {
+                        subscriber.putNext(value)
+                    }
+                    if action.complete {
+                        subscriber.putCompletion()
+                    }
+                })
         }
     }
 }
@@ -79,18 +83,22 @@ public struct SignalTakeAction: Sendable {
 public func last<T: Sendable, E>(signal: Signal<T, E>) -> Signal<T?, E> {
     return Signal { subscriber in
         let last = LockedState<T?>.make(nil)
-        return signal.start(linkedTo: subscriber, next: { value in
-            let replaced = last.withLock { last -> T? in
-                let replaced = last
-                last = value
-                return replaced
-            }
-            withExtendedLifetime(replaced) {}
-        }, error: { error in
-            subscriber.putError(error)
-        }, completed: {
-            subscriber.putNext(last.withLock { $0 })
-            subscriber.putCompletion()
-        })
+        return signal.start(
+            linkedTo: subscriber,
+            next: { value in
+                let replaced = last.withLock { last -> T? in
+                    let replaced = last
+                    last = value
+                    return replaced
+                }
+                withExtendedLifetime(replaced) {}
+            },
+            error: { error in
+                subscriber.putError(error)
+            },
+            completed: {
+                subscriber.putNext(last.withLock { $0 })
+                subscriber.putCompletion()
+            })
     }
 }

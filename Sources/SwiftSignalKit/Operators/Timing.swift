@@ -17,13 +17,16 @@ public func delay<T, E>(_ timeout: Double, queue: Queue) -> (_ signal: Signal<T,
     return { signal in
         return Signal { subscriber in
             let disposable = MetaDisposable()
-            let timer = Timer(timeout: timeout, repeat: false, completion: {
-                disposable.set(signal.start(forwardingTo: subscriber))
-            }, queue: queue)
+            let timer = Timer(
+                timeout: timeout, repeat: false,
+                completion: {
+                    disposable.set(signal.start(forwardingTo: subscriber))
+                }, queue: queue)
             // Installed before the timer starts, so the timer's subscription always replaces it.
-            disposable.set(ActionDisposable {
-                timer.invalidate()
-            })
+            disposable.set(
+                ActionDisposable {
+                    timer.invalidate()
+                })
             timer.start()
             return disposable
         }
@@ -38,14 +41,16 @@ public func delay<T, E>(_ timeout: Double, queue: Queue) -> (_ signal: Signal<T,
 ///   - granularity: Kept for source compatibility; the wall-clock deadline makes polling unnecessary.
 ///   - queue: Where the source starts.
 /// - Returns: An operator for `|>`.
-public func suspendAwareDelay<T, E>(_ timeout: Double, granularity: Double = 4.0, queue: Queue) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
+public func suspendAwareDelay<T, E>(_ timeout: Double, granularity: Double = 4.0, queue: Queue) -> (_ signal: Signal<T, E>) -> Signal<T, E>
+{
     return { signal in
         return Signal { subscriber in
             let disposable = MetaDisposable()
             let cancelled = LockedState<Bool>.make(false)
-            disposable.set(ActionDisposable {
-                cancelled.withLock { $0 = true }
-            })
+            disposable.set(
+                ActionDisposable {
+                    cancelled.withLock { $0 = true }
+                })
             queue.queue.asyncAfter(wallDeadline: .now() + timeout) {
                 guard !cancelled.withLock({ $0 }) else { return }
                 disposable.set(signal.start(forwardingTo: subscriber))
@@ -72,25 +77,32 @@ public func timeout<T, E>(_ timeout: Double, queue: Queue, alternate: Signal<T, 
             let race = LockedState<TimeoutRace>.make(.waiting)
             let source = MetaDisposable()
             let fallback = MetaDisposable()
-            let timer = Timer(timeout: timeout, repeat: false, completion: {
-                guard race.withLock({ $0.timerFired() }) else { return }
-                source.dispose()
-                fallback.set(alternate.start(forwardingTo: subscriber))
-            }, queue: queue)
+            let timer = Timer(
+                timeout: timeout, repeat: false,
+                completion: {
+                    guard race.withLock({ $0.timerFired() }) else { return }
+                    source.dispose()
+                    fallback.set(alternate.start(forwardingTo: subscriber))
+                }, queue: queue)
             timer.start()
-            source.set(signal.start(linkedTo: subscriber, next: { value in
-                guard race.withLock({ $0.sourceEvent() }) else { return }
-                timer.invalidate()
-                subscriber.putNext(value)
-            }, error: { error in
-                guard race.withLock({ $0.sourceEvent() }) else { return }
-                timer.invalidate()
-                subscriber.putError(error)
-            }, completed: {
-                guard race.withLock({ $0.sourceEvent() }) else { return }
-                timer.invalidate()
-                subscriber.putCompletion()
-            }))
+            source.set(
+                signal.start(
+                    linkedTo: subscriber,
+                    next: { value in
+                        guard race.withLock({ $0.sourceEvent() }) else { return }
+                        timer.invalidate()
+                        subscriber.putNext(value)
+                    },
+                    error: { error in
+                        guard race.withLock({ $0.sourceEvent() }) else { return }
+                        timer.invalidate()
+                        subscriber.putError(error)
+                    },
+                    completed: {
+                        guard race.withLock({ $0.sourceEvent() }) else { return }
+                        timer.invalidate()
+                        subscriber.putCompletion()
+                    }))
             let disposable = DisposableSet()
             disposable.add(ActionDisposable { timer.invalidate() })
             disposable.add(source)

@@ -106,24 +106,27 @@ final class MulticastInstance<T, E>: MulticastInstanceProtocol {
     func start(_ signal: Signal<T, E>, onEnd: @escaping @Sendable () -> Void) {
         // Every member may have left before the source was started.
         guard !self.state.withLock({ $0.isEnded }) else { return }
-        let disposable = signal.start(next: { [weak self] value in
-            guard let self else { return }
-            for member in self.state.withLock({ $0.members }) {
-                member.putNext(value)
-            }
-        }, error: { [weak self] error in
-            guard let self else { return }
-            for member in self.end() {
-                member.putError(error)
-            }
-            onEnd()
-        }, completed: { [weak self] in
-            guard let self else { return }
-            for member in self.end() {
-                member.putCompletion()
-            }
-            onEnd()
-        })
+        let disposable = signal.start(
+            next: { [weak self] value in
+                guard let self else { return }
+                for member in self.state.withLock({ $0.members }) {
+                    member.putNext(value)
+                }
+            },
+            error: { [weak self] error in
+                guard let self else { return }
+                for member in self.end() {
+                    member.putError(error)
+                }
+                onEnd()
+            },
+            completed: { [weak self] in
+                guard let self else { return }
+                for member in self.end() {
+                    member.putCompletion()
+                }
+                onEnd()
+            })
         let stale = self.state.withLock { state -> Disposable? in
             if state.isEnded { return disposable }
             state.source = disposable

@@ -90,14 +90,14 @@ public final class ThreadPool: Sendable {
     init(threadCount: Int, threadPriority: Double, onThreadExit: (@Sendable () -> Void)?) {
         precondition(threadCount > 0, "ThreadPool needs at least one thread, got \(threadCount)")
         self.core = ThreadPoolCore(onThreadExit: onThreadExit)
-        for index in 0 ..< threadCount {
+        for index in 0..<threadCount {
             let core = self.core
             let thread = Thread {
                 core.runWorker()
             }
             thread.name = "SwiftSignalKit.ThreadPool.\(index)"
             #if canImport(Darwin)
-            thread.threadPriority = threadPriority
+                thread.threadPriority = threadPriority
             #endif
             thread.start()
         }
@@ -195,7 +195,7 @@ final class ThreadPoolCore: @unchecked Sendable {
             return lanes
         }
         withExtendedLifetime(dropped) {}
-        for _ in 0 ..< self.threadCount {
+        for _ in 0..<self.threadCount {
             self.wakeUps.signal()
         }
     }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import SwiftSignalKit
 
 @Suite struct DisposableTests {
@@ -15,7 +16,9 @@ import Testing
         let runs = Counter()
         do {
             let object = tracker.make()
-            _ = ActionDisposable { _ = object; runs.increment() }
+            _ = ActionDisposable {
+                _ = object; runs.increment()
+            }
         }
         #expect(tracker.live.value == 0)
         #expect(runs.value == 0)
@@ -47,7 +50,7 @@ import Testing
 
     @Test func disposableSetDisposesAllMembersAndLateAdditions() {
         let set = DisposableSet()
-        let members = (0 ..< 5).map { _ in CountingDisposable() }
+        let members = (0..<5).map { _ in CountingDisposable() }
         members.forEach(set.add)
         set.remove(members[0])
         set.dispose()
@@ -109,9 +112,9 @@ import Testing
 
 @Suite struct DisposableStressTests {
     @Test func metaDisposableSetRacingDisposeDisposesEverything() {
-        for _ in 0 ..< 200 {
+        for _ in 0..<200 {
             let meta = MetaDisposable()
-            let members = (0 ..< 8).map { _ in CountingDisposable() }
+            let members = (0..<8).map { _ in CountingDisposable() }
             concurrently(members.count + 1) { index in
                 if index == members.count {
                     meta.dispose()
@@ -125,9 +128,9 @@ import Testing
     }
 
     @Test func disposableSetAddRacingDisposeDisposesEverything() {
-        for _ in 0 ..< 200 {
+        for _ in 0..<200 {
             let set = DisposableSet()
-            let members = (0 ..< 16).map { _ in CountingDisposable() }
+            let members = (0..<16).map { _ in CountingDisposable() }
             concurrently(members.count + 1) { index in
                 if index == members.count {
                     set.dispose()
@@ -141,7 +144,7 @@ import Testing
 
     @Test func disposableDictConcurrentSetsDisposeEachEntryOnce() {
         let dict = DisposableDict<Int>()
-        let entries = (0 ..< 400).map { _ in CountingDisposable() }
+        let entries = (0..<400).map { _ in CountingDisposable() }
         concurrently(8) { thread in
             for index in stride(from: thread, to: entries.count, by: 8) {
                 dict.set(entries[index], forKey: index % 10)
@@ -152,7 +155,7 @@ import Testing
     }
 
     @Test func actionDisposableRunsOnceUnderContention() {
-        for _ in 0 ..< 500 {
+        for _ in 0..<500 {
             let runs = Counter()
             let disposable = ActionDisposable { runs.increment() }
             concurrently(4) { _ in disposable.dispose() }

@@ -1,5 +1,6 @@
 import Dispatch
 import Testing
+
 @testable import SwiftSignalKit
 
 @Suite struct CatchTests {
@@ -16,9 +17,11 @@ import Testing
 
     @Test func disposingDisposesTheReplacement() {
         let replacement = CountingDisposable()
-        let subscription = (Signal<Int, TestError>.fail(TestError()) |> `catch` { _ in
-            Signal<Int, TestError> { _ in replacement }
-        }).start()
+        let subscription =
+            (Signal<Int, TestError>.fail(TestError())
+            |> `catch` { _ in
+                Signal<Int, TestError> { _ in replacement }
+            }).start()
         subscription.dispose()
         #expect(replacement.count.value == 1)
     }
@@ -152,10 +155,12 @@ import Testing
         }
         let done = DispatchSemaphore(value: 0)
         let recorder = Recorder<Int, NoError>()
-        _ = (source |> retry(0.001, maxDelay: 0.002, onQueue: Queue())).start(next: { recorder.append(.next($0)) }, completed: {
-            recorder.append(.completed)
-            done.signal()
-        })
+        _ = (source |> retry(0.001, maxDelay: 0.002, onQueue: Queue())).start(
+            next: { recorder.append(.next($0)) },
+            completed: {
+                recorder.append(.completed)
+                done.signal()
+            })
         #expect(wait(done))
         #expect(recorder.events == [.next(3), .completed])
     }
@@ -163,8 +168,12 @@ import Testing
     @Test func retryWithPredicateStopsOnRejectedErrorsAndAfterMaxRetries() {
         let rejected = DispatchSemaphore(value: 0)
         let rejectedRecorder = Recorder<Int, TestError>()
-        _ = (Signal<Int, TestError>.fail(TestError(code: 7)) |> retry(retryOnError: { $0.code != 7 }, delayIncrement: 0.001, maxDelay: 0.001, maxRetries: 5, onQueue: Queue()))
-            .start(error: { rejectedRecorder.append(.error($0)); rejected.signal() })
+        _ =
+            (Signal<Int, TestError>.fail(TestError(code: 7))
+            |> retry(retryOnError: { $0.code != 7 }, delayIncrement: 0.001, maxDelay: 0.001, maxRetries: 5, onQueue: Queue()))
+            .start(error: {
+                rejectedRecorder.append(.error($0)); rejected.signal()
+            })
         #expect(wait(rejected))
         #expect(rejectedRecorder.events == [.error(TestError(code: 7))])
 
@@ -176,7 +185,9 @@ import Testing
         }
         let recorder = Recorder<Int, TestError>()
         _ = (source |> retry(retryOnError: { _ in true }, delayIncrement: 0.001, maxDelay: 0.001, maxRetries: 3, onQueue: Queue()))
-            .start(error: { recorder.append(.error($0)); exhausted.signal() })
+            .start(error: {
+                recorder.append(.error($0)); exhausted.signal()
+            })
         #expect(wait(exhausted))
         #expect(attempts.value == 4, "the first attempt plus three retries")
         #expect(recorder.events == [.error(TestError(code: 4))])
@@ -187,7 +198,7 @@ import Testing
     @Test func disposeRacingAsynchronousRestartsLeavesNothingSubscribed() {
         let dispatchQueue = DispatchQueue(label: "restart.stress", attributes: .concurrent)
         let queue = Queue(queue: dispatchQueue)
-        for _ in 0 ..< 200 {
+        for _ in 0..<200 {
             let active = Counter()
             let starts = Counter()
             let source = Signal<Int, NoError> { subscriber in

@@ -1,5 +1,6 @@
 import Dispatch
 import Testing
+
 @testable import SwiftSignalKit
 
 @Suite struct CombineLatestTests {
@@ -48,9 +49,11 @@ import Testing
 
         let s = values([1])
         let twentySix = Recorder<Int, NoError>()
-        twentySix.start(combineLatest(s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s) |> map { tuple in
-            tuple.0 + tuple.12 + tuple.25
-        })
+        twentySix.start(
+            combineLatest(s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s)
+                |> map { tuple in
+                    tuple.0 + tuple.12 + tuple.25
+                })
         #expect(twentySix.events == [.next(3), .completed])
 
         let mixed = Recorder<String, NoError>()
@@ -59,7 +62,7 @@ import Testing
     }
 
     @Test func arrayForm() {
-        let pipes = (0 ..< 3).map { _ in ValuePipe<Int>() }
+        let pipes = (0..<3).map { _ in ValuePipe<Int>() }
         let recorder = Recorder<[Int], NoError>()
         recorder.start(combineLatest(pipes.map { $0.signal() }))
         pipes[0].putNext(1)
@@ -77,9 +80,10 @@ import Testing
         let queue = Queue()
         let done = DispatchSemaphore(value: 0)
         let onQueue = Flag()
-        _ = combineLatest(queue: queue, values([1]), values([2])).start(next: { _ in
-            if queue.isCurrent() { onQueue.set() }
-        }, completed: { done.signal() })
+        _ = combineLatest(queue: queue, values([1]), values([2])).start(
+            next: { _ in
+                if queue.isCurrent() { onQueue.set() }
+            }, completed: { done.signal() })
         #expect(wait(done))
         #expect(onQueue.isSet)
     }
@@ -106,7 +110,7 @@ import Testing
         a.putNext(0)
         b.putNext(0)
         concurrently(4) { thread in
-            for value in 1 ... 2_000 {
+            for value in 1...2_000 {
                 if thread % 2 == 0 { a.putNext(value) } else { b.putNext(value) }
             }
         }

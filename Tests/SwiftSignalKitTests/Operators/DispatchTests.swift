@@ -1,5 +1,6 @@
 import Dispatch
 import Testing
+
 @testable import SwiftSignalKit
 
 @Suite struct DispatchOperatorTests {
@@ -8,12 +9,13 @@ import Testing
         let done = DispatchSemaphore(value: 0)
         let recorder = Recorder<Int, NoError>()
         let offQueue = Flag()
-        _ = (values(Array(0 ..< 1_000)) |> deliverOn(queue)).start(next: { value in
-            if !queue.isCurrent() { offQueue.set() }
-            recorder.append(.next(value))
-        }, completed: { done.signal() })
+        _ = (values(Array(0..<1_000)) |> deliverOn(queue)).start(
+            next: { value in
+                if !queue.isCurrent() { offQueue.set() }
+                recorder.append(.next(value))
+            }, completed: { done.signal() })
         #expect(wait(done))
-        #expect(recorder.values == Array(0 ..< 1_000))
+        #expect(recorder.values == Array(0..<1_000))
         #expect(!offQueue.isSet)
     }
 
@@ -21,11 +23,12 @@ import Testing
         let pool = ThreadPool(threadCount: 2, threadPriority: 0.5)
         let done = DispatchSemaphore(value: 0)
         let recorder = Recorder<Int, NoError>()
-        _ = (values(Array(0 ..< 500)) |> deliverOn(pool)).start(next: { value in
-            recorder.append(.next(value))
-        }, completed: { done.signal() })
+        _ = (values(Array(0..<500)) |> deliverOn(pool)).start(
+            next: { value in
+                recorder.append(.next(value))
+            }, completed: { done.signal() })
         #expect(wait(done))
-        #expect(recorder.values == Array(0 ..< 500))
+        #expect(recorder.values == Array(0..<500))
     }
 
     @Test func runOnQueueStartsTheGeneratorThere() {
@@ -47,10 +50,11 @@ import Testing
         let started = Flag()
         let gate = DispatchSemaphore(value: 0)
         queue.justDispatch { _ = gate.wait(timeout: .now() + 10) }
-        let subscription = (Signal<Int, NoError> { _ in
-            started.set()
-            return EmptyDisposable
-        } |> runOn(queue)).start()
+        let subscription =
+            (Signal<Int, NoError> { _ in
+                started.set()
+                return EmptyDisposable
+            } |> runOn(queue)).start()
         subscription.dispose()
         gate.signal()
         queue.sync {}
@@ -75,7 +79,7 @@ import Testing
 @Suite struct DispatchStressTests {
     @Test func deliverOnRacingDisposeDeliversNothingAfterDispose() {
         let queue = Queue()
-        for _ in 0 ..< 200 {
+        for _ in 0..<200 {
             let pipe = ValuePipe<Int>()
             let disposed = Flag()
             let late = Counter()
@@ -87,7 +91,7 @@ import Testing
                     subscription.dispose()
                     disposed.set()
                 } else {
-                    for value in 0 ..< 100 { pipe.putNext(value) }
+                    for value in 0..<100 { pipe.putNext(value) }
                 }
             }
             queue.sync {}

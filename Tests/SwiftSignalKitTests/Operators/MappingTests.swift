@@ -1,4 +1,5 @@
 import Testing
+
 @testable import SwiftSignalKit
 
 /// A synchronous signal of the given values, then completion.
@@ -65,7 +66,7 @@ func values<T: Sendable, E>(_ values: [T], _ errorType: E.Type = NoError.self) -
         let captured = CapturedSubscriber<Int, NoError>()
         let recorder = Recorder<Int, NoError>()
         recorder.start(captured.signal(disposable: source) |> take(2))
-        for value in 1 ... 4 {
+        for value in 1...4 {
             captured.subscriber?.putNext(value)
         }
         #expect(recorder.events == [.next(1), .next(2), .completed])
@@ -75,16 +76,21 @@ func values<T: Sendable, E>(_ values: [T], _ errorType: E.Type = NoError.self) -
     @Test func takeZeroCompletesWithoutStarting() {
         let starts = Counter()
         let recorder = Recorder<Int, NoError>()
-        recorder.start(Signal<Int, NoError> { _ in starts.increment(); return EmptyDisposable } |> take(0))
+        recorder.start(
+            Signal<Int, NoError> { _ in
+                starts.increment(); return EmptyDisposable
+            } |> take(0))
         #expect(recorder.events == [.completed])
         #expect(starts.value == 0)
     }
 
     @Test func takeUntil() {
         let recorder = Recorder<Int, NoError>()
-        recorder.start(values([1, 2, 3, 4]) |> take(until: { value in
-            SignalTakeAction(passthrough: value != 3, complete: value == 3)
-        }))
+        recorder.start(
+            values([1, 2, 3, 4])
+                |> take(until: { value in
+                    SignalTakeAction(passthrough: value != 3, complete: value == 3)
+                }))
         #expect(recorder.events == [.next(1), .next(2), .completed])
     }
 
@@ -102,7 +108,7 @@ func values<T: Sendable, E>(_ values: [T], _ errorType: E.Type = NoError.self) -
         let recorder = Recorder<Int, NoError>()
         recorder.start(pipe.signal() |> take(100))
         concurrently(4) { thread in
-            for value in 0 ..< 1_000 {
+            for value in 0..<1_000 {
                 pipe.putNext(thread * 1_000 + value)
             }
         }
@@ -117,7 +123,8 @@ func values<T: Sendable, E>(_ values: [T], _ errorType: E.Type = NoError.self) -
     @Test func callbacksRunInOrderAroundEvents() {
         let log = LockedState<[String]>.make([])
         @Sendable func note(_ entry: String) { log.withLock { $0.append(entry) } }
-        let signal = values([1])
+        let signal =
+            values([1])
             |> beforeStarted { note("started") }
             |> beforeNext { note("before \($0)") }
             |> afterNext { note("after \($0)") }
@@ -125,9 +132,10 @@ func values<T: Sendable, E>(_ values: [T], _ errorType: E.Type = NoError.self) -
             |> afterCompleted { note("after completed") }
             |> afterDisposed { note("disposed") }
         _ = signal.start(next: { note("next \($0)") }, completed: { note("completed") })
-        #expect(log.withLock { $0 } == [
-            "started", "before 1", "next 1", "after 1", "before completed", "completed", "after completed", "disposed",
-        ])
+        #expect(
+            log.withLock { $0 } == [
+                "started", "before 1", "next 1", "after 1", "before completed", "completed", "after completed", "disposed",
+            ])
     }
 
     @Test func afterDisposedRunsOnDispose() {
@@ -146,21 +154,28 @@ func values<T: Sendable, E>(_ values: [T], _ errorType: E.Type = NoError.self) -
             let disposed = Flag()
         }
         let made = LockedState<[State]>.make([])
-        let signal = withState(values([1, 2]), {
-            let state = State()
-            made.withLock { $0.append(state) }
-            return state
-        }, next: { (_: Int, state: State) in
-            state.seen.increment()
-        }, completed: { (state: State) in
-            state.finished.set()
-        }, disposed: { (state: State) in
-            state.disposed.set()
-        })
+        let signal = withState(
+            values([1, 2]),
+            {
+                let state = State()
+                made.withLock { $0.append(state) }
+                return state
+            },
+            next: { (_: Int, state: State) in
+                state.seen.increment()
+            },
+            completed: { (state: State) in
+                state.finished.set()
+            },
+            disposed: { (state: State) in
+                state.disposed.set()
+            })
         _ = signal.start()
-        let failing = withState(Signal<Int, TestError>.fail(TestError()), { Counter() }, error: { (_: TestError, counter: Counter) in
-            counter.increment()
-        })
+        let failing = withState(
+            Signal<Int, TestError>.fail(TestError()), { Counter() },
+            error: { (_: TestError, counter: Counter) in
+                counter.increment()
+            })
         let errors = Recorder<Int, TestError>()
         errors.start(failing)
         let states = made.withLock { $0 }

@@ -1,5 +1,6 @@
 import Dispatch
 import Testing
+
 @testable import SwiftSignalKit
 
 @Suite struct SwitchToLatestTests {
@@ -101,12 +102,13 @@ import Testing
         let recorder = Recorder<Int, NoError>()
         recorder.start(outer.signal() |> queue)
         outer.putNext(first.signal())
-        outer.putNext(Signal { subscriber in
-            secondStarted.set()
-            subscriber.putNext(2)
-            subscriber.putCompletion()
-            return EmptyDisposable
-        })
+        outer.putNext(
+            Signal { subscriber in
+                secondStarted.set()
+                subscriber.putNext(2)
+                subscriber.putCompletion()
+                return EmptyDisposable
+            })
         #expect(!secondStarted.isSet, "the second waits for the first to complete")
         first.subscriber?.putNext(1)
         first.subscriber?.putCompletion()
@@ -126,7 +128,7 @@ import Testing
             // The first inner signal is slow, so the rest pile up and then drain synchronously in a row.
             let gate = CapturedSubscriber<Int, NoError>()
             subscriber.putNext(gate.signal())
-            for value in 0 ..< 100_000 {
+            for value in 0..<100_000 {
                 subscriber.putNext(.single(value))
             }
             subscriber.putCompletion()
@@ -219,7 +221,7 @@ import Testing
     /// The concurrent form of bug 4: an old inner signal completing on another thread while the outer
     /// signal switches and completes must not complete the result.
     @Test func switchRacingStaleInnerCompletionNeverCompletesEarly() {
-        for _ in 0 ..< 2_000 {
+        for _ in 0..<2_000 {
             let outer = CapturedSubscriber<Signal<Int, NoError>, NoError>()
             let first = CapturedSubscriber<Int, NoError>()
             let second = CapturedSubscriber<Int, NoError>()
@@ -246,14 +248,15 @@ import Testing
         let received = Counter()
         let subscription = (outer.signal() |> queue).start(next: { _ in received.increment() })
         concurrently(4) { thread in
-            for value in 0 ..< 250 {
-                outer.putNext(Signal { subscriber in
-                    dispatchQueue.justDispatch {
-                        subscriber.putNext(thread * 1_000 + value)
-                        subscriber.putCompletion()
-                    }
-                    return EmptyDisposable
-                })
+            for value in 0..<250 {
+                outer.putNext(
+                    Signal { subscriber in
+                        dispatchQueue.justDispatch {
+                            subscriber.putNext(thread * 1_000 + value)
+                            subscriber.putCompletion()
+                        }
+                        return EmptyDisposable
+                    })
             }
         }
         spin(until: { received.value == 1_000 })

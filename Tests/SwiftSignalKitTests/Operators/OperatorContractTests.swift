@@ -1,5 +1,6 @@
 import Dispatch
 import Testing
+
 @testable import SwiftSignalKit
 
 /// One operator, adapted to `Signal<Int, TestError> -> Signal<Int, TestError>` so every operator can be
@@ -10,7 +11,9 @@ struct OperatorCase: Sendable, CustomTestStringConvertible {
     let isAsynchronous: Bool
     let apply: @Sendable (Signal<Int, TestError>) -> Signal<Int, TestError>
 
-    init(_ name: String, async isAsynchronous: Bool = false, _ apply: @escaping @Sendable (Signal<Int, TestError>) -> Signal<Int, TestError>) {
+    init(
+        _ name: String, async isAsynchronous: Bool = false, _ apply: @escaping @Sendable (Signal<Int, TestError>) -> Signal<Int, TestError>
+    ) {
         self.name = name
         self.isAsynchronous = isAsynchronous
         self.apply = apply
@@ -58,7 +61,14 @@ let operatorCases: [OperatorCase] = [
     OperatorCase("deferred") { signal in deferred { signal } },
     OperatorCase("merge") { merge([$0, .never()]) },
     OperatorCase("reduceLeft(value:f:)") { $0 |> reduceLeft(value: 0, f: +) },
-    OperatorCase("reduceLeft(value:f:emit)") { $0 |> reduceLeft(value: 0, f: { sum, next, emit in emit(next); return sum + next }) },
+    OperatorCase("reduceLeft(value:f:emit)") {
+        $0
+            |> reduceLeft(
+                value: 0,
+                f: { sum, next, emit in
+                    emit(next); return sum + next
+                })
+    },
     OperatorCase("reduceLeft(generator:)") { $0 |> reduceLeft(0, generator: { sum, next in .single((sum + next, .Some(next))) }) },
     OperatorCase("dematerialize/materialize") { $0 |> dematerialize |> materialize },
     OperatorCase("beforeNext") { $0 |> beforeNext { _ in } },
@@ -131,9 +141,11 @@ final class ControlledSource: Sendable {
                 subscriber.putError(TestError(code: 1))
                 return EmptyDisposable
             }
-            _ = operatorCase.apply(source).start(next: { _ in withExtendedLifetime(captured) {} }, error: { _ in done.signal() }, completed: {
-                done.signal()
-            })
+            _ = operatorCase.apply(source).start(
+                next: { _ in withExtendedLifetime(captured) {} }, error: { _ in done.signal() },
+                completed: {
+                    done.signal()
+                })
         }
         #expect(wait(done, seconds: 10), "\(operatorCase.name) ends")
         contractQueue.sync {}
@@ -146,12 +158,13 @@ final class ControlledSource: Sendable {
         let holder = MetaDisposable()
         let received = Counter()
         let firstValue = DispatchSemaphore(value: 0)
-        holder.set(operatorCase.apply(source.signal).start(next: { _ in
-            if received.increment() == 1 {
-                holder.dispose()
-                firstValue.signal()
-            }
-        }))
+        holder.set(
+            operatorCase.apply(source.signal).start(next: { _ in
+                if received.increment() == 1 {
+                    holder.dispose()
+                    firstValue.signal()
+                }
+            }))
         #expect(spin(until: { source.starts.value == 1 }))
         source.send(1)
         source.send(2)
@@ -169,7 +182,7 @@ final class ControlledSource: Sendable {
     /// and the source is disposed exactly once.
     @Test(arguments: operatorCases)
     func emissionsRacingDisposeDeliverNothingLate(_ operatorCase: OperatorCase) {
-        for _ in 0 ..< 20 {
+        for _ in 0..<20 {
             let source = ControlledSource()
             let disposed = Flag()
             let late = Counter()
@@ -182,7 +195,7 @@ final class ControlledSource: Sendable {
                     subscription.dispose()
                     disposed.set()
                 } else {
-                    for value in 0 ..< 100 {
+                    for value in 0..<100 {
                         source.send(value)
                     }
                 }

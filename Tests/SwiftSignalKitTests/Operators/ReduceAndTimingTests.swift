@@ -1,5 +1,6 @@
 import Dispatch
 import Testing
+
 @testable import SwiftSignalKit
 
 @Suite struct ReduceTests {
@@ -11,18 +12,26 @@ import Testing
 
     @Test func reduceLeftWithEmit() {
         let recorder = Recorder<Int, NoError>()
-        recorder.start(values([1, 2, 3]) |> reduceLeft(value: 0, f: { sum, next, emit in
-            if next == 2 { emit(100) }
-            return sum + next
-        }))
+        recorder.start(
+            values([1, 2, 3])
+                |> reduceLeft(
+                    value: 0,
+                    f: { sum, next, emit in
+                        if next == 2 { emit(100) }
+                        return sum + next
+                    }))
         #expect(recorder.events == [.next(100), .next(6), .completed])
     }
 
     @Test func reduceLeftWithGeneratorRunsStepsInOrder() {
         let recorder = Recorder<Int, NoError>()
-        recorder.start(values([1, 2, 3]) |> reduceLeft(0, generator: { sum, next in
-            .single((sum + next, next == 3 ? .Some(sum) : .None))
-        }))
+        recorder.start(
+            values([1, 2, 3])
+                |> reduceLeft(
+                    0,
+                    generator: { sum, next in
+                        .single((sum + next, next == 3 ? .Some(sum) : .None))
+                    }))
         #expect(recorder.events == [.next(3), .next(6), .completed])
     }
 
@@ -50,7 +59,7 @@ import Testing
         }
         recorder.start(source |> reduceLeft(value: 0, f: +))
         concurrently(4) { _ in
-            for _ in 0 ..< 10_000 {
+            for _ in 0..<10_000 {
                 pipe.putNext(1)
             }
         }
@@ -80,10 +89,11 @@ import Testing
     @Test func disposedDelayNeverStartsTheSource() {
         let queue = Queue()
         let started = Flag()
-        let subscription = (Signal<Int, NoError> { _ in
-            started.set()
-            return EmptyDisposable
-        } |> delay(0.01, queue: queue)).start()
+        let subscription =
+            (Signal<Int, NoError> { _ in
+                started.set()
+                return EmptyDisposable
+            } |> delay(0.01, queue: queue)).start()
         subscription.dispose()
         let check = DispatchSemaphore(value: 0)
         queue.after(0.05) { check.signal() }
@@ -97,7 +107,10 @@ import Testing
         #expect(wait(done))
         let started = Flag()
         let queue = Queue()
-        let cancelled = (Signal<Int, NoError> { _ in started.set(); return EmptyDisposable } |> suspendAwareDelay(0.01, queue: queue)).start()
+        let cancelled =
+            (Signal<Int, NoError> { _ in
+                started.set(); return EmptyDisposable
+            } |> suspendAwareDelay(0.01, queue: queue)).start()
         cancelled.dispose()
         let check = DispatchSemaphore(value: 0)
         queue.after(0.05) { check.signal() }
@@ -173,7 +186,7 @@ import Testing
 @Suite struct TimingStressTests {
     @Test func timeoutRacingTheSourceDeliversFromExactlyOneSide() {
         let queue = Queue()
-        for _ in 0 ..< 200 {
+        for _ in 0..<200 {
             let captured = CapturedSubscriber<Int, NoError>()
             let done = DispatchSemaphore(value: 0)
             let recorder = Recorder<Int, NoError>()

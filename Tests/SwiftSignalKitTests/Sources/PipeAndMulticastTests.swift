@@ -1,4 +1,5 @@
 import Testing
+
 @testable import SwiftSignalKit
 
 @Suite struct ValuePipeTests {
@@ -114,7 +115,7 @@ import Testing
         }
         let multicast = Multicast<Int>()
         concurrently(8) { _ in
-            for _ in 0 ..< 500 {
+            for _ in 0..<500 {
                 multicast.get(key: "k", signal: source).start().dispose()
             }
         }
@@ -126,7 +127,7 @@ import Testing
         let received = Counter()
         let keep = pipe.signal().start(next: { _ in received.increment() })
         concurrently(6) { index in
-            for value in 0 ..< 2_000 {
+            for value in 0..<2_000 {
                 if index % 2 == 0 {
                     pipe.putNext(value)
                 } else {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SwiftSignalKit
 
 @Suite struct PromiseTests {
@@ -93,11 +94,13 @@ import Testing
     @Test func reentrantSetFromACallbackKeepsOrder() {
         let promise = Promise<Int>(0)
         let recorder = Recorder<Int, NoError>()
-        recorder.start(promise.get() |> beforeNext { value in
-            if value == 1 {
-                promise.set(.single(2))
-            }
-        })
+        recorder.start(
+            promise.get()
+                |> beforeNext { value in
+                    if value == 1 {
+                        promise.set(.single(2))
+                    }
+                })
         promise.set(.single(1))
         #expect(recorder.values == [0, 1, 2])
     }
@@ -136,7 +139,7 @@ import Testing
         let subscriptions = Counter()
         concurrently(3) { index in
             if index == 0 {
-                for value in 1 ... 100_000 {
+                for value in 1...100_000 {
                     promise.set(value)
                 }
                 producerDone.set()
@@ -161,10 +164,10 @@ import Testing
 
     @Test func concurrentSettersDeliverInOneOrderToEverySubscriber() {
         let promise = Promise<Int>()
-        let recorders = (0 ..< 4).map { _ in Recorder<Int, NoError>() }
+        let recorders = (0..<4).map { _ in Recorder<Int, NoError>() }
         let subscriptions = recorders.map { $0.start(promise.get()) }
         concurrently(4) { thread in
-            for value in 0 ..< 2_000 {
+            for value in 0..<2_000 {
                 promise.set(.single(thread * 10_000 + value))
             }
         }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+
 @testable import SwiftSignalKit
 
 /// One event of a subscription, as a comparable value.
@@ -42,7 +43,11 @@ final class Counter: Sendable {
     private let storage = LockedState<Int>.make(0)
     var value: Int { self.storage.withLock { $0 } }
     @discardableResult
-    func increment() -> Int { self.storage.withLock { $0 += 1; return $0 } }
+    func increment() -> Int {
+        self.storage.withLock {
+            $0 += 1; return $0
+        }
+    }
     func decrement() { self.storage.withLock { $0 -= 1 } }
 }
 

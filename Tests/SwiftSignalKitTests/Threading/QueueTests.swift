@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Testing
+
 @testable import SwiftSignalKit
 
 @Suite struct QueueTests {
@@ -103,10 +104,12 @@ import Testing
         let queue = Queue()
         let fired = Counter()
         let done = DispatchSemaphore(value: 0)
-        let timer = Timer(timeout: 0.01, repeat: false, completion: {
-            if queue.isCurrent() { fired.increment() }
-            done.signal()
-        }, queue: queue)
+        let timer = Timer(
+            timeout: 0.01, repeat: false,
+            completion: {
+                if queue.isCurrent() { fired.increment() }
+                done.signal()
+            }, queue: queue)
         timer.start()
         #expect(wait(done))
         // A later tick, were there one, would run on the queue after this block.
@@ -118,12 +121,14 @@ import Testing
         let queue = Queue()
         let ticks = Counter()
         let done = DispatchSemaphore(value: 0)
-        let timer = Timer(timeout: 0.005, repeat: true, completion: { timer in
-            if ticks.increment() == 3 {
-                timer.invalidate()
-                done.signal()
-            }
-        }, queue: queue)
+        let timer = Timer(
+            timeout: 0.005, repeat: true,
+            completion: { timer in
+                if ticks.increment() == 3 {
+                    timer.invalidate()
+                    done.signal()
+                }
+            }, queue: queue)
         timer.start()
         #expect(wait(done))
         let observed = queue.queue.sync { ticks.value }
@@ -155,7 +160,7 @@ import Testing
         let tracker = LifetimeTracker()
         var local: QueueLocalObject<Box>? = QueueLocalObject(queue: queue, generate: { Box(tracked: tracker.make()) })
         let wrongQueue = Flag()
-        for _ in 0 ..< 100 {
+        for _ in 0..<100 {
             local?.with { box in
                 if !queue.isCurrent() { wrongQueue.set() }
                 box.count += 1
@@ -186,15 +191,16 @@ import Testing
         let order = LockedState<[Int]>.make([])
         let inPool = Counter()
         let done = DispatchSemaphore(value: 0)
-        for index in 0 ..< 100 {
-            lane.addTask(ThreadPoolTask { _ in
-                if pool.isCurrentThreadInPool() { inPool.increment() }
-                order.withLock { $0.append(index) }
-                if index == 99 { done.signal() }
-            })
+        for index in 0..<100 {
+            lane.addTask(
+                ThreadPoolTask { _ in
+                    if pool.isCurrentThreadInPool() { inPool.increment() }
+                    order.withLock { $0.append(index) }
+                    if index == 99 { done.signal() }
+                })
         }
         #expect(wait(done))
-        #expect(order.withLock { $0 } == Array(0 ..< 100))
+        #expect(order.withLock { $0 } == Array(0..<100))
         #expect(inPool.value == 100)
         #expect(!pool.isCurrentThreadInPool())
         #expect(lane == lane)
@@ -226,7 +232,7 @@ import Testing
             pool.addTask(ThreadPoolTask { _ in done.signal() })
             #expect(wait(done))
         }
-        for _ in 0 ..< 4 {
+        for _ in 0..<4 {
             #expect(wait(exited), "every pool thread exits")
         }
     }
@@ -240,10 +246,11 @@ import Testing
         let total = 8 * 500
         concurrently(8) { _ in
             let lane = pool.nextQueue()
-            for _ in 0 ..< 500 {
-                lane.addTask(ThreadPoolTask { _ in
-                    if runs.increment() == total { done.signal() }
-                })
+            for _ in 0..<500 {
+                lane.addTask(
+                    ThreadPoolTask { _ in
+                        if runs.increment() == total { done.signal() }
+                    })
             }
         }
         #expect(wait(done))

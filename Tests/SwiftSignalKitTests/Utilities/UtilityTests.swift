@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SwiftSignalKit
 
 @Suite struct BagTests {
@@ -23,7 +24,7 @@ import Testing
 
     @Test func manyAddsAndRandomRemovalsStayConsistent() {
         let bag = Bag<Int>()
-        var indices = (0 ..< 10_000).map { bag.add($0) }
+        var indices = (0..<10_000).map { bag.add($0) }
         var generator = SplitMix64(seed: 7)
         indices.shuffle(using: &generator)
         let removed = Set(indices.prefix(7_000))
@@ -31,7 +32,7 @@ import Testing
             bag.remove(index)
         }
         #expect(bag.count == 3_000)
-        #expect(bag.copyItems() == (0 ..< 10_000).filter { !removed.contains($0) })
+        #expect(bag.copyItems() == (0..<10_000).filter { !removed.contains($0) })
         bag.removeAll()
         #expect(bag.isEmpty)
     }
@@ -107,7 +108,7 @@ import Testing
     @Test func concurrentModifyIsExact() {
         let atomic = Atomic(value: 0)
         concurrently(8) { _ in
-            for _ in 0 ..< 10_000 {
+            for _ in 0..<10_000 {
                 atomic.modify { $0 + 1 }
             }
         }

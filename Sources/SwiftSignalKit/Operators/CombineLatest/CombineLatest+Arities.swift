@@ -5,7 +5,9 @@
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
-public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, E>(queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>) -> Signal<(T1, T2, T3), E> {
+public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, E>(
+    queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>
+) -> Signal<(T1, T2, T3), E> {
     return Signal { subscriber in
         let slot1 = CombineLatestSlot<T1>()
         let slot2 = CombineLatestSlot<T2>()
@@ -26,7 +28,9 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, E>(queue: Qu
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
-public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, E>(queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>) -> Signal<(T1, T2, T3, T4), E> {
+public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, E>(
+    queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>
+) -> Signal<(T1, T2, T3, T4), E> {
     return Signal { subscriber in
         let slot1 = CombineLatestSlot<T1>()
         let slot2 = CombineLatestSlot<T2>()
@@ -49,7 +53,9 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
-public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, E>(queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>) -> Signal<(T1, T2, T3, T4, T5), E> {
+public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, E>(
+    queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>
+) -> Signal<(T1, T2, T3, T4, T5), E> {
     return Signal { subscriber in
         let slot1 = CombineLatestSlot<T1>()
         let slot2 = CombineLatestSlot<T2>()
@@ -74,7 +80,10 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
-public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, E>(queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>, _ s6: Signal<T6, E>) -> Signal<(T1, T2, T3, T4, T5, T6), E> {
+public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, E>(
+    queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>,
+    _ s6: Signal<T6, E>
+) -> Signal<(T1, T2, T3, T4, T5, T6), E> {
     return Signal { subscriber in
         let slot1 = CombineLatestSlot<T1>()
         let slot2 = CombineLatestSlot<T2>()
@@ -101,7 +110,10 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
-public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, E>(queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>, _ s6: Signal<T6, E>, _ s7: Signal<T7, E>) -> Signal<(T1, T2, T3, T4, T5, T6, T7), E> {
+public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, E>(
+    queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>,
+    _ s6: Signal<T6, E>, _ s7: Signal<T7, E>
+) -> Signal<(T1, T2, T3, T4, T5, T6, T7), E> {
     return Signal { subscriber in
         let slot1 = CombineLatestSlot<T1>()
         let slot2 = CombineLatestSlot<T2>()
@@ -130,7 +142,12 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
-public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, E>(queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>, _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8), E> {
+public func combineLatest<
+    T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, E
+>(
+    queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>,
+    _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>
+) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8), E> {
     return Signal { subscriber in
         let slot1 = CombineLatestSlot<T1>()
         let slot2 = CombineLatestSlot<T2>()
@@ -161,7 +178,12 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
-public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, E>(queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>, _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9), E> {
+public func combineLatest<
+    T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, E
+>(
+    queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>,
+    _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>
+) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9), E> {
     return Signal { subscriber in
         let slot1 = CombineLatestSlot<T1>()
         let slot2 = CombineLatestSlot<T2>()
@@ -194,7 +216,13 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
-public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, E>(queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>, _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10), E> {
+public func combineLatest<
+    T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
+    T10: Sendable, E
+>(
+    queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>,
+    _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>
+) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10), E> {
     return Signal { subscriber in
         let slot1 = CombineLatestSlot<T1>()
         let slot2 = CombineLatestSlot<T2>()
@@ -207,7 +235,10 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
         let slot9 = CombineLatestSlot<T9>()
         let slot10 = CombineLatestSlot<T10>()
         let storage = CombineLatestStorage<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10), E>(arity: 10, subscriber: subscriber) {
-            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!)
+            (
+                slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!,
+                slot9.value!, slot10.value!
+            )
         }
         let disposable = DisposableSet()
         disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
@@ -229,7 +260,13 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
-public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, E>(queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>, _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11), E> {
+public func combineLatest<
+    T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
+    T10: Sendable, T11: Sendable, E
+>(
+    queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>,
+    _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>
+) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11), E> {
     return Signal { subscriber in
         let slot1 = CombineLatestSlot<T1>()
         let slot2 = CombineLatestSlot<T2>()
@@ -243,7 +280,10 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
         let slot10 = CombineLatestSlot<T10>()
         let slot11 = CombineLatestSlot<T11>()
         let storage = CombineLatestStorage<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11), E>(arity: 11, subscriber: subscriber) {
-            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!)
+            (
+                slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!,
+                slot9.value!, slot10.value!, slot11.value!
+            )
         }
         let disposable = DisposableSet()
         disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
@@ -266,7 +306,14 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
-public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, E>(queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>, _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>, _ s12: Signal<T12, E>) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12), E> {
+public func combineLatest<
+    T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
+    T10: Sendable, T11: Sendable, T12: Sendable, E
+>(
+    queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>,
+    _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>,
+    _ s12: Signal<T12, E>
+) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12), E> {
     return Signal { subscriber in
         let slot1 = CombineLatestSlot<T1>()
         let slot2 = CombineLatestSlot<T2>()
@@ -281,7 +328,10 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
         let slot11 = CombineLatestSlot<T11>()
         let slot12 = CombineLatestSlot<T12>()
         let storage = CombineLatestStorage<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12), E>(arity: 12, subscriber: subscriber) {
-            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!, slot12.value!)
+            (
+                slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!,
+                slot9.value!, slot10.value!, slot11.value!, slot12.value!
+            )
         }
         let disposable = DisposableSet()
         disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
@@ -305,7 +355,14 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
-public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, E>(queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>, _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>, _ s12: Signal<T12, E>, _ s13: Signal<T13, E>) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13), E> {
+public func combineLatest<
+    T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
+    T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, E
+>(
+    queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>,
+    _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>,
+    _ s12: Signal<T12, E>, _ s13: Signal<T13, E>
+) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13), E> {
     return Signal { subscriber in
         let slot1 = CombineLatestSlot<T1>()
         let slot2 = CombineLatestSlot<T2>()
@@ -321,7 +378,10 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
         let slot12 = CombineLatestSlot<T12>()
         let slot13 = CombineLatestSlot<T13>()
         let storage = CombineLatestStorage<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13), E>(arity: 13, subscriber: subscriber) {
-            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!)
+            (
+                slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!,
+                slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!
+            )
         }
         let disposable = DisposableSet()
         disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
@@ -346,7 +406,14 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
-public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, E>(queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>, _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>, _ s12: Signal<T12, E>, _ s13: Signal<T13, E>, _ s14: Signal<T14, E>) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14), E> {
+public func combineLatest<
+    T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
+    T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, E
+>(
+    queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>,
+    _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>,
+    _ s12: Signal<T12, E>, _ s13: Signal<T13, E>, _ s14: Signal<T14, E>
+) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14), E> {
     return Signal { subscriber in
         let slot1 = CombineLatestSlot<T1>()
         let slot2 = CombineLatestSlot<T2>()
@@ -362,8 +429,13 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
         let slot12 = CombineLatestSlot<T12>()
         let slot13 = CombineLatestSlot<T13>()
         let slot14 = CombineLatestSlot<T14>()
-        let storage = CombineLatestStorage<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14), E>(arity: 14, subscriber: subscriber) {
-            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!)
+        let storage = CombineLatestStorage<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14), E>(
+            arity: 14, subscriber: subscriber
+        ) {
+            (
+                slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!,
+                slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!
+            )
         }
         let disposable = DisposableSet()
         disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
@@ -389,7 +461,14 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
-public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, E>(queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>, _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>, _ s12: Signal<T12, E>, _ s13: Signal<T13, E>, _ s14: Signal<T14, E>, _ s15: Signal<T15, E>) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15), E> {
+public func combineLatest<
+    T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
+    T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, E
+>(
+    queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>,
+    _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>,
+    _ s12: Signal<T12, E>, _ s13: Signal<T13, E>, _ s14: Signal<T14, E>, _ s15: Signal<T15, E>
+) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15), E> {
     return Signal { subscriber in
         let slot1 = CombineLatestSlot<T1>()
         let slot2 = CombineLatestSlot<T2>()
@@ -406,8 +485,13 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
         let slot13 = CombineLatestSlot<T13>()
         let slot14 = CombineLatestSlot<T14>()
         let slot15 = CombineLatestSlot<T15>()
-        let storage = CombineLatestStorage<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15), E>(arity: 15, subscriber: subscriber) {
-            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!)
+        let storage = CombineLatestStorage<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15), E>(
+            arity: 15, subscriber: subscriber
+        ) {
+            (
+                slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!,
+                slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!
+            )
         }
         let disposable = DisposableSet()
         disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
@@ -434,7 +518,14 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
-public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, E>(queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>, _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>, _ s12: Signal<T12, E>, _ s13: Signal<T13, E>, _ s14: Signal<T14, E>, _ s15: Signal<T15, E>, _ s16: Signal<T16, E>) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16), E> {
+public func combineLatest<
+    T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
+    T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, E
+>(
+    queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>,
+    _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>,
+    _ s12: Signal<T12, E>, _ s13: Signal<T13, E>, _ s14: Signal<T14, E>, _ s15: Signal<T15, E>, _ s16: Signal<T16, E>
+) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16), E> {
     return Signal { subscriber in
         let slot1 = CombineLatestSlot<T1>()
         let slot2 = CombineLatestSlot<T2>()
@@ -452,8 +543,13 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
         let slot14 = CombineLatestSlot<T14>()
         let slot15 = CombineLatestSlot<T15>()
         let slot16 = CombineLatestSlot<T16>()
-        let storage = CombineLatestStorage<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16), E>(arity: 16, subscriber: subscriber) {
-            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!)
+        let storage = CombineLatestStorage<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16), E>(
+            arity: 16, subscriber: subscriber
+        ) {
+            (
+                slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!,
+                slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!
+            )
         }
         let disposable = DisposableSet()
         disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
@@ -481,7 +577,14 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
-public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, E>(queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>, _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>, _ s12: Signal<T12, E>, _ s13: Signal<T13, E>, _ s14: Signal<T14, E>, _ s15: Signal<T15, E>, _ s16: Signal<T16, E>, _ s17: Signal<T17, E>) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17), E> {
+public func combineLatest<
+    T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
+    T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, E
+>(
+    queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>,
+    _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>,
+    _ s12: Signal<T12, E>, _ s13: Signal<T13, E>, _ s14: Signal<T14, E>, _ s15: Signal<T15, E>, _ s16: Signal<T16, E>, _ s17: Signal<T17, E>
+) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17), E> {
     return Signal { subscriber in
         let slot1 = CombineLatestSlot<T1>()
         let slot2 = CombineLatestSlot<T2>()
@@ -500,8 +603,14 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
         let slot15 = CombineLatestSlot<T15>()
         let slot16 = CombineLatestSlot<T16>()
         let slot17 = CombineLatestSlot<T17>()
-        let storage = CombineLatestStorage<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17), E>(arity: 17, subscriber: subscriber) {
-            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!, slot17.value!)
+        let storage = CombineLatestStorage<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17), E>(
+            arity: 17, subscriber: subscriber
+        ) {
+            (
+                slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!,
+                slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!,
+                slot17.value!
+            )
         }
         let disposable = DisposableSet()
         disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
@@ -530,7 +639,15 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
-public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable, E>(queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>, _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>, _ s12: Signal<T12, E>, _ s13: Signal<T13, E>, _ s14: Signal<T14, E>, _ s15: Signal<T15, E>, _ s16: Signal<T16, E>, _ s17: Signal<T17, E>, _ s18: Signal<T18, E>) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18), E> {
+public func combineLatest<
+    T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
+    T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable, E
+>(
+    queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>,
+    _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>,
+    _ s12: Signal<T12, E>, _ s13: Signal<T13, E>, _ s14: Signal<T14, E>, _ s15: Signal<T15, E>, _ s16: Signal<T16, E>,
+    _ s17: Signal<T17, E>, _ s18: Signal<T18, E>
+) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18), E> {
     return Signal { subscriber in
         let slot1 = CombineLatestSlot<T1>()
         let slot2 = CombineLatestSlot<T2>()
@@ -550,8 +667,14 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
         let slot16 = CombineLatestSlot<T16>()
         let slot17 = CombineLatestSlot<T17>()
         let slot18 = CombineLatestSlot<T18>()
-        let storage = CombineLatestStorage<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18), E>(arity: 18, subscriber: subscriber) {
-            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!, slot17.value!, slot18.value!)
+        let storage = CombineLatestStorage<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18), E>(
+            arity: 18, subscriber: subscriber
+        ) {
+            (
+                slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!,
+                slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!,
+                slot17.value!, slot18.value!
+            )
         }
         let disposable = DisposableSet()
         disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
@@ -581,7 +704,16 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
-public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable, T19: Sendable, E>(queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>, _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>, _ s12: Signal<T12, E>, _ s13: Signal<T13, E>, _ s14: Signal<T14, E>, _ s15: Signal<T15, E>, _ s16: Signal<T16, E>, _ s17: Signal<T17, E>, _ s18: Signal<T18, E>, _ s19: Signal<T19, E>) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19), E> {
+public func combineLatest<
+    T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
+    T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable,
+    T19: Sendable, E
+>(
+    queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>,
+    _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>,
+    _ s12: Signal<T12, E>, _ s13: Signal<T13, E>, _ s14: Signal<T14, E>, _ s15: Signal<T15, E>, _ s16: Signal<T16, E>,
+    _ s17: Signal<T17, E>, _ s18: Signal<T18, E>, _ s19: Signal<T19, E>
+) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19), E> {
     return Signal { subscriber in
         let slot1 = CombineLatestSlot<T1>()
         let slot2 = CombineLatestSlot<T2>()
@@ -602,8 +734,14 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
         let slot17 = CombineLatestSlot<T17>()
         let slot18 = CombineLatestSlot<T18>()
         let slot19 = CombineLatestSlot<T19>()
-        let storage = CombineLatestStorage<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19), E>(arity: 19, subscriber: subscriber) {
-            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!, slot17.value!, slot18.value!, slot19.value!)
+        let storage = CombineLatestStorage<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19), E>(
+            arity: 19, subscriber: subscriber
+        ) {
+            (
+                slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!,
+                slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!,
+                slot17.value!, slot18.value!, slot19.value!
+            )
         }
         let disposable = DisposableSet()
         disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
@@ -634,7 +772,16 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
-public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable, T19: Sendable, T20: Sendable, E>(queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>, _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>, _ s12: Signal<T12, E>, _ s13: Signal<T13, E>, _ s14: Signal<T14, E>, _ s15: Signal<T15, E>, _ s16: Signal<T16, E>, _ s17: Signal<T17, E>, _ s18: Signal<T18, E>, _ s19: Signal<T19, E>, _ s20: Signal<T20, E>) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20), E> {
+public func combineLatest<
+    T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
+    T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable,
+    T19: Sendable, T20: Sendable, E
+>(
+    queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>,
+    _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>,
+    _ s12: Signal<T12, E>, _ s13: Signal<T13, E>, _ s14: Signal<T14, E>, _ s15: Signal<T15, E>, _ s16: Signal<T16, E>,
+    _ s17: Signal<T17, E>, _ s18: Signal<T18, E>, _ s19: Signal<T19, E>, _ s20: Signal<T20, E>
+) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20), E> {
     return Signal { subscriber in
         let slot1 = CombineLatestSlot<T1>()
         let slot2 = CombineLatestSlot<T2>()
@@ -656,8 +803,14 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
         let slot18 = CombineLatestSlot<T18>()
         let slot19 = CombineLatestSlot<T19>()
         let slot20 = CombineLatestSlot<T20>()
-        let storage = CombineLatestStorage<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20), E>(arity: 20, subscriber: subscriber) {
-            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!, slot17.value!, slot18.value!, slot19.value!, slot20.value!)
+        let storage = CombineLatestStorage<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20), E>(
+            arity: 20, subscriber: subscriber
+        ) {
+            (
+                slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!,
+                slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!,
+                slot17.value!, slot18.value!, slot19.value!, slot20.value!
+            )
         }
         let disposable = DisposableSet()
         disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
@@ -689,7 +842,16 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
-public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable, T19: Sendable, T20: Sendable, T21: Sendable, E>(queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>, _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>, _ s12: Signal<T12, E>, _ s13: Signal<T13, E>, _ s14: Signal<T14, E>, _ s15: Signal<T15, E>, _ s16: Signal<T16, E>, _ s17: Signal<T17, E>, _ s18: Signal<T18, E>, _ s19: Signal<T19, E>, _ s20: Signal<T20, E>, _ s21: Signal<T21, E>) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21), E> {
+public func combineLatest<
+    T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
+    T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable,
+    T19: Sendable, T20: Sendable, T21: Sendable, E
+>(
+    queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>,
+    _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>,
+    _ s12: Signal<T12, E>, _ s13: Signal<T13, E>, _ s14: Signal<T14, E>, _ s15: Signal<T15, E>, _ s16: Signal<T16, E>,
+    _ s17: Signal<T17, E>, _ s18: Signal<T18, E>, _ s19: Signal<T19, E>, _ s20: Signal<T20, E>, _ s21: Signal<T21, E>
+) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21), E> {
     return Signal { subscriber in
         let slot1 = CombineLatestSlot<T1>()
         let slot2 = CombineLatestSlot<T2>()
@@ -712,8 +874,14 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
         let slot19 = CombineLatestSlot<T19>()
         let slot20 = CombineLatestSlot<T20>()
         let slot21 = CombineLatestSlot<T21>()
-        let storage = CombineLatestStorage<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21), E>(arity: 21, subscriber: subscriber) {
-            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!, slot17.value!, slot18.value!, slot19.value!, slot20.value!, slot21.value!)
+        let storage = CombineLatestStorage<
+            (T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21), E
+        >(arity: 21, subscriber: subscriber) {
+            (
+                slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!,
+                slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!,
+                slot17.value!, slot18.value!, slot19.value!, slot20.value!, slot21.value!
+            )
         }
         let disposable = DisposableSet()
         disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
@@ -746,7 +914,16 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
-public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable, T19: Sendable, T20: Sendable, T21: Sendable, T22: Sendable, E>(queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>, _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>, _ s12: Signal<T12, E>, _ s13: Signal<T13, E>, _ s14: Signal<T14, E>, _ s15: Signal<T15, E>, _ s16: Signal<T16, E>, _ s17: Signal<T17, E>, _ s18: Signal<T18, E>, _ s19: Signal<T19, E>, _ s20: Signal<T20, E>, _ s21: Signal<T21, E>, _ s22: Signal<T22, E>) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22), E> {
+public func combineLatest<
+    T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
+    T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable,
+    T19: Sendable, T20: Sendable, T21: Sendable, T22: Sendable, E
+>(
+    queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>,
+    _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>,
+    _ s12: Signal<T12, E>, _ s13: Signal<T13, E>, _ s14: Signal<T14, E>, _ s15: Signal<T15, E>, _ s16: Signal<T16, E>,
+    _ s17: Signal<T17, E>, _ s18: Signal<T18, E>, _ s19: Signal<T19, E>, _ s20: Signal<T20, E>, _ s21: Signal<T21, E>, _ s22: Signal<T22, E>
+) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22), E> {
     return Signal { subscriber in
         let slot1 = CombineLatestSlot<T1>()
         let slot2 = CombineLatestSlot<T2>()
@@ -770,8 +947,14 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
         let slot20 = CombineLatestSlot<T20>()
         let slot21 = CombineLatestSlot<T21>()
         let slot22 = CombineLatestSlot<T22>()
-        let storage = CombineLatestStorage<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22), E>(arity: 22, subscriber: subscriber) {
-            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!, slot17.value!, slot18.value!, slot19.value!, slot20.value!, slot21.value!, slot22.value!)
+        let storage = CombineLatestStorage<
+            (T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22), E
+        >(arity: 22, subscriber: subscriber) {
+            (
+                slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!,
+                slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!,
+                slot17.value!, slot18.value!, slot19.value!, slot20.value!, slot21.value!, slot22.value!
+            )
         }
         let disposable = DisposableSet()
         disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
@@ -805,7 +988,17 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
-public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable, T19: Sendable, T20: Sendable, T21: Sendable, T22: Sendable, T23: Sendable, E>(queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>, _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>, _ s12: Signal<T12, E>, _ s13: Signal<T13, E>, _ s14: Signal<T14, E>, _ s15: Signal<T15, E>, _ s16: Signal<T16, E>, _ s17: Signal<T17, E>, _ s18: Signal<T18, E>, _ s19: Signal<T19, E>, _ s20: Signal<T20, E>, _ s21: Signal<T21, E>, _ s22: Signal<T22, E>, _ s23: Signal<T23, E>) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23), E> {
+public func combineLatest<
+    T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
+    T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable,
+    T19: Sendable, T20: Sendable, T21: Sendable, T22: Sendable, T23: Sendable, E
+>(
+    queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>,
+    _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>,
+    _ s12: Signal<T12, E>, _ s13: Signal<T13, E>, _ s14: Signal<T14, E>, _ s15: Signal<T15, E>, _ s16: Signal<T16, E>,
+    _ s17: Signal<T17, E>, _ s18: Signal<T18, E>, _ s19: Signal<T19, E>, _ s20: Signal<T20, E>, _ s21: Signal<T21, E>,
+    _ s22: Signal<T22, E>, _ s23: Signal<T23, E>
+) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23), E> {
     return Signal { subscriber in
         let slot1 = CombineLatestSlot<T1>()
         let slot2 = CombineLatestSlot<T2>()
@@ -830,8 +1023,14 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
         let slot21 = CombineLatestSlot<T21>()
         let slot22 = CombineLatestSlot<T22>()
         let slot23 = CombineLatestSlot<T23>()
-        let storage = CombineLatestStorage<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23), E>(arity: 23, subscriber: subscriber) {
-            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!, slot17.value!, slot18.value!, slot19.value!, slot20.value!, slot21.value!, slot22.value!, slot23.value!)
+        let storage = CombineLatestStorage<
+            (T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23), E
+        >(arity: 23, subscriber: subscriber) {
+            (
+                slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!,
+                slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!,
+                slot17.value!, slot18.value!, slot19.value!, slot20.value!, slot21.value!, slot22.value!, slot23.value!
+            )
         }
         let disposable = DisposableSet()
         disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
@@ -866,7 +1065,17 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
-public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable, T19: Sendable, T20: Sendable, T21: Sendable, T22: Sendable, T23: Sendable, T24: Sendable, E>(queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>, _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>, _ s12: Signal<T12, E>, _ s13: Signal<T13, E>, _ s14: Signal<T14, E>, _ s15: Signal<T15, E>, _ s16: Signal<T16, E>, _ s17: Signal<T17, E>, _ s18: Signal<T18, E>, _ s19: Signal<T19, E>, _ s20: Signal<T20, E>, _ s21: Signal<T21, E>, _ s22: Signal<T22, E>, _ s23: Signal<T23, E>, _ s24: Signal<T24, E>) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23, T24), E> {
+public func combineLatest<
+    T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
+    T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable,
+    T19: Sendable, T20: Sendable, T21: Sendable, T22: Sendable, T23: Sendable, T24: Sendable, E
+>(
+    queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>,
+    _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>,
+    _ s12: Signal<T12, E>, _ s13: Signal<T13, E>, _ s14: Signal<T14, E>, _ s15: Signal<T15, E>, _ s16: Signal<T16, E>,
+    _ s17: Signal<T17, E>, _ s18: Signal<T18, E>, _ s19: Signal<T19, E>, _ s20: Signal<T20, E>, _ s21: Signal<T21, E>,
+    _ s22: Signal<T22, E>, _ s23: Signal<T23, E>, _ s24: Signal<T24, E>
+) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23, T24), E> {
     return Signal { subscriber in
         let slot1 = CombineLatestSlot<T1>()
         let slot2 = CombineLatestSlot<T2>()
@@ -892,8 +1101,14 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
         let slot22 = CombineLatestSlot<T22>()
         let slot23 = CombineLatestSlot<T23>()
         let slot24 = CombineLatestSlot<T24>()
-        let storage = CombineLatestStorage<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23, T24), E>(arity: 24, subscriber: subscriber) {
-            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!, slot17.value!, slot18.value!, slot19.value!, slot20.value!, slot21.value!, slot22.value!, slot23.value!, slot24.value!)
+        let storage = CombineLatestStorage<
+            (T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23, T24), E
+        >(arity: 24, subscriber: subscriber) {
+            (
+                slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!,
+                slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!,
+                slot17.value!, slot18.value!, slot19.value!, slot20.value!, slot21.value!, slot22.value!, slot23.value!, slot24.value!
+            )
         }
         let disposable = DisposableSet()
         disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
@@ -929,7 +1144,17 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
-public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable, T19: Sendable, T20: Sendable, T21: Sendable, T22: Sendable, T23: Sendable, T24: Sendable, T25: Sendable, E>(queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>, _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>, _ s12: Signal<T12, E>, _ s13: Signal<T13, E>, _ s14: Signal<T14, E>, _ s15: Signal<T15, E>, _ s16: Signal<T16, E>, _ s17: Signal<T17, E>, _ s18: Signal<T18, E>, _ s19: Signal<T19, E>, _ s20: Signal<T20, E>, _ s21: Signal<T21, E>, _ s22: Signal<T22, E>, _ s23: Signal<T23, E>, _ s24: Signal<T24, E>, _ s25: Signal<T25, E>) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23, T24, T25), E> {
+public func combineLatest<
+    T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
+    T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable,
+    T19: Sendable, T20: Sendable, T21: Sendable, T22: Sendable, T23: Sendable, T24: Sendable, T25: Sendable, E
+>(
+    queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>,
+    _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>,
+    _ s12: Signal<T12, E>, _ s13: Signal<T13, E>, _ s14: Signal<T14, E>, _ s15: Signal<T15, E>, _ s16: Signal<T16, E>,
+    _ s17: Signal<T17, E>, _ s18: Signal<T18, E>, _ s19: Signal<T19, E>, _ s20: Signal<T20, E>, _ s21: Signal<T21, E>,
+    _ s22: Signal<T22, E>, _ s23: Signal<T23, E>, _ s24: Signal<T24, E>, _ s25: Signal<T25, E>
+) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23, T24, T25), E> {
     return Signal { subscriber in
         let slot1 = CombineLatestSlot<T1>()
         let slot2 = CombineLatestSlot<T2>()
@@ -956,8 +1181,15 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
         let slot23 = CombineLatestSlot<T23>()
         let slot24 = CombineLatestSlot<T24>()
         let slot25 = CombineLatestSlot<T25>()
-        let storage = CombineLatestStorage<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23, T24, T25), E>(arity: 25, subscriber: subscriber) {
-            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!, slot17.value!, slot18.value!, slot19.value!, slot20.value!, slot21.value!, slot22.value!, slot23.value!, slot24.value!, slot25.value!)
+        let storage = CombineLatestStorage<
+            (T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23, T24, T25), E
+        >(arity: 25, subscriber: subscriber) {
+            (
+                slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!,
+                slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!,
+                slot17.value!, slot18.value!, slot19.value!, slot20.value!, slot21.value!, slot22.value!, slot23.value!, slot24.value!,
+                slot25.value!
+            )
         }
         let disposable = DisposableSet()
         disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
@@ -994,7 +1226,17 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
-public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable, T19: Sendable, T20: Sendable, T21: Sendable, T22: Sendable, T23: Sendable, T24: Sendable, T25: Sendable, T26: Sendable, E>(queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>, _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>, _ s12: Signal<T12, E>, _ s13: Signal<T13, E>, _ s14: Signal<T14, E>, _ s15: Signal<T15, E>, _ s16: Signal<T16, E>, _ s17: Signal<T17, E>, _ s18: Signal<T18, E>, _ s19: Signal<T19, E>, _ s20: Signal<T20, E>, _ s21: Signal<T21, E>, _ s22: Signal<T22, E>, _ s23: Signal<T23, E>, _ s24: Signal<T24, E>, _ s25: Signal<T25, E>, _ s26: Signal<T26, E>) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23, T24, T25, T26), E> {
+public func combineLatest<
+    T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
+    T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable,
+    T19: Sendable, T20: Sendable, T21: Sendable, T22: Sendable, T23: Sendable, T24: Sendable, T25: Sendable, T26: Sendable, E
+>(
+    queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>,
+    _ s6: Signal<T6, E>, _ s7: Signal<T7, E>, _ s8: Signal<T8, E>, _ s9: Signal<T9, E>, _ s10: Signal<T10, E>, _ s11: Signal<T11, E>,
+    _ s12: Signal<T12, E>, _ s13: Signal<T13, E>, _ s14: Signal<T14, E>, _ s15: Signal<T15, E>, _ s16: Signal<T16, E>,
+    _ s17: Signal<T17, E>, _ s18: Signal<T18, E>, _ s19: Signal<T19, E>, _ s20: Signal<T20, E>, _ s21: Signal<T21, E>,
+    _ s22: Signal<T22, E>, _ s23: Signal<T23, E>, _ s24: Signal<T24, E>, _ s25: Signal<T25, E>, _ s26: Signal<T26, E>
+) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23, T24, T25, T26), E> {
     return Signal { subscriber in
         let slot1 = CombineLatestSlot<T1>()
         let slot2 = CombineLatestSlot<T2>()
@@ -1022,8 +1264,15 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
         let slot24 = CombineLatestSlot<T24>()
         let slot25 = CombineLatestSlot<T25>()
         let slot26 = CombineLatestSlot<T26>()
-        let storage = CombineLatestStorage<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23, T24, T25, T26), E>(arity: 26, subscriber: subscriber) {
-            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!, slot17.value!, slot18.value!, slot19.value!, slot20.value!, slot21.value!, slot22.value!, slot23.value!, slot24.value!, slot25.value!, slot26.value!)
+        let storage = CombineLatestStorage<
+            (T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23, T24, T25, T26), E
+        >(arity: 26, subscriber: subscriber) {
+            (
+                slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!,
+                slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!,
+                slot17.value!, slot18.value!, slot19.value!, slot20.value!, slot21.value!, slot22.value!, slot23.value!, slot24.value!,
+                slot25.value!, slot26.value!
+            )
         }
         let disposable = DisposableSet()
         disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))

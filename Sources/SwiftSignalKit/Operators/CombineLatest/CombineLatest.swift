@@ -16,7 +16,9 @@
 ///   - s1: The first source.
 ///   - s2: The second source.
 /// - Returns: A signal of tuples.
-public func combineLatest<T1: Sendable, T2: Sendable, E>(queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>) -> Signal<(T1, T2), E> {
+public func combineLatest<T1: Sendable, T2: Sendable, E>(
+    queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>
+) -> Signal<(T1, T2), E> {
     return Signal { subscriber in
         let slot1 = CombineLatestSlot<T1>()
         let slot2 = CombineLatestSlot<T2>()
@@ -39,7 +41,9 @@ public func combineLatest<T1: Sendable, T2: Sendable, E>(queue: Queue? = nil, _ 
 ///   - s2: The second source.
 ///   - v2: The second source's value until it sends one.
 /// - Returns: A signal of tuples, starting with `(v1, v2)`.
-public func combineLatest<T1: Sendable, T2: Sendable, E>(queue: Queue? = nil, _ s1: Signal<T1, E>, _ v1: T1, _ s2: Signal<T2, E>, _ v2: T2) -> Signal<(T1, T2), E> {
+public func combineLatest<T1: Sendable, T2: Sendable, E>(
+    queue: Queue? = nil, _ s1: Signal<T1, E>, _ v1: T1, _ s2: Signal<T2, E>, _ v2: T2
+) -> Signal<(T1, T2), E> {
     return Signal { subscriber in
         let slot1 = CombineLatestSlot<T1>(v1)
         let slot2 = CombineLatestSlot<T2>(v2)

@@ -39,13 +39,17 @@ final class CombineLatestStorage<R, E>: Sendable {
         let source = queue.map { signal |> deliverOnQueuePreservingErrorType($0) } ?? signal
         // The sources' callbacks own the storage; the cycle through the subscriber is broken when the
         // subscription terminates or is disposed.
-        return source.start(linkedTo: subscriber, next: { value in
-            self.received(index: index, value: value, slot: slot)
-        }, error: { error in
-            self.failed(error)
-        }, completed: {
-            self.completed(index: index)
-        })
+        return source.start(
+            linkedTo: subscriber,
+            next: { value in
+                self.received(index: index, value: value, slot: slot)
+            },
+            error: { error in
+                self.failed(error)
+            },
+            completed: {
+                self.completed(index: index)
+            })
     }
 
     private func received<V: Sendable>(index: Int, value: V, slot: CombineLatestSlot<V>) {
@@ -108,15 +112,19 @@ final class CombineLatestSlot<V: Sendable>: @unchecked Sendable {
 func deliverOnQueuePreservingErrorType<T: Sendable, E>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
-            return signal.start(linkedTo: subscriber, next: { value in
-                queue.async { subscriber.putNext(value) }
-            }, error: { error in
-                let transfer = UnsafeTransfer(error)
-                // Safe: the error is moved to the queue and used once there; the source keeps no copy.
-                queue.async { subscriber.putError(transfer.value) }
-            }, completed: {
-                queue.async { subscriber.putCompletion() }
-            })
+            return signal.start(
+                linkedTo: subscriber,
+                next: { value in
+                    queue.async { subscriber.putNext(value) }
+                },
+                error: { error in
+                    let transfer = UnsafeTransfer(error)
+                    // Safe: the error is moved to the queue and used once there; the source keeps no copy.
+                    queue.async { subscriber.putError(transfer.value) }
+                },
+                completed: {
+                    queue.async { subscriber.putCompletion() }
+                })
         }
     }
 }

@@ -44,19 +44,23 @@ public func throttled<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
 private func queueSignals<T, E>(_ signal: Signal<Signal<T, E>, E>, mode: QueueStateMachine<T, E>.Mode) -> Signal<T, E> {
     return Signal { subscriber in
         let runner = QueueRunner(subscriber: subscriber, mode: mode)
-        let outer = signal.start(linkedTo: subscriber, next: { inner in
-            let (first, dropped) = runner.state.withLock { $0.outerSent(inner) }
-            withExtendedLifetime(dropped) {}
-            if let first {
-                runner.run(first)
-            }
-        }, error: { error in
-            runner.fail(error)
-        }, completed: {
-            if runner.state.withLock({ $0.outerCompletedEvent() }) {
-                subscriber.putCompletion()
-            }
-        })
+        let outer = signal.start(
+            linkedTo: subscriber,
+            next: { inner in
+                let (first, dropped) = runner.state.withLock { $0.outerSent(inner) }
+                withExtendedLifetime(dropped) {}
+                if let first {
+                    runner.run(first)
+                }
+            },
+            error: { error in
+                runner.fail(error)
+            },
+            completed: {
+                if runner.state.withLock({ $0.outerCompletedEvent() }) {
+                    subscriber.putCompletion()
+                }
+            })
         return ActionDisposable {
             let dropped = runner.state.withLock { $0.terminate() }
             withExtendedLifetime(dropped) {}
@@ -90,13 +94,18 @@ private final class QueueRunner<T, E>: Sendable {
                 withExtendedLifetime(dropped) {}
                 return
             }
-            self.current.set(signal.start(linkedTo: subscriber, next: { value in
-                subscriber.putNext(value)
-            }, error: { error in
-                self.fail(error)
-            }, completed: {
-                self.innerCompleted()
-            }))
+            self.current.set(
+                signal.start(
+                    linkedTo: subscriber,
+                    next: { value in
+                        subscriber.putNext(value)
+                    },
+                    error: { error in
+                        self.fail(error)
+                    },
+                    completed: {
+                        self.innerCompleted()
+                    }))
             switch self.state.withLock({ $0.startReturned() }) {
             case .start(let signal):
                 next = signal

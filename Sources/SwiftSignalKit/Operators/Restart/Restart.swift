@@ -17,13 +17,17 @@ import Dispatch
 /// - Returns: A signal that never completes on its own.
 public func restart<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
     return RestartLoop.signal { subscriber, loop in
-        return signal.start(linkedTo: subscriber, next: { value in
-            subscriber.putNext(value)
-        }, error: { error in
-            subscriber.putError(error)
-        }, completed: {
-            loop.restart()
-        })
+        return signal.start(
+            linkedTo: subscriber,
+            next: { value in
+                subscriber.putNext(value)
+            },
+            error: { error in
+                subscriber.putError(error)
+            },
+            completed: {
+                loop.restart()
+            })
     }
 }
 
@@ -43,13 +47,17 @@ public func recurse<T, E>(_ latestValue: T?) -> (Signal<T, E>) -> Signal<T, E> {
 /// - Returns: A signal that cannot fail.
 public func restartIfError<T, E>(_ signal: Signal<T, E>) -> Signal<T, NoError> {
     return RestartLoop.signal { subscriber, loop in
-        return signal.start(linkedTo: subscriber, next: { value in
-            subscriber.putNext(value)
-        }, error: { _ in
-            loop.restart()
-        }, completed: {
-            subscriber.putCompletion()
-        })
+        return signal.start(
+            linkedTo: subscriber,
+            next: { value in
+                subscriber.putNext(value)
+            },
+            error: { _ in
+                loop.restart()
+            },
+            completed: {
+                subscriber.putCompletion()
+            })
     }
 }
 
@@ -61,19 +69,24 @@ public func restartIfError<T, E>(_ signal: Signal<T, E>) -> Signal<T, NoError> {
 ///   - maxDelay: The longest wait, in seconds.
 ///   - queue: Where the retries are scheduled.
 /// - Returns: An operator for `|>` whose result cannot fail.
-public func retry<T, E>(_ delayIncrement: Double, maxDelay: Double, onQueue queue: Queue) -> (_ signal: Signal<T, E>) -> Signal<T, NoError> {
+public func retry<T, E>(_ delayIncrement: Double, maxDelay: Double, onQueue queue: Queue) -> (_ signal: Signal<T, E>) -> Signal<T, NoError>
+{
     return { signal in
         return RestartLoop.signal { subscriber, loop in
-            return signal.start(linkedTo: subscriber, next: { value in
-                subscriber.putNext(value)
-            }, error: { _ in
-                let (delay, _) = loop.nextRetryDelay(increment: delayIncrement, max: maxDelay)
-                queue.after(delay) {
-                    loop.restart()
-                }
-            }, completed: {
-                subscriber.putCompletion()
-            })
+            return signal.start(
+                linkedTo: subscriber,
+                next: { value in
+                    subscriber.putNext(value)
+                },
+                error: { _ in
+                    let (delay, _) = loop.nextRetryDelay(increment: delayIncrement, max: maxDelay)
+                    queue.after(delay) {
+                        loop.restart()
+                    }
+                },
+                completed: {
+                    subscriber.putCompletion()
+                })
         }
     }
 }
@@ -88,27 +101,33 @@ public func retry<T, E>(_ delayIncrement: Double, maxDelay: Double, onQueue queu
 ///   - maxRetries: How many retries at most.
 ///   - queue: Where the retries are scheduled.
 /// - Returns: An operator for `|>`.
-@preconcurrency public func retry<T, E>(retryOnError: @escaping @Sendable (E) -> Bool, delayIncrement: Double, maxDelay: Double, maxRetries: Int, onQueue queue: Queue) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
+@preconcurrency public func retry<T, E>(
+    retryOnError: @escaping @Sendable (E) -> Bool, delayIncrement: Double, maxDelay: Double, maxRetries: Int, onQueue queue: Queue
+) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return RestartLoop.signal { subscriber, loop in
-            return signal.start(linkedTo: subscriber, next: { value in
-                subscriber.putNext(value)
-            }, error: { error in
-                guard retryOnError(error) else {
-                    subscriber.putError(error)
-                    return
-                }
-                let (delay, attempt) = loop.nextRetryDelay(increment: delayIncrement, max: maxDelay)
-                if attempt > maxRetries {
-                    subscriber.putError(error)
-                } else {
-                    queue.after(delay) {
-                        loop.restart()
+            return signal.start(
+                linkedTo: subscriber,
+                next: { value in
+                    subscriber.putNext(value)
+                },
+                error: { error in
+                    guard retryOnError(error) else {
+                        subscriber.putError(error)
+                        return
                     }
-                }
-            }, completed: {
-                subscriber.putCompletion()
-            })
+                    let (delay, attempt) = loop.nextRetryDelay(increment: delayIncrement, max: maxDelay)
+                    if attempt > maxRetries {
+                        subscriber.putError(error)
+                    } else {
+                        queue.after(delay) {
+                            loop.restart()
+                        }
+                    }
+                },
+                completed: {
+                    subscriber.putCompletion()
+                })
         }
     }
 }

@@ -16,41 +16,49 @@
 public func switchToLatest<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
     return Signal { subscriber in
         let state = LockedState<SwitchToLatestStateMachine>.make(SwitchToLatestStateMachine())
-        let outer = signal.start(linkedTo: subscriber, next: { inner in
-            guard let (id, previous) = state.withLock({ $0.outerSentInner() }) else { return }
-            previous?.dispose()
-            let disposable = inner.start(linkedTo: subscriber, next: { value in
-                if state.withLock({ $0.isCurrent(id) }) {
-                    subscriber.putNext(value)
+        let outer = signal.start(
+            linkedTo: subscriber,
+            next: { inner in
+                guard let (id, previous) = state.withLock({ $0.outerSentInner() }) else { return }
+                previous?.dispose()
+                let disposable = inner.start(
+                    linkedTo: subscriber,
+                    next: { value in
+                        if state.withLock({ $0.isCurrent(id) }) {
+                            subscriber.putNext(value)
+                        }
+                    },
+                    error: { error in
+                        let inner = state.withLock { state -> Disposable?? in
+                            state.isCurrent(id) ? .some(state.terminate()) : .none
+                        }
+                        if let inner {
+                            subscriber.putError(error)
+                            inner?.dispose()
+                        }
+                    },
+                    completed: {
+                        if state.withLock({ $0.innerCompleted(id) }) {
+                            subscriber.putCompletion()
+                        }
+                    })
+                switch state.withLock({ $0.innerStarted(id, disposable: disposable) }) {
+                case .keep(let previous):
+                    previous?.dispose()
+                case .disposeNew:
+                    disposable.dispose()
                 }
-            }, error: { error in
-                let inner = state.withLock { state -> Disposable?? in
-                    state.isCurrent(id) ? .some(state.terminate()) : .none
-                }
-                if let inner {
-                    subscriber.putError(error)
-                    inner?.dispose()
-                }
-            }, completed: {
-                if state.withLock({ $0.innerCompleted(id) }) {
+            },
+            error: { error in
+                let inner = state.withLock { $0.terminate() }
+                subscriber.putError(error)
+                inner?.dispose()
+            },
+            completed: {
+                if state.withLock({ $0.outerCompletedEvent() }) {
                     subscriber.putCompletion()
                 }
             })
-            switch state.withLock({ $0.innerStarted(id, disposable: disposable) }) {
-            case .keep(let previous):
-                previous?.dispose()
-            case .disposeNew:
-                disposable.dispose()
-            }
-        }, error: { error in
-            let inner = state.withLock { $0.terminate() }
-            subscriber.putError(error)
-            inner?.dispose()
-        }, completed: {
-            if state.withLock({ $0.outerCompletedEvent() }) {
-                subscriber.putCompletion()
-            }
-        })
         return ActionDisposable {
             let inner = state.withLock { $0.terminate() }
             outer.dispose()
@@ -73,7 +81,9 @@ public func switchToLatest<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T,
 ///
 /// - Parameter f: Makes a signal from each value.
 /// - Returns: An operator for `|>`.
-@preconcurrency public func mapToSignalPromotingError<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -> (Signal<T, NoError>) -> Signal<R, E> {
+@preconcurrency public func mapToSignalPromotingError<T, R, E>(
+    _ f: @escaping @Sendable (T) -> Signal<R, E>
+) -> (Signal<T, NoError>) -> Signal<R, E> {
     return { signal in
         return signal |> castError(E.self) |> map(f) |> switchToLatest
     }
