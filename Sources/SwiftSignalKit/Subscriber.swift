@@ -65,7 +65,7 @@ public final class Subscriber<T, E>: CustomStringConvertible {
     public func putNext(_ next: T) {
         let thread = pthread_self()
         guard let callback = self.state.withLock({ $0.beginNext(on: thread) }) else { return }
-        callback(next)
+        callback.call(next)
         self.endDelivery(on: thread)
     }
 

@@ -19,10 +19,16 @@ final class ReplayingFanOut<T: Sendable>: Sendable {
         let joinedAfter: UInt64
     }
 
-    /// One delivery taken off the queue, to run unlocked.
-    private enum Work {
-        case broadcast(T, sequence: UInt64, members: OrderedSlots<Member>)
-        case replay(T, Subscriber<T, NoError>?)
+    /// One delivery taken off the queue, to run unlocked. A struct rather than an enum: copying a
+    /// generic multi-payload enum allocated on every delivery.
+    private struct Work {
+        let value: T
+        /// For a broadcast: its sequence number and the members to deliver to.
+        let sequence: UInt64
+        let members: OrderedSlots<Member>
+        /// For a replay: the one subscriber (nil if it has left meanwhile).
+        let replayTarget: Subscriber<T, NoError>?
+        let isReplay: Bool
     }
 
     struct State: Sendable {
@@ -62,18 +68,31 @@ final class ReplayingFanOut<T: Sendable>: Sendable {
         withExtendedLifetime(removed) {}
     }
 
-    /// Publishes `value` if `accept` (library code, run under the lock) agrees.
-    func publish(_ value: T, if accept: (inout State) -> Bool = { _ in true }) {
-        let (drain, replaced) = self.state.withLock { state -> (Bool, T?) in
-            guard accept(&state) else { return (false, nil) }
+    /// Publishes `value`, unless `generation` is given and no longer current.
+    ///
+    /// - Parameters:
+    ///   - generation: The generation the caller saw; a newer one means its value is stale.
+    ///   - advancing: Whether publishing starts a new generation (``ValuePromise`` uses generations as a
+    ///     version for its compare-then-set).
+    /// - Returns: Whether the value was published.
+    @discardableResult
+    func publish(_ value: T, ifGeneration generation: UInt64? = nil, advancing: Bool = false) -> Bool {
+        let (published, drain, replaced) = self.state.withLock { state -> (Bool, Bool, T?) in
+            if let generation, state.generation != generation {
+                return (false, false, nil)
+            }
+            if advancing {
+                state.generation += 1
+            }
             let replaced = state.value
             state.value = value
             state.sequence += 1
             state.pending.append(.broadcast(value, sequence: state.sequence))
-            return (Self.claimDrain(&state), replaced)
+            return (true, Self.claimDrain(&state), replaced)
         }
         withExtendedLifetime(replaced) {}
         if drain { self.drain() }
+        return published
     }
 
     private static func claimDrain(_ state: inout State) -> Bool {
@@ -84,13 +103,12 @@ final class ReplayingFanOut<T: Sendable>: Sendable {
 
     private func drain() {
         while let work = self.state.withLock({ Self.takeWork(&$0) }) {
-            switch work {
-            case .broadcast(let value, let sequence, let members):
-                for member in members where member.joinedAfter < sequence {
-                    member.subscriber.putNext(value)
-                }
-            case .replay(let value, let subscriber):
-                subscriber?.putNext(value)
+            if work.isReplay {
+                work.replayTarget?.putNext(work.value)
+                continue
+            }
+            for member in work.members where member.joinedAfter < work.sequence {
+                member.subscriber.putNext(work.value)
             }
         }
     }
@@ -108,9 +126,10 @@ final class ReplayingFanOut<T: Sendable>: Sendable {
         switch delivery {
         case .broadcast(let value, let sequence):
             // Copying the members only retains their storage; they are iterated after unlocking.
-            return .broadcast(value, sequence: sequence, members: state.members)
+            return Work(value: value, sequence: sequence, members: state.members, replayTarget: nil, isReplay: false)
         case .replay(let value, let key):
-            return .replay(value, state.members.element(forKey: key)?.subscriber)
+            let target = state.members.element(forKey: key)?.subscriber
+            return Work(value: value, sequence: 0, members: OrderedSlots(), replayTarget: target, isReplay: true)
         }
     }
 }

@@ -48,11 +48,17 @@ struct SubscriberStateMachine<T, E> {
         self.completed = completed
     }
 
+    /// The value callback, wrapped in a struct: a bare function value returned through the generic
+    /// result of `withLock` would be re-abstracted, which allocates a thunk on every value.
+    struct NextCallback {
+        let call: @Sendable (T) -> Void
+    }
+
     /// A value arrives: returns the callback to run, or nil to drop the value.
-    mutating func beginNext(on thread: pthread_t) -> (@Sendable (T) -> Void)? {
+    mutating func beginNext(on thread: pthread_t) -> NextCallback? {
         guard !self.isTerminated, let next = self.next else { return nil }
         self.deliveringThreads.append(thread)
-        return next
+        return NextCallback(call: next)
     }
 
     /// A callback returned: returns the disposers that no longer need to wait.

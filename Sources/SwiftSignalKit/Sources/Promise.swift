@@ -87,7 +87,7 @@ public final class Promise<T: Sendable>: Sendable {
         previous?.dispose()
         let core = self.core
         let disposable = signal.start(next: { value in
-            core.publish(value) { $0.generation == generation }
+            core.publish(value, ifGeneration: generation)
         })
         let stale = self.core.state.withLock { state -> Disposable? in
             guard state.generation == generation, !state.isClosed else { return disposable }
@@ -163,21 +163,14 @@ public final class ValuePromise<T: Equatable & Sendable>: Sendable {
             return
         }
         while true {
-            let (current, sequence) = self.core.state.withLock { ($0.value, $0.generation) }
+            let (current, version) = self.core.state.withLock { ($0.value, $0.generation) }
             if let current, current == value {
                 return
             }
-            var raced = false
-            self.core.publish(value) { state in
-                // Another `set` won in between: compare again against its value.
-                guard state.generation == sequence else {
-                    raced = true
-                    return false
-                }
-                state.generation += 1
-                return true
+            // Publishes only if no other `set` happened since the comparison; otherwise compare again.
+            if self.core.publish(value, ifGeneration: version, advancing: true) {
+                return
             }
-            if !raced { return }
         }
     }
 

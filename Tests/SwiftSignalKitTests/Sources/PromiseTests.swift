@@ -139,6 +139,8 @@ import Testing
         let subscriptions = Counter()
         concurrently(3) { index in
             if index == 0 {
+                // Start only once both subscriber threads are churning, so the two overlap.
+                spin(until: { subscriptions.value >= 2 })
                 for value in 1...100_000 {
                     promise.set(value)
                 }
