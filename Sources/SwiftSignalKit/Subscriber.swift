@@ -17,8 +17,9 @@ import Dispatch
 /// - Events after the first terminal event, or after the subscription is disposed, are dropped.
 /// - The first terminal event disposes the disposable the generator returned, after its callback ran.
 /// - Disposing the subscription waits for callbacks of this subscriber that are running on *other*
-///   threads to return, so that no event is delivered after `dispose()` returns. A callback that disposes
-///   its own subscription does not wait for itself.
+///   threads to return, so that no event is delivered after `dispose()` returns. A `dispose()` called from
+///   inside one of this subscription's own callbacks does not wait (its own callback is still running, and
+///   two such calls on different threads would wait for each other).
 ///
 /// > Warning: Because `dispose()` waits for callbacks running on other threads, do not dispose a
 /// > subscription while holding a lock that one of its callbacks takes.

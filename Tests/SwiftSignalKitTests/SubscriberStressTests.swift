@@ -79,4 +79,30 @@ import Testing
             #expect(disposable.count.value == 1)
         }
     }
+
+    /// Two threads inside callbacks of one subscription both dispose it. Waiting for each other would
+    /// deadlock, so a disposer that is itself inside one of the subscription's callbacks does not wait.
+    @Test func concurrentDisposesFromInsideCallbacksDoNotDeadlock() {
+        for _ in 0..<50 {
+            let captured = CapturedSubscriber<Int, NoError>()
+            let holder = LockedState<Disposable?>.make(nil)
+            let inside = Counter()
+            let finished = DispatchSemaphore(value: 0)
+            let subscription = captured.signal().start(next: { _ in
+                inside.increment()
+                // Both callbacks are running before either disposes.
+                spin(until: { inside.value >= 2 }, limit: 5_000_000)
+                holder.withLock { $0 }?.dispose()
+            })
+            holder.withLock { $0 = subscription }
+            for value in 0..<2 {
+                Thread {
+                    captured.subscriber?.putNext(value)
+                    finished.signal()
+                }.start()
+            }
+            #expect(wait(finished), "the first callback returned")
+            #expect(wait(finished), "the second callback returned")
+        }
+    }
 }

@@ -108,7 +108,9 @@ struct SubscriberStateMachine<T, E> {
             action.error = nil
             action.completed = nil
         }
-        if self.deliveringOnOtherThreads(than: thread) {
+        // A disposer inside one of this subscriber's callbacks does not wait: its own callback is still
+        // running anyway, and two such disposers on different threads would wait for each other.
+        if self.deliveringOnOtherThreads(than: thread) && !self.isDelivering(on: thread) {
             let semaphore = DispatchSemaphore(value: 0)
             self.waiters.append((thread, semaphore))
             action.waitForOtherThreads = semaphore
@@ -136,6 +138,10 @@ struct SubscriberStateMachine<T, E> {
         self.disposable = nil
         self.keepAliveObjects = []
         return action
+    }
+
+    private func isDelivering(on thread: pthread_t) -> Bool {
+        return self.deliveringThreads.contains { pthread_equal($0, thread) != 0 }
     }
 
     private func deliveringOnOtherThreads(than thread: pthread_t) -> Bool {

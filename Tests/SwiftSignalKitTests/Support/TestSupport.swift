@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Testing
 
 @testable import SwiftSignalKit
 
@@ -86,9 +87,25 @@ final class CountingDisposable: Disposable {
     func dispose() { self.count.increment() }
 }
 
-/// Runs `body(index)` on `count` threads at once and returns when all are done.
+/// Runs `body(index)` on `count` dedicated threads at once and returns when all are done.
+///
+/// Real threads rather than `DispatchQueue.concurrentPerform`, which may run iterations one after another
+/// when the pool is busy (tests run in parallel on a 2-core machine), so an iteration that waits for
+/// another could spin alone.
 func concurrently(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-    DispatchQueue.concurrentPerform(iterations: count, execute: body)
+    let done = DispatchSemaphore(value: 0)
+    for index in 0..<count {
+        let thread = Thread {
+            body(index)
+            done.signal()
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+    for _ in 0..<count where !wait(done, seconds: 120) {
+        Issue.record("a thread of `concurrently` did not finish within 120 seconds")
+        return
+    }
 }
 
 /// Waits for `semaphore`, failing (returning false) after `seconds` instead of hanging the suite.
