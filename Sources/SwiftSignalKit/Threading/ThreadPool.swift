@@ -37,19 +37,22 @@ public final class ThreadPoolTask: Sendable {
 /// A serial lane of a ``ThreadPool``: its tasks run one at a time, in the order they were added.
 public final class ThreadPoolQueue: Equatable, Sendable {
     private weak let core: ThreadPoolCore?
+    /// Unique for the pool's lifetime (an object's address could be reused while its tasks still wait).
+    private let id: UInt64
 
     /// Creates a lane of `threadPool`.
     ///
     /// - Parameter threadPool: The pool whose threads run the lane's tasks.
     public init(threadPool: ThreadPool) {
         self.core = threadPool.core
+        self.id = threadPool.core.makeLaneID()
     }
 
     /// Adds a task to the lane. Does nothing if the pool has been released.
     ///
     /// - Parameter task: The task.
     public func addTask(_ task: ThreadPoolTask) {
-        self.core?.enqueue(task, on: ObjectIdentifier(self))
+        self.core?.enqueue(task, on: self.id)
     }
 
     /// Lanes are equal when they are the same object.
@@ -135,13 +138,33 @@ final class ThreadPoolCore: @unchecked Sendable {
     // Safe: all mutable state is in `state` (under its mutex), except `threadCount`, which is written
     // once in `ThreadPool.init` before the pool is visible to other threads and read only in `stop()`.
     private struct LaneState {
-        var tasks: [ThreadPoolTask] = []
+        /// Taken entries are set to nil and skipped with `head`, so taking a task is O(1).
+        private var tasks: [ThreadPoolTask?] = []
+        private var head = 0
         var isScheduled = false
+
+        var isEmpty: Bool { self.head == self.tasks.count }
+
+        mutating func append(_ task: ThreadPoolTask) {
+            self.tasks.append(task)
+        }
+
+        mutating func takeFirst() -> ThreadPoolTask {
+            let task = self.tasks[self.head]!
+            self.tasks[self.head] = nil
+            self.head += 1
+            if self.head == self.tasks.count {
+                self.tasks.removeAll(keepingCapacity: true)
+                self.head = 0
+            }
+            return task
+        }
     }
 
     private struct State {
-        var lanes: [ObjectIdentifier: LaneState] = [:]
-        var ready: [ObjectIdentifier] = []
+        var lanes: [UInt64: LaneState] = [:]
+        var ready: [UInt64] = []
+        var nextLaneID: UInt64 = 0
         var readyHead = 0
         var isStopped = false
     }
@@ -167,11 +190,18 @@ final class ThreadPoolCore: @unchecked Sendable {
         return Unmanaged<ThreadPoolCore>.fromOpaque(pointer).takeUnretainedValue()
     }
 
-    func enqueue(_ task: ThreadPoolTask, on lane: ObjectIdentifier) {
+    func makeLaneID() -> UInt64 {
+        return self.state.withLock { state in
+            state.nextLaneID += 1
+            return state.nextLaneID
+        }
+    }
+
+    func enqueue(_ task: ThreadPoolTask, on lane: UInt64) {
         let wake = self.state.withLock { state -> Bool in
             guard !state.isStopped else { return false }
             var laneState = state.lanes[lane] ?? LaneState()
-            laneState.tasks.append(task)
+            laneState.append(task)
             let wake = !laneState.isScheduled
             laneState.isScheduled = true
             state.lanes[lane] = laneState
@@ -186,7 +216,7 @@ final class ThreadPoolCore: @unchecked Sendable {
     }
 
     func stop() {
-        let dropped = self.state.withLock { state -> [ObjectIdentifier: LaneState] in
+        let dropped = self.state.withLock { state -> [UInt64: LaneState] in
             state.isStopped = true
             let lanes = state.lanes
             state.lanes = [:]
@@ -205,7 +235,7 @@ final class ThreadPoolCore: @unchecked Sendable {
         pthread_setspecific(Self.currentKey, Unmanaged.passUnretained(self).toOpaque())
         while true {
             self.wakeUps.wait()
-            let next = self.state.withLock { state -> (ObjectIdentifier, ThreadPoolTask)?? in
+            let next = self.state.withLock { state -> (UInt64, ThreadPoolTask)?? in
                 if state.isStopped { return .some(nil) }
                 guard state.readyHead < state.ready.count else { return nil }
                 let lane = state.ready[state.readyHead]
@@ -214,7 +244,7 @@ final class ThreadPoolCore: @unchecked Sendable {
                     state.ready.removeFirst(state.readyHead)
                     state.readyHead = 0
                 }
-                let task = state.lanes[lane]!.tasks.removeFirst()
+                let task = state.lanes[lane]!.takeFirst()
                 return (lane, task)
             }
             guard let next else { continue }
@@ -222,7 +252,7 @@ final class ThreadPoolCore: @unchecked Sendable {
             task.execute()
             let wake = self.state.withLock { state -> Bool in
                 guard !state.isStopped, var laneState = state.lanes[lane] else { return false }
-                if laneState.tasks.isEmpty {
+                if laneState.isEmpty {
                     state.lanes[lane] = nil
                     return false
                 }
