@@ -21,11 +21,13 @@ def overload(n):
         f"        disposable.add(storage.start(s{i}, index: {i - 1}, queue: queue, slot: slot{i}))"
         for i in range(1, n + 1)
     )
+    source_docs = "\n".join(f"///   - s{i}: Source {i}." for i in range(1, n + 1))
     return f"""
 /// Combines the latest values of {n} signals; see ``combineLatest(queue:_:_:)``.
 ///
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
+{source_docs}
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
 public func combineLatest<{generics}>(queue: Queue? = nil, {params}) -> Signal<{tup}, E> {{
     return Signal {{ subscriber in

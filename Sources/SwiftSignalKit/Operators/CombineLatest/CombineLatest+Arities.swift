@@ -4,6 +4,9 @@
 ///
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
+///   - s1: Source 1.
+///   - s2: Source 2.
+///   - s3: Source 3.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
 public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, E>(
     queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>
@@ -27,6 +30,10 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, E>(
 ///
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
+///   - s1: Source 1.
+///   - s2: Source 2.
+///   - s3: Source 3.
+///   - s4: Source 4.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
 public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, E>(
     queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>
@@ -52,6 +59,11 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 ///
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
+///   - s1: Source 1.
+///   - s2: Source 2.
+///   - s3: Source 3.
+///   - s4: Source 4.
+///   - s5: Source 5.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
 public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, E>(
     queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>
@@ -79,6 +91,12 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 ///
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
+///   - s1: Source 1.
+///   - s2: Source 2.
+///   - s3: Source 3.
+///   - s4: Source 4.
+///   - s5: Source 5.
+///   - s6: Source 6.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
 public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, E>(
     queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>,
@@ -109,6 +127,13 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 ///
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
+///   - s1: Source 1.
+///   - s2: Source 2.
+///   - s3: Source 3.
+///   - s4: Source 4.
+///   - s5: Source 5.
+///   - s6: Source 6.
+///   - s7: Source 7.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
 public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, E>(
     queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>,
@@ -141,6 +166,14 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 ///
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
+///   - s1: Source 1.
+///   - s2: Source 2.
+///   - s3: Source 3.
+///   - s4: Source 4.
+///   - s5: Source 5.
+///   - s6: Source 6.
+///   - s7: Source 7.
+///   - s8: Source 8.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, E
@@ -177,6 +210,15 @@ public func combineLatest<
 ///
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
+///   - s1: Source 1.
+///   - s2: Source 2.
+///   - s3: Source 3.
+///   - s4: Source 4.
+///   - s5: Source 5.
+///   - s6: Source 6.
+///   - s7: Source 7.
+///   - s8: Source 8.
+///   - s9: Source 9.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, E
@@ -215,6 +257,16 @@ public func combineLatest<
 ///
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
+///   - s1: Source 1.
+///   - s2: Source 2.
+///   - s3: Source 3.
+///   - s4: Source 4.
+///   - s5: Source 5.
+///   - s6: Source 6.
+///   - s7: Source 7.
+///   - s8: Source 8.
+///   - s9: Source 9.
+///   - s10: Source 10.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
@@ -259,6 +311,17 @@ public func combineLatest<
 ///
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
+///   - s1: Source 1.
+///   - s2: Source 2.
+///   - s3: Source 3.
+///   - s4: Source 4.
+///   - s5: Source 5.
+///   - s6: Source 6.
+///   - s7: Source 7.
+///   - s8: Source 8.
+///   - s9: Source 9.
+///   - s10: Source 10.
+///   - s11: Source 11.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
@@ -305,6 +368,18 @@ public func combineLatest<
 ///
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
+///   - s1: Source 1.
+///   - s2: Source 2.
+///   - s3: Source 3.
+///   - s4: Source 4.
+///   - s5: Source 5.
+///   - s6: Source 6.
+///   - s7: Source 7.
+///   - s8: Source 8.
+///   - s9: Source 9.
+///   - s10: Source 10.
+///   - s11: Source 11.
+///   - s12: Source 12.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
@@ -354,6 +429,19 @@ public func combineLatest<
 ///
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
+///   - s1: Source 1.
+///   - s2: Source 2.
+///   - s3: Source 3.
+///   - s4: Source 4.
+///   - s5: Source 5.
+///   - s6: Source 6.
+///   - s7: Source 7.
+///   - s8: Source 8.
+///   - s9: Source 9.
+///   - s10: Source 10.
+///   - s11: Source 11.
+///   - s12: Source 12.
+///   - s13: Source 13.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
@@ -405,6 +493,20 @@ public func combineLatest<
 ///
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
+///   - s1: Source 1.
+///   - s2: Source 2.
+///   - s3: Source 3.
+///   - s4: Source 4.
+///   - s5: Source 5.
+///   - s6: Source 6.
+///   - s7: Source 7.
+///   - s8: Source 8.
+///   - s9: Source 9.
+///   - s10: Source 10.
+///   - s11: Source 11.
+///   - s12: Source 12.
+///   - s13: Source 13.
+///   - s14: Source 14.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
@@ -460,6 +562,21 @@ public func combineLatest<
 ///
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
+///   - s1: Source 1.
+///   - s2: Source 2.
+///   - s3: Source 3.
+///   - s4: Source 4.
+///   - s5: Source 5.
+///   - s6: Source 6.
+///   - s7: Source 7.
+///   - s8: Source 8.
+///   - s9: Source 9.
+///   - s10: Source 10.
+///   - s11: Source 11.
+///   - s12: Source 12.
+///   - s13: Source 13.
+///   - s14: Source 14.
+///   - s15: Source 15.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
@@ -517,6 +634,22 @@ public func combineLatest<
 ///
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
+///   - s1: Source 1.
+///   - s2: Source 2.
+///   - s3: Source 3.
+///   - s4: Source 4.
+///   - s5: Source 5.
+///   - s6: Source 6.
+///   - s7: Source 7.
+///   - s8: Source 8.
+///   - s9: Source 9.
+///   - s10: Source 10.
+///   - s11: Source 11.
+///   - s12: Source 12.
+///   - s13: Source 13.
+///   - s14: Source 14.
+///   - s15: Source 15.
+///   - s16: Source 16.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
@@ -576,6 +709,23 @@ public func combineLatest<
 ///
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
+///   - s1: Source 1.
+///   - s2: Source 2.
+///   - s3: Source 3.
+///   - s4: Source 4.
+///   - s5: Source 5.
+///   - s6: Source 6.
+///   - s7: Source 7.
+///   - s8: Source 8.
+///   - s9: Source 9.
+///   - s10: Source 10.
+///   - s11: Source 11.
+///   - s12: Source 12.
+///   - s13: Source 13.
+///   - s14: Source 14.
+///   - s15: Source 15.
+///   - s16: Source 16.
+///   - s17: Source 17.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
@@ -638,6 +788,24 @@ public func combineLatest<
 ///
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
+///   - s1: Source 1.
+///   - s2: Source 2.
+///   - s3: Source 3.
+///   - s4: Source 4.
+///   - s5: Source 5.
+///   - s6: Source 6.
+///   - s7: Source 7.
+///   - s8: Source 8.
+///   - s9: Source 9.
+///   - s10: Source 10.
+///   - s11: Source 11.
+///   - s12: Source 12.
+///   - s13: Source 13.
+///   - s14: Source 14.
+///   - s15: Source 15.
+///   - s16: Source 16.
+///   - s17: Source 17.
+///   - s18: Source 18.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
@@ -703,6 +871,25 @@ public func combineLatest<
 ///
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
+///   - s1: Source 1.
+///   - s2: Source 2.
+///   - s3: Source 3.
+///   - s4: Source 4.
+///   - s5: Source 5.
+///   - s6: Source 6.
+///   - s7: Source 7.
+///   - s8: Source 8.
+///   - s9: Source 9.
+///   - s10: Source 10.
+///   - s11: Source 11.
+///   - s12: Source 12.
+///   - s13: Source 13.
+///   - s14: Source 14.
+///   - s15: Source 15.
+///   - s16: Source 16.
+///   - s17: Source 17.
+///   - s18: Source 18.
+///   - s19: Source 19.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
@@ -771,6 +958,26 @@ public func combineLatest<
 ///
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
+///   - s1: Source 1.
+///   - s2: Source 2.
+///   - s3: Source 3.
+///   - s4: Source 4.
+///   - s5: Source 5.
+///   - s6: Source 6.
+///   - s7: Source 7.
+///   - s8: Source 8.
+///   - s9: Source 9.
+///   - s10: Source 10.
+///   - s11: Source 11.
+///   - s12: Source 12.
+///   - s13: Source 13.
+///   - s14: Source 14.
+///   - s15: Source 15.
+///   - s16: Source 16.
+///   - s17: Source 17.
+///   - s18: Source 18.
+///   - s19: Source 19.
+///   - s20: Source 20.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
@@ -841,6 +1048,27 @@ public func combineLatest<
 ///
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
+///   - s1: Source 1.
+///   - s2: Source 2.
+///   - s3: Source 3.
+///   - s4: Source 4.
+///   - s5: Source 5.
+///   - s6: Source 6.
+///   - s7: Source 7.
+///   - s8: Source 8.
+///   - s9: Source 9.
+///   - s10: Source 10.
+///   - s11: Source 11.
+///   - s12: Source 12.
+///   - s13: Source 13.
+///   - s14: Source 14.
+///   - s15: Source 15.
+///   - s16: Source 16.
+///   - s17: Source 17.
+///   - s18: Source 18.
+///   - s19: Source 19.
+///   - s20: Source 20.
+///   - s21: Source 21.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
@@ -913,6 +1141,28 @@ public func combineLatest<
 ///
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
+///   - s1: Source 1.
+///   - s2: Source 2.
+///   - s3: Source 3.
+///   - s4: Source 4.
+///   - s5: Source 5.
+///   - s6: Source 6.
+///   - s7: Source 7.
+///   - s8: Source 8.
+///   - s9: Source 9.
+///   - s10: Source 10.
+///   - s11: Source 11.
+///   - s12: Source 12.
+///   - s13: Source 13.
+///   - s14: Source 14.
+///   - s15: Source 15.
+///   - s16: Source 16.
+///   - s17: Source 17.
+///   - s18: Source 18.
+///   - s19: Source 19.
+///   - s20: Source 20.
+///   - s21: Source 21.
+///   - s22: Source 22.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
@@ -987,6 +1237,29 @@ public func combineLatest<
 ///
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
+///   - s1: Source 1.
+///   - s2: Source 2.
+///   - s3: Source 3.
+///   - s4: Source 4.
+///   - s5: Source 5.
+///   - s6: Source 6.
+///   - s7: Source 7.
+///   - s8: Source 8.
+///   - s9: Source 9.
+///   - s10: Source 10.
+///   - s11: Source 11.
+///   - s12: Source 12.
+///   - s13: Source 13.
+///   - s14: Source 14.
+///   - s15: Source 15.
+///   - s16: Source 16.
+///   - s17: Source 17.
+///   - s18: Source 18.
+///   - s19: Source 19.
+///   - s20: Source 20.
+///   - s21: Source 21.
+///   - s22: Source 22.
+///   - s23: Source 23.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
@@ -1064,6 +1337,30 @@ public func combineLatest<
 ///
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
+///   - s1: Source 1.
+///   - s2: Source 2.
+///   - s3: Source 3.
+///   - s4: Source 4.
+///   - s5: Source 5.
+///   - s6: Source 6.
+///   - s7: Source 7.
+///   - s8: Source 8.
+///   - s9: Source 9.
+///   - s10: Source 10.
+///   - s11: Source 11.
+///   - s12: Source 12.
+///   - s13: Source 13.
+///   - s14: Source 14.
+///   - s15: Source 15.
+///   - s16: Source 16.
+///   - s17: Source 17.
+///   - s18: Source 18.
+///   - s19: Source 19.
+///   - s20: Source 20.
+///   - s21: Source 21.
+///   - s22: Source 22.
+///   - s23: Source 23.
+///   - s24: Source 24.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
@@ -1143,6 +1440,31 @@ public func combineLatest<
 ///
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
+///   - s1: Source 1.
+///   - s2: Source 2.
+///   - s3: Source 3.
+///   - s4: Source 4.
+///   - s5: Source 5.
+///   - s6: Source 6.
+///   - s7: Source 7.
+///   - s8: Source 8.
+///   - s9: Source 9.
+///   - s10: Source 10.
+///   - s11: Source 11.
+///   - s12: Source 12.
+///   - s13: Source 13.
+///   - s14: Source 14.
+///   - s15: Source 15.
+///   - s16: Source 16.
+///   - s17: Source 17.
+///   - s18: Source 18.
+///   - s19: Source 19.
+///   - s20: Source 20.
+///   - s21: Source 21.
+///   - s22: Source 22.
+///   - s23: Source 23.
+///   - s24: Source 24.
+///   - s25: Source 25.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
@@ -1225,6 +1547,32 @@ public func combineLatest<
 ///
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.
+///   - s1: Source 1.
+///   - s2: Source 2.
+///   - s3: Source 3.
+///   - s4: Source 4.
+///   - s5: Source 5.
+///   - s6: Source 6.
+///   - s7: Source 7.
+///   - s8: Source 8.
+///   - s9: Source 9.
+///   - s10: Source 10.
+///   - s11: Source 11.
+///   - s12: Source 12.
+///   - s13: Source 13.
+///   - s14: Source 14.
+///   - s15: Source 15.
+///   - s16: Source 16.
+///   - s17: Source 17.
+///   - s18: Source 18.
+///   - s19: Source 19.
+///   - s20: Source 20.
+///   - s21: Source 21.
+///   - s22: Source 22.
+///   - s23: Source 23.
+///   - s24: Source 24.
+///   - s25: Source 25.
+///   - s26: Source 26.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
