@@ -5,12 +5,18 @@ let package = Package(
     name: "SwiftSignalKit",
     products: [
         .library(name: "SwiftSignalKit", targets: ["SwiftSignalKit"]),
+        .library(name: "SwiftSignalKitConcurrency", targets: ["SwiftSignalKitConcurrency"]),
         .executable(name: "SignalDemo", targets: ["SignalDemo"]),
     ],
     targets: [
         .target(name: "SwiftSignalKit"),
+        .target(name: "SwiftSignalKitConcurrency", dependencies: ["SwiftSignalKit"]),
         .executableTarget(name: "SignalDemo", dependencies: ["SwiftSignalKit"]),
         .testTarget(name: "SwiftSignalKitTests", dependencies: ["SwiftSignalKit"]),
+        .testTarget(
+            name: "SwiftSignalKitConcurrencyTests",
+            dependencies: ["SwiftSignalKit", "SwiftSignalKitConcurrency"]
+        ),
         // Telegram-style call sites, compiled in Swift 5 mode: proves that legacy code builds unchanged.
         .testTarget(
             name: "LegacyClientTests",

@@ -8,30 +8,32 @@
 
 /// A value guarded by a pthread mutex that lives at a stable address.
 ///
+/// `package`: shared with the other modules of this package, not API.
+///
 /// The mutex is tail-allocated in the same heap object as the value (``LockStorage``), so it never moves
 /// and is never passed as `&storedProperty` (which Swift may copy to a temporary). Access goes only
 /// through ``withLock(_:)``; callers must not call user code, `dispose()` or resume continuations inside.
-struct LockedState<State> {
+package struct LockedState<State> {
     private let storage: LockStorage<State>
 
     /// Creates a lock guarding `initialState`.
-    init(_ initialState: State) {
+    package init(_ initialState: State) {
         self.storage = LockStorage.make(initialState)
     }
 
     /// Creates a lock guarding `initialState`.
-    static func make(_ initialState: State) -> LockedState<State> {
+    package static func make(_ initialState: State) -> LockedState<State> {
         return LockedState(initialState)
     }
 
     /// Runs `body` with exclusive access to the state.
     @inline(__always)
-    func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         return try self.storage.withLock(body)
     }
 
     /// Runs `body` if the lock can be taken without waiting; returns `nil` otherwise.
-    func tryWithLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result? {
+    package func tryWithLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result? {
         return try self.storage.tryWithLock(body)
     }
 }
@@ -41,7 +43,7 @@ struct LockedState<State> {
 extension LockedState: @unchecked Sendable where State: Sendable {}
 
 /// The heap object behind ``LockedState``: the state as header, the mutex as the single element.
-final class LockStorage<State>: ManagedBuffer<State, pthread_mutex_t> {
+package final class LockStorage<State>: ManagedBuffer<State, pthread_mutex_t> {
     static func make(_ initialState: State) -> LockStorage<State> {
         let buffer = self.create(minimumCapacity: 1) { _ in initialState }
         buffer.withUnsafeMutablePointerToElements { mutex in

@@ -257,3 +257,20 @@ import Testing
         #expect(runs.value == total)
     }
 }
+
+@Suite struct QueueStressTests {
+    /// Queue creation registers a marker under a shared `Lock`; many threads create and wrap queues at once.
+    @Test func concurrentCreationAndWrappingAgree() {
+        let shared = DispatchQueue(label: "shared")
+        let disagreements = Counter()
+        concurrently(8) { _ in
+            for _ in 0..<200 {
+                let own = Queue(name: "own")
+                let wrapper = Queue(queue: shared)
+                if own.queue.sync(execute: { own.isCurrent() }) == false { disagreements.increment() }
+                if shared.sync(execute: { wrapper.isCurrent() }) == false { disagreements.increment() }
+            }
+        }
+        #expect(disagreements.value == 0)
+    }
+}

@@ -1,0 +1,189 @@
+import SwiftSignalKit
+
+extension Signal where E: Error {
+    /// Waits for the signal's first value, then disposes the subscription.
+    ///
+    /// ```swift
+    /// let user = try await userSignal.get()
+    /// ```
+    ///
+    /// The signal is started when `get()` is called; the first value ends the wait and the subscription
+    /// is disposed at once. Exactly one outcome is delivered, to the awaiting task, whatever the order of
+    /// value, error, completion and cancellation.
+    ///
+    /// Cancellation: if the awaiting task is cancelled (also before `get()` is called), the subscription
+    /// is disposed at once and `CancellationError` is thrown; a task cancelled before the call never
+    /// starts the signal.
+    ///
+    /// A signal whose error type is not an `Error` can be awaited after ``SwiftSignalKit/mapError(_:)``.
+    /// For `NoError` signals, ``first()`` needs no `try`.
+    ///
+    /// - Returns: The first value.
+    /// - Throws: The signal's error; `CancellationError` when the task is cancelled;
+    ///   ``SignalError/completedWithoutValue`` when the signal completes without a value.
+    public func get() async throws -> T {
+        switch await self.firstOutcome() {
+        case .value(let value):
+            return value
+        case .failure(let error):
+            throw error
+        case .completed:
+            throw SignalError.completedWithoutValue
+        case .cancelled:
+            throw CancellationError()
+        }
+    }
+
+    /// Waits for the signal's first value, returning nil on empty completion or cancellation, and
+    /// throwing only the signal's own error.
+    ///
+    /// ```swift
+    /// // A NoError signal: no `try` needed.
+    /// if let settings = await settingsSignal.first() { apply(settings) }
+    /// ```
+    ///
+    /// Otherwise behaves like ``get()``: the subscription is disposed after the first value, on
+    /// cancellation (also before the call, when the signal is never started) and on termination.
+    ///
+    /// - Returns: The first value, or nil if the signal completed without one or the task was cancelled.
+    /// - Throws: The signal's error, typed.
+    public func first() async throws(E) -> T? {
+        switch await self.firstOutcome() {
+        case .value(let value):
+            return value
+        case .failure(let error):
+            throw error
+        case .completed, .cancelled:
+            return nil
+        }
+    }
+
+    private func firstOutcome() async -> FirstValueOutcome<T, E> {
+        let waiter = FirstValueWaiter<T, E>()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<FirstValueOutcome<T, E>, Never>) in
+                guard waiter.install(continuation) else { return }
+                let disposable = self.start(
+                    next: { value in waiter.finish(.value(UnsafeSendableValue(value))) },
+                    error: { error in waiter.finish(.failure(UnsafeSendableValue(error))) },
+                    completed: { waiter.finish(.completed) }
+                )
+                waiter.setSubscription(disposable)
+            }
+        } onCancel: {
+            waiter.finish(.cancelled)
+        }
+    }
+}
+
+/// How a wait for the first value ended.
+enum FirstValueOutcome<T, E> {
+    case value(T)
+    case failure(E)
+    case completed
+    case cancelled
+}
+
+/// A value moved from the emitting thread to the awaiting task.
+///
+/// The value crosses exactly once, from the callback that received it to the continuation that resumes
+/// the awaiting task, and is not kept anywhere else; this is the same hand-over the signal's own callback
+/// performs.
+struct UnsafeSendableValue<Value>: @unchecked Sendable {
+    // Safe: see above; the value is handed over once and never shared.
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+/// The state of one ``Signal/get()`` or ``Signal/first()`` call: resumes its continuation exactly once
+/// and disposes the subscription exactly once, never while holding its lock.
+final class FirstValueWaiter<T, E>: Sendable {
+    enum Event: Sendable {
+        case value(UnsafeSendableValue<T>)
+        case failure(UnsafeSendableValue<E>)
+        case completed
+        case cancelled
+    }
+
+    private enum Phase: Sendable {
+        /// Not yet waiting; an event here (cancellation before the call) is remembered.
+        case idle(early: Event?)
+        case waiting(CheckedContinuation<FirstValueOutcome<T, E>, Never>)
+        case finished
+    }
+
+    private struct State: Sendable {
+        var phase: Phase = .idle(early: nil)
+        var subscription: Disposable?
+    }
+
+    /// Everything that leaves the lock (a continuation, the subscription) is resumed or disposed after
+    /// unlocking.
+    private let state = LockedState<State>(State())
+
+    /// Installs the continuation; returns false (after resuming it) if an event arrived first.
+    func install(_ continuation: CheckedContinuation<FirstValueOutcome<T, E>, Never>) -> Bool {
+        let early: Event? = self.state.withLock { state in
+            guard case .idle(let early) = state.phase else {
+                preconditionFailure("FirstValueWaiter installed twice")
+            }
+            if let early {
+                state.phase = .finished
+                return early
+            }
+            state.phase = .waiting(continuation)
+            return nil
+        }
+        if let early {
+            continuation.resume(returning: Self.outcome(of: early))
+            return false
+        }
+        return true
+    }
+
+    /// Records the subscription, or disposes it at once if the wait already ended.
+    func setSubscription(_ disposable: Disposable) {
+        let disposeNow = self.state.withLock { state -> Bool in
+            if case .finished = state.phase {
+                return true
+            }
+            state.subscription = disposable
+            return false
+        }
+        if disposeNow {
+            disposable.dispose()
+        }
+    }
+
+    /// Ends the wait with `event` if it has not ended yet.
+    func finish(_ event: Event) {
+        let (continuation, subscription) = self.state.withLock {
+            state -> (CheckedContinuation<FirstValueOutcome<T, E>, Never>?, Disposable?) in
+            switch state.phase {
+            case .idle(early: nil):
+                state.phase = .idle(early: event)
+                return (nil, nil)
+            case .idle:
+                return (nil, nil)
+            case .waiting(let continuation):
+                state.phase = .finished
+                let subscription = state.subscription
+                state.subscription = nil
+                return (continuation, subscription)
+            case .finished:
+                return (nil, nil)
+            }
+        }
+        continuation?.resume(returning: Self.outcome(of: event))
+        subscription?.dispose()
+    }
+
+    private static func outcome(of event: Event) -> FirstValueOutcome<T, E> {
+        switch event {
+        case .value(let box): return .value(box.value)
+        case .failure(let box): return .failure(box.value)
+        case .completed: return .completed
+        case .cancelled: return .cancelled
+        }
+    }
+}

@@ -1,0 +1,148 @@
+import Dispatch
+import SwiftSignalKit
+import SwiftSignalKitConcurrency
+import Testing
+
+@Suite struct FirstValueTests {
+    @Test func getReturnsTheFirstValueAndDisposes() async throws {
+        let source = InstrumentedSource()
+        let signal: Signal<Int, NoError> = source.signal { subscriber in
+            subscriber.putNext(1)
+            subscriber.putNext(2)
+        }
+        let value = try await signal.get()
+        #expect(value == 1)
+        #expect(source.starts.value == 1)
+        #expect(source.isBalanced)
+    }
+
+    @Test func getFromAnotherThread() async throws {
+        let source = InstrumentedSource()
+        let queue = Queue()
+        let signal: Signal<String, TestError> = source.signal { subscriber in
+            queue.justDispatch { subscriber.putNext("async") }
+        }
+        #expect(try await signal.get() == "async")
+        #expect(source.isBalanced)
+    }
+
+    @Test func getThrowsTheSignalsError() async {
+        let source = InstrumentedSource()
+        let signal: Signal<Int, TestError> = source.signal { $0.putError(TestError(code: 4)) }
+        await #expect(throws: TestError(code: 4)) { try await signal.get() }
+        #expect(source.isBalanced)
+    }
+
+    @Test func getThrowsOnEmptyCompletion() async {
+        let source = InstrumentedSource()
+        let signal: Signal<Int, NoError> = source.signal { $0.putCompletion() }
+        await #expect(throws: SignalError.completedWithoutValue) { try await signal.get() }
+        #expect(source.isBalanced)
+    }
+
+    @Test func cancellingAWaitOnNeverDisposesAndThrows() async {
+        let source = InstrumentedSource()
+        let signal: Signal<Int, NoError> = source.signal { _ in }
+        let task = Task { try await signal.get() }
+        while source.starts.value == 0 { await Task.yield() }
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(source.isBalanced)
+    }
+
+    @Test func cancelledBeforeTheCallNeverStarts() async {
+        let source = InstrumentedSource()
+        let signal: Signal<Int, NoError> = source.signal { $0.putNext(1) }
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await signal.get()
+        }
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(source.starts.value == 0)
+        #expect(source.isBalanced)
+    }
+
+    @Test func firstNeedsNoTryForNoError() async {
+        let value = await Signal<Int, NoError>.single(3).first()
+        #expect(value == 3)
+        let empty = await Signal<Int, NoError>.complete().first()
+        #expect(empty == nil)
+    }
+
+    @Test func firstThrowsTypedErrors() async {
+        let signal = Signal<Int, TestError>.fail(TestError(code: 2))
+        do {
+            _ = try await signal.first()
+            Issue.record("expected an error")
+        } catch {
+            // `error` is statically a TestError.
+            #expect(error.code == 2)
+        }
+    }
+
+    @Test func firstReturnsNilOnCancellation() async {
+        let source = InstrumentedSource()
+        let signal: Signal<Int, NoError> = source.signal { _ in }
+        let task = Task { await signal.first() }
+        while source.starts.value == 0 { await Task.yield() }
+        task.cancel()
+        #expect(await task.value == nil)
+        #expect(source.isBalanced)
+    }
+
+    @Test func nonErrorSignalsAreAwaitedAfterMapError() async throws {
+        struct Code: Sendable { let raw: Int }
+        struct Wrapped: Error { let code: Code }
+        let signal = Signal<Int, Code>.single(5) |> mapError { Wrapped(code: $0) }
+        #expect(try await signal.get() == 5)
+    }
+}
+
+@Suite struct FirstValueStressTests {
+    /// Cancellation racing an emission from another thread, 100,000 times: each wait ends exactly once,
+    /// with the value or with CancellationError, and every subscription is disposed once and released.
+    @Test func cancellationRacingEmissionResumesExactlyOnce() async {
+        let source = InstrumentedSource()
+        let emitter = Queue(name: "emitter")
+        let signal: Signal<Int, NoError> = source.signal { subscriber in
+            emitter.justDispatch { subscriber.putNext(7) }
+        }
+        var values = 0
+        var cancellations = 0
+        for _ in 0..<100_000 {
+            let task = Task { try await signal.get() }
+            task.cancel()
+            switch await task.result {
+            case .success(let value):
+                #expect(value == 7)
+                values += 1
+            case .failure(let error):
+                #expect(error is CancellationError)
+                cancellations += 1
+            }
+        }
+        emitter.sync {}
+        #expect(values + cancellations == 100_000)
+        #expect(source.isBalanced)
+    }
+
+    @Test func firstRacingCompletionAndErrorFromThreads() async {
+        let source = InstrumentedSource()
+        let queues = (0..<3).map { Queue(name: "emitter \($0)") }
+        let signal: Signal<Int, TestError> = source.signal { subscriber in
+            queues[0].justDispatch { subscriber.putNext(1) }
+            queues[1].justDispatch { subscriber.putError(TestError()) }
+            queues[2].justDispatch { subscriber.putCompletion() }
+        }
+        for _ in 0..<10_000 {
+            let task = Task { try await signal.first() }
+            if Bool.random() { task.cancel() }
+            switch await task.result {
+            case .success(let value): #expect(value == nil || value == 1)
+            case .failure(let error): #expect(error as? TestError == TestError())
+            }
+        }
+        for queue in queues { queue.sync {} }
+        #expect(source.isBalanced)
+    }
+}
