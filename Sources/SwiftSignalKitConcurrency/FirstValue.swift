@@ -1,6 +1,6 @@
 import SwiftSignalKit
 
-extension Signal where E: Error {
+extension Signal where E: Error, T: Sendable {
     /// Waits for the signal's first value, then disposes the subscription.
     ///
     /// ```swift
@@ -64,8 +64,8 @@ extension Signal where E: Error {
             await withCheckedContinuation { (continuation: CheckedContinuation<FirstValueOutcome<T, E>, Never>) in
                 guard waiter.install(continuation) else { return }
                 let disposable = self.start(
-                    next: { value in waiter.finish(.value(UnsafeSendableValue(value))) },
-                    error: { error in waiter.finish(.failure(UnsafeSendableValue(error))) },
+                    next: { value in waiter.finish(.value(value)) },
+                    error: { error in waiter.finish(.failure(error)) },
                     completed: { waiter.finish(.completed) }
                 )
                 waiter.setSubscription(disposable)
@@ -77,30 +77,19 @@ extension Signal where E: Error {
 }
 
 /// How a wait for the first value ended.
-enum FirstValueOutcome<T, E> {
+enum FirstValueOutcome<T: Sendable, E: Error>: Sendable {
     case value(T)
     case failure(E)
     case completed
     case cancelled
 }
 
-/// A value moved from the emitting thread to the awaiting task.
-///
-/// The value crosses exactly once, from the callback that received it to the continuation that resumes
-/// the awaiting task, and is not kept anywhere else; this is the same hand-over the signal's own callback
-/// performs.
-struct UnsafeSendableValue<Value>: @unchecked Sendable {
-    // Safe: see above; the value is handed over once and never shared.
-    let value: Value
-    init(_ value: Value) { self.value = value }
-}
-
 /// The state of one ``Signal/get()`` or ``Signal/first()`` call: resumes its continuation exactly once
 /// and disposes the subscription exactly once, never while holding its lock.
-final class FirstValueWaiter<T, E>: Sendable {
+final class FirstValueWaiter<T: Sendable, E: Error>: Sendable {
     enum Event: Sendable {
-        case value(UnsafeSendableValue<T>)
-        case failure(UnsafeSendableValue<E>)
+        case value(T)
+        case failure(E)
         case completed
         case cancelled
     }
@@ -180,8 +169,8 @@ final class FirstValueWaiter<T, E>: Sendable {
 
     private static func outcome(of event: Event) -> FirstValueOutcome<T, E> {
         switch event {
-        case .value(let box): return .value(box.value)
-        case .failure(let box): return .failure(box.value)
+        case .value(let value): return .value(value)
+        case .failure(let error): return .failure(error)
         case .completed: return .completed
         case .cancelled: return .cancelled
         }

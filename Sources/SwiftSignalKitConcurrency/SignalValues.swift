@@ -1,0 +1,106 @@
+import SwiftSignalKit
+
+/// How many values an iteration over ``SignalValues`` keeps while the loop body is busy.
+public enum SignalBufferingPolicy: Sendable, Equatable {
+    /// Keep every value. Memory grows if the producer outpaces the consumer.
+    case unbounded
+    /// Keep at most this many values, dropping the oldest when full.
+    case bufferingNewest(Int)
+    /// Keep at most this many values, dropping new ones when full.
+    case bufferingOldest(Int)
+}
+
+extension Signal where E: Error, T: Sendable {
+    /// The signal's values as an `AsyncSequence`, keeping every value that arrives while the loop body
+    /// runs (see ``values(bufferingPolicy:)``).
+    ///
+    /// ```swift
+    /// for await user in userSignal.values { render(user) }          // a NoError signal
+    /// for try await chunk in downloadSignal.values { write(chunk) } // throws the signal's error type
+    /// ```
+    public var values: SignalValues<T, E> {
+        return SignalValues(signal: self, bufferingPolicy: .unbounded)
+    }
+
+    /// The signal's values as an `AsyncSequence` with the given buffering policy.
+    ///
+    /// - Each iterator is its own subscription (the signal is cold), started by the first `next()`.
+    /// - Values that arrive while the loop body runs are kept according to `bufferingPolicy`; none is
+    ///   dropped silently under `.unbounded`.
+    /// - The sequence's `Failure` is the signal's error type, so a `NoError` signal is iterated with plain
+    ///   `for await`.
+    /// - Leaving the loop (`break`, `return`, a thrown error), cancelling the task, or dropping the
+    ///   iterator disposes the subscription. Cancellation ends the iteration (`next()` returns nil).
+    ///
+    /// - Parameter bufferingPolicy: What to keep while the consumer is busy.
+    /// - Returns: The sequence.
+    public func values(bufferingPolicy: SignalBufferingPolicy) -> SignalValues<T, E> {
+        return SignalValues(signal: self, bufferingPolicy: bufferingPolicy)
+    }
+}
+
+/// The values of a ``SwiftSignalKit/Signal`` as an `AsyncSequence`; see
+/// ``SwiftSignalKit/Signal/values(bufferingPolicy:)``.
+public struct SignalValues<T: Sendable, E: Error>: AsyncSequence, Sendable {
+    /// The signal's value type.
+    public typealias Element = T
+    /// The signal's error type: `Never` for `NoError` signals, so they iterate without `try`.
+    public typealias Failure = E
+
+    private let signal: Signal<T, E>
+    private let bufferingPolicy: SignalBufferingPolicy
+
+    init(signal: Signal<T, E>, bufferingPolicy: SignalBufferingPolicy) {
+        self.signal = signal
+        self.bufferingPolicy = bufferingPolicy
+    }
+
+    /// Makes an iterator; it subscribes on its first `next()`.
+    ///
+    /// - Returns: A new iterator with its own subscription.
+    public func makeAsyncIterator() -> Iterator {
+        return Iterator(storage: SignalValuesStorage(signal: self.signal, bufferingPolicy: self.bufferingPolicy))
+    }
+
+    /// Iterates over the values of one subscription.
+    public struct Iterator: AsyncIteratorProtocol {
+        private let lifetime: IteratorLifetime<T, E>
+
+        init(storage: SignalValuesStorage<T, E>) {
+            self.lifetime = IteratorLifetime(storage: storage)
+        }
+
+        /// The next value; nil after completion or cancellation.
+        ///
+        /// - Returns: The next value, or nil when the iteration has ended.
+        /// - Throws: The signal's error, once; later calls return nil.
+        public mutating func next() async throws(E) -> T? {
+            return try await self.lifetime.storage.next(isolation: nil)
+        }
+
+        /// The next value, waiting on the caller's actor without hopping off it.
+        ///
+        /// - Parameter actor: The caller's isolation.
+        /// - Returns: The next value, or nil when the iteration has ended.
+        /// - Throws: The signal's error, once; later calls return nil.
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(E) -> T? {
+            return try await self.lifetime.storage.next(isolation: actor)
+        }
+    }
+}
+
+@available(*, unavailable, message: "an iterator belongs to one task; make one per task")
+extension SignalValues.Iterator: Sendable {}
+
+/// Disposes the subscription when the last copy of an iterator goes away.
+final class IteratorLifetime<T: Sendable, E: Error>: Sendable {
+    let storage: SignalValuesStorage<T, E>
+
+    init(storage: SignalValuesStorage<T, E>) {
+        self.storage = storage
+    }
+
+    deinit {
+        self.storage.cancel()
+    }
+}

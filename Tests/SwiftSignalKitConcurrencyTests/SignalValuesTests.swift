@@ -1,0 +1,223 @@
+import Dispatch
+import SwiftSignalKit
+import SwiftSignalKitConcurrency
+import Testing
+
+/// A signal that sends 1...count synchronously when started, then completes: every value arrives
+/// before the consumer takes the first, so the buffering policy alone decides what is kept.
+func burst(_ count: Int, source: InstrumentedSource) -> Signal<Int, NoError> {
+    return source.signal { subscriber in
+        for value in 1...count {
+            subscriber.putNext(value)
+        }
+        subscriber.putCompletion()
+    }
+}
+
+@Suite struct SignalValuesTests {
+    @Test(arguments: [
+        (SignalBufferingPolicy.unbounded, Array(1...10)),
+        (.bufferingNewest(3), [8, 9, 10]),
+        (.bufferingOldest(3), [1, 2, 3]),
+        (.bufferingNewest(0), []),
+        (.bufferingOldest(0), []),
+    ])
+    func bufferingPolicyDecidesWhatASlowConsumerSees(policy: SignalBufferingPolicy, expected: [Int]) async {
+        let source = InstrumentedSource()
+        var received: [Int] = []
+        for await value in burst(10, source: source).values(bufferingPolicy: policy) {
+            received.append(value)
+        }
+        #expect(received == expected)
+        #expect(source.isBalanced)
+    }
+
+    @Test func subscribesLazilyAndOncePerIterator() async {
+        let source = InstrumentedSource()
+        let sequence = burst(3, source: source).values
+        #expect(source.starts.value == 0)
+        var first = sequence.makeAsyncIterator()
+        var second = sequence.makeAsyncIterator()
+        #expect(source.starts.value == 0, "making an iterator does not subscribe")
+        let a = await first.next()
+        let b = await second.next()
+        let c = await first.next()
+        #expect([a, b, c] == [1, 1, 2])
+        #expect(source.starts.value == 2, "each iterator is its own subscription")
+    }
+
+    @Test func breakDisposesTheSubscription() async {
+        let source = InstrumentedSource()
+        let pipe = ValuePipe<Int>()
+        let signal: Signal<Int, NoError> = source.signal { subscriber in
+            let inner = pipe.signal().start(next: { subscriber.putNext($0) })
+            subscriber.keepAlive(inner)
+            Queue.concurrentDefaultQueue().justDispatch {
+                for value in 0..<1_000 { pipe.putNext(value) }
+            }
+        }
+        for await value in signal.values where value >= 3 {
+            break
+        }
+        #expect(source.isBalanced)
+    }
+
+    @Test func cancellationEndsTheLoopAndDisposes() async {
+        let source = InstrumentedSource()
+        let signal: Signal<Int, NoError> = source.signal { $0.putNext(1) }
+        let received = Counter()
+        let task = Task {
+            for await _ in signal.values {
+                received.increment()
+            }
+            return "ended"
+        }
+        while received.value == 0 { await Task.yield() }
+        task.cancel()
+        #expect(await task.value == "ended")
+        #expect(source.isBalanced)
+    }
+
+    @Test func typedErrorIsThrownOnceThenTheIterationEnds() async {
+        let signal = Signal<Int, TestError> { subscriber in
+            subscriber.putNext(1)
+            subscriber.putError(TestError(code: 3))
+            return EmptyDisposable
+        }
+        var received: [Int] = []
+        var iterator = signal.values.makeAsyncIterator()
+        do {
+            while let value = try await iterator.next() {
+                received.append(value)
+            }
+            Issue.record("expected an error")
+        } catch {
+            // `error` is statically a TestError.
+            #expect(error.code == 3)
+        }
+        #expect(received == [1])
+        let afterError = try? await iterator.next()
+        #expect(afterError == nil)
+    }
+
+    @Test func droppedIteratorDisposes() async {
+        let source = InstrumentedSource()
+        let signal: Signal<Int, NoError> = source.signal { $0.putNext(1) }
+        do {
+            var iterator = signal.values.makeAsyncIterator()
+            #expect(await iterator.next() == 1)
+            #expect(source.disposals.value == 0)
+        }
+        #expect(source.isBalanced)
+    }
+
+    @Test func twoIteratorsAtOnceEachSeeEverything() async {
+        let source = InstrumentedSource()
+        let signal = burst(100, source: source)
+        async let first = collect(signal)
+        async let second = collect(signal)
+        let (a, b) = await (first, second)
+        #expect(a == Array(1...100))
+        #expect(b == Array(1...100))
+        #expect(source.starts.value == 2)
+        #expect(source.isBalanced)
+    }
+
+    @Test func iteratesFromInsideAnActor() async {
+        actor Collector {
+            var values: [Int] = []
+            func run(_ signal: Signal<Int, NoError>) async {
+                for await value in signal.values {
+                    self.values.append(value)
+                }
+            }
+        }
+        let collector = Collector()
+        await collector.run(burst(5, source: InstrumentedSource()))
+        #expect(await collector.values == [1, 2, 3, 4, 5])
+    }
+
+    @MainActor
+    @Test func iteratesAndAwaitsOnTheMainActor() async throws {
+        var values: [Int] = []
+        for await value in burst(3, source: InstrumentedSource()).values {
+            MainActor.assertIsolated()
+            values.append(value)
+        }
+        #expect(values == [1, 2, 3])
+        let first = try await burst(3, source: InstrumentedSource()).get()
+        #expect(first == 1)
+    }
+}
+
+func collect(_ signal: Signal<Int, NoError>) async -> [Int] {
+    var values: [Int] = []
+    for await value in signal.values {
+        values.append(value)
+    }
+    return values
+}
+
+@Suite struct SignalValuesStressTests {
+    @Test func hundredThousandValuesFromAProducerThreadArriveInOrder() async {
+        let source = InstrumentedSource()
+        let producer = Queue(name: "producer")
+        let signal: Signal<Int, NoError> = source.signal { subscriber in
+            producer.justDispatch {
+                for value in 0..<100_000 { subscriber.putNext(value) }
+                subscriber.putCompletion()
+            }
+        }
+        var expected = 0
+        var inOrder = true
+        for await value in signal.values {
+            if value != expected { inOrder = false }
+            expected += 1
+        }
+        #expect(inOrder)
+        #expect(expected == 100_000)
+        #expect(source.isBalanced)
+    }
+
+    @Test(arguments: [SignalBufferingPolicy.bufferingNewest(8), .bufferingOldest(8)])
+    func boundedPoliciesKeepOrderUnderAFastProducer(policy: SignalBufferingPolicy) async {
+        let source = InstrumentedSource()
+        let producer = Queue(name: "producer")
+        let signal: Signal<Int, NoError> = source.signal { subscriber in
+            producer.justDispatch {
+                for value in 0..<20_000 { subscriber.putNext(value) }
+                subscriber.putCompletion()
+            }
+        }
+        var received: [Int] = []
+        for await value in signal.values(bufferingPolicy: policy) {
+            received.append(value)
+            if received.count % 100 == 0 { await Task.yield() }
+        }
+        #expect(zip(received, received.dropFirst()).allSatisfy { $0 < $1 }, "values stay in order")
+        #expect(received.count <= 20_000)
+        if policy == .bufferingNewest(8) {
+            #expect(received.last == 19_999, "the newest value survives")
+        } else {
+            #expect(received.first == 0, "the oldest value survives")
+        }
+        #expect(source.isBalanced)
+    }
+
+    @Test func cancellationRacingValuesFromAnotherThread() async {
+        let source = InstrumentedSource()
+        let producer = Queue(name: "producer")
+        let signal: Signal<Int, NoError> = source.signal { subscriber in
+            producer.justDispatch {
+                for value in 0..<50 { subscriber.putNext(value) }
+            }
+        }
+        for _ in 0..<2_000 {
+            let task = Task { await collect(signal).count }
+            task.cancel()
+            _ = await task.value
+        }
+        producer.sync {}
+        #expect(source.isBalanced)
+    }
+}
