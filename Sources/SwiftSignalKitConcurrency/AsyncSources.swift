@@ -1,0 +1,188 @@
+import SwiftSignalKit
+
+extension Signal where T: Sendable, E: Error {
+    /// A signal of the elements of an `AsyncSequence`.
+    ///
+    /// ```swift
+    /// let lines = Signal(file.lines)   // an AsyncSequence of String
+    /// let disposable = lines.start(next: { print($0) })
+    /// ```
+    ///
+    /// Each `start` runs one task that iterates the sequence, sending each element, then the completion
+    /// or the sequence's typed failure. `dispose()` cancels that task; no element is delivered after
+    /// `dispose()` returns (an element being delivered at that moment finishes first).
+    ///
+    /// - Parameters:
+    ///   - sequence: The sequence; iterated once per subscription.
+    ///   - priority: The priority of the iterating task.
+    public convenience init<S: AsyncSequence & Sendable>(_ sequence: S, priority: TaskPriority? = nil)
+    where S.Element == T, S.Failure == E {
+        self.init { subscriber in
+            let task = Task(priority: priority) {
+                do throws(E) {
+                    for try await element in sequence {
+                        if Task.isCancelled { return }
+                        subscriber.putNext(element)
+                    }
+                    subscriber.putCompletion()
+                } catch {
+                    subscriber.putError(error)
+                }
+            }
+            return ActionDisposable { task.cancel() }
+        }
+    }
+
+    /// A single-value signal that runs `operation` in a task for each subscription.
+    ///
+    /// ```swift
+    /// let profile = Signal<Profile, APIError>(operation: { try await api.profile(id) })
+    /// disposables.add(profile.start(next: { show($0) }))
+    /// ```
+    ///
+    /// The bridge for calling new async APIs from signal code: the result is sent as one value followed
+    /// by completion; a thrown error is sent as the signal's error. Disposing the subscription cancels
+    /// the task; a result that arrives after `dispose()` returned is dropped.
+    ///
+    /// - Parameters:
+    ///   - priority: The priority of the task.
+    ///   - operation: The async work; for `NoError` signals it cannot throw.
+    public convenience init(priority: TaskPriority? = nil, operation: @escaping @Sendable () async throws(E) -> T) {
+        self.init { subscriber in
+            let task = Task(priority: priority) {
+                do throws(E) {
+                    let value = try await operation()
+                    subscriber.putNext(value)
+                    subscriber.putCompletion()
+                } catch {
+                    subscriber.putError(error)
+                }
+            }
+            return ActionDisposable { task.cancel() }
+        }
+    }
+}
+
+/// A `Task` held as a ``SwiftSignalKit/Disposable``: disposing it cancels the task.
+///
+/// ```swift
+/// disposables.add(TaskDisposable(Task { await refreshForever() }))
+/// ```
+///
+/// Ownership: the disposable does not keep the task's result; it only cancels. Whoever holds the
+/// disposable decides when the task should stop.
+public final class TaskDisposable: Disposable {
+    private let cancelTask: @Sendable () -> Void
+
+    /// Wraps `task`.
+    ///
+    /// - Parameter task: The task to cancel on `dispose()`.
+    public init<Success: Sendable, Failure: Error>(_ task: Task<Success, Failure>) {
+        self.cancelTask = { task.cancel() }
+    }
+
+    /// Cancels the task. Idempotent.
+    public func dispose() {
+        self.cancelTask()
+    }
+}
+
+extension Task {
+    /// This task as a ``SwiftSignalKit/Disposable`` that cancels it.
+    ///
+    /// - Returns: A ``TaskDisposable`` for this task.
+    public func asDisposable() -> Disposable {
+        return TaskDisposable(self)
+    }
+}
+
+extension Disposable {
+    /// Suspends until the current task is cancelled, then disposes this disposable.
+    ///
+    /// Ties a subscription to a task's lifetime: the task owns the subscription, and cancelling the task
+    /// ends it.
+    ///
+    /// ```swift
+    /// let task = Task {
+    ///     let subscription = updates.start(next: { handle($0) })
+    ///     await subscription.disposeOnCancellation()
+    /// }
+    /// // later
+    /// task.cancel() // disposes the subscription
+    /// ```
+    ///
+    /// If the task is already cancelled, the disposable is disposed at once.
+    public func disposeOnCancellation() async {
+        let gate = CancellationGate()
+        await withTaskCancellationHandler {
+            await withUnsafeContinuation { continuation in
+                gate.wait(continuation)
+            }
+        } onCancel: {
+            gate.open()
+        }
+        self.dispose()
+    }
+}
+
+/// Resumes one waiting continuation when opened, whichever comes first.
+final class CancellationGate: Sendable {
+    private struct State: Sendable {
+        var isOpen = false
+        var waiter: UnsafeContinuation<Void, Never>?
+    }
+
+    private let state = LockedState<State>(State())
+
+    func wait(_ continuation: UnsafeContinuation<Void, Never>) {
+        let resumeNow = self.state.withLock { state -> Bool in
+            if state.isOpen { return true }
+            state.waiter = continuation
+            return false
+        }
+        if resumeNow {
+            continuation.resume()
+        }
+    }
+
+    func open() {
+        let waiter = self.state.withLock { state -> UnsafeContinuation<Void, Never>? in
+            state.isOpen = true
+            let waiter = state.waiter
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume()
+    }
+}
+
+extension Promise {
+    /// The promise's values as an `AsyncSequence`: the current value (if any), then each new one.
+    ///
+    /// Replay: a promise replays its latest value, so a loop started after a value was set sees it. The
+    /// sequence never ends on its own (a promise never completes); leave the loop or cancel the task.
+    /// Same as `get().values`.
+    public var values: SignalValues<T, NoError> {
+        return self.get().values
+    }
+}
+
+extension ValuePromise {
+    /// The promise's values as an `AsyncSequence`: the current value (if any), then each new one.
+    ///
+    /// Like ``SwiftSignalKit/Promise``, a `ValuePromise` replays its current value and never completes.
+    /// Same as `get().values`.
+    public var values: SignalValues<T, NoError> {
+        return self.get().values
+    }
+}
+
+extension ValuePipe where T: Sendable {
+    /// The pipe's values as an `AsyncSequence`.
+    ///
+    /// No replay: the subscription starts with the loop's first `next()`, and values put before that
+    /// are not seen. Same as `signal().values`.
+    public var values: SignalValues<T, NoError> {
+        return self.signal().values
+    }
+}

@@ -1,0 +1,220 @@
+import Dispatch
+import SwiftSignalKit
+import SwiftSignalKitConcurrency
+import Testing
+
+/// An async sequence of 0..<count that fails with `TestError(code: count)` at the end if `fails`.
+struct Numbers: AsyncSequence, Sendable {
+    typealias Element = Int
+    typealias Failure = TestError
+    let count: Int
+    let fails: Bool
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        typealias Failure = TestError
+        var next = 0
+        let count: Int
+        let fails: Bool
+
+        mutating func next() async throws(TestError) -> Int? {
+            if self.next < self.count {
+                defer { self.next += 1 }
+                return self.next
+            }
+            if self.fails && self.next == self.count {
+                self.next += 1
+                throw TestError(code: self.count)
+            }
+            return nil
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(count: self.count, fails: self.fails)
+    }
+}
+
+/// Starts `signal` and waits (without blocking a thread) for its terminal event.
+func run<T: Sendable, E: Error>(_ signal: Signal<T, E>, onNext: @escaping @Sendable (T) -> Void) async -> E? {
+    await withCheckedContinuation { (continuation: CheckedContinuation<E?, Never>) in
+        _ = signal.start(
+            next: onNext,
+            error: { continuation.resume(returning: $0) },
+            completed: { continuation.resume(returning: nil) }
+        )
+    }
+}
+
+@Suite struct AsyncSequenceToSignalTests {
+    @Test func deliversEveryElementInOrderThenCompletes() async {
+        // The next expected element, and whether every element so far came in order.
+        let progress = Atomic(value: (next: 0, inOrder: true))
+        let error = await run(Signal(Numbers(count: 100_000, fails: false))) { value in
+            progress.modify { ($0.next + 1, $0.inOrder && value == $0.next) }
+        }
+        #expect(error == nil)
+        let (count, inOrder) = progress.with { $0 }
+        #expect(count == 100_000)
+        #expect(inOrder)
+    }
+
+    @Test func typedFailureBecomesTheSignalsError() async {
+        let received = Counter()
+        let error = await run(Signal(Numbers(count: 3, fails: true))) { _ in received.increment() }
+        #expect(error == TestError(code: 3))
+        #expect(received.value == 3)
+    }
+
+    @Test func disposeStopsTheTaskAndNothingArrivesAfterwards() async {
+        let terminated = DispatchSemaphore(value: 0)
+        let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
+        continuation.onTermination = { _ in terminated.signal() }
+        let feeder = Task {
+            var value = 0
+            while !Task.isCancelled {
+                if case .terminated = continuation.yield(value) { return }
+                value += 1
+                await Task.yield()
+            }
+        }
+        let received = Counter()
+        let disposed = Atomic(value: false)
+        let late = Counter()
+        let subscription = Signal(stream).start(next: { _ in
+            received.increment()
+            if disposed.with({ $0 }) { late.increment() }
+        })
+        while received.value < 100 { await Task.yield() }
+        subscription.dispose()
+        disposed.swap(true)
+        let stopped = await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
+            Queue.concurrentDefaultQueue().justDispatch {
+                done.resume(returning: terminated.wait(timeout: .now() + 10) == .success)
+            }
+        }
+        #expect(stopped, "the iterating task was cancelled and the stream terminated")
+        #expect(late.value == 0)
+        feeder.cancel()
+    }
+}
+
+@Suite struct AsyncOperationTests {
+    @Test func sendsTheResultThenCompletes() async {
+        let received = Atomic(value: [String]())
+        let error = await run(Signal<String, TestError>(operation: { "done" })) { value in
+            received.modify { $0 + [value] }
+        }
+        #expect(error == nil)
+        #expect(received.with { $0 } == ["done"])
+    }
+
+    @Test func thrownErrorIsTheSignalsError() async {
+        let error = await run(Signal<Int, TestError>(operation: { () async throws(TestError) -> Int in throw TestError(code: 8) })) { _ in }
+        #expect(error == TestError(code: 8))
+    }
+
+    @Test func noErrorOperationNeedsNoTryAndBridgesBack() async {
+        let value = await Signal<Int, NoError>(operation: { 21 * 2 }).first()
+        #expect(value == 42)
+    }
+
+    @Test func disposeCancelsTheTask() async {
+        let cancelled = DispatchSemaphore(value: 0)
+        let started = Counter()
+        let signal = Signal<Int, NoError>(operation: {
+            started.increment()
+            await ActionDisposable { cancelled.signal() }.disposeOnCancellation()
+            return 0
+        })
+        let received = Counter()
+        let subscription = signal.start(next: { _ in received.increment() })
+        while started.value == 0 { await Task.yield() }
+        subscription.dispose()
+        let wasCancelled = await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
+            Queue.concurrentDefaultQueue().justDispatch {
+                done.resume(returning: cancelled.wait(timeout: .now() + 10) == .success)
+            }
+        }
+        #expect(wasCancelled)
+        #expect(received.value == 0, "the result after dispose is dropped")
+    }
+}
+
+@Suite struct LifetimeTests {
+    @Test func taskDisposableCancelsTheTask() async {
+        let task = Task { () -> Bool in
+            await ActionDisposable {}.disposeOnCancellation()
+            return Task.isCancelled
+        }
+        let disposable = task.asDisposable()
+        disposable.dispose()
+        disposable.dispose()
+        #expect(await task.value)
+    }
+
+    @Test func disposeOnCancellationTiesASubscriptionToATask() async {
+        let source = InstrumentedSource()
+        let signal: Signal<Int, NoError> = source.signal { _ in }
+        let task = Task {
+            await signal.start().disposeOnCancellation()
+        }
+        while source.starts.value == 0 { await Task.yield() }
+        #expect(source.disposals.value == 0)
+        task.cancel()
+        await task.value
+        #expect(source.isBalanced)
+    }
+
+    @Test func alreadyCancelledTaskDisposesAtOnce() async {
+        let disposals = Counter()
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            await ActionDisposable { disposals.increment() }.disposeOnCancellation()
+        }
+        await task.value
+        #expect(disposals.value == 1)
+    }
+}
+
+@Suite struct HotSourceTests {
+    @Test func promiseReplaysItsLatestValueToALateLoop() async {
+        let promise = Promise<Int>(1)
+        promise.set(.single(2))
+        var iterator = promise.values.makeAsyncIterator()
+        #expect(await iterator.next() == 2)
+        promise.set(.single(3))
+        #expect(await iterator.next() == 3)
+        #expect(await promise.get().first() == 3)
+    }
+
+    @Test func valuePromiseReplaysAndIgnoresRepeats() async {
+        let promise = ValuePromise("a", ignoreRepeated: true)
+        var iterator = promise.values.makeAsyncIterator()
+        #expect(await iterator.next() == "a")
+        promise.set("a")
+        promise.set("b")
+        #expect(await iterator.next() == "b")
+    }
+
+    @Test func valuePipeDoesNotReplay() async {
+        let pipe = ValuePipe<Int>()
+        pipe.putNext(0)
+        let finished = Atomic(value: false)
+        let task = Task { () -> Int? in
+            var iterator = pipe.values.makeAsyncIterator()
+            let first = await iterator.next()
+            finished.swap(true)
+            return first
+        }
+        // The subscription starts with the loop's first next(); keep sending until it has a value.
+        var next = 1
+        while !finished.with({ $0 }) {
+            pipe.putNext(next)
+            next += 1
+            await Task.yield()
+        }
+        let first = await task.value
+        #expect(first != nil)
+        #expect(first != 0, "a value put before iterating is not seen")
+    }
+}
