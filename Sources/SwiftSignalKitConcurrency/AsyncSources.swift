@@ -63,7 +63,7 @@ extension Signal where T: Sendable, E: Error {
     }
 }
 
-/// A `Task` held as a ``SwiftSignalKit/Disposable``: disposing it cancels the task.
+/// A `Task` held as a `Disposable`: disposing it cancels the task.
 ///
 /// ```swift
 /// disposables.add(TaskDisposable(Task { await refreshForever() }))
@@ -88,7 +88,7 @@ public final class TaskDisposable: Disposable {
 }
 
 extension Task {
-    /// This task as a ``SwiftSignalKit/Disposable`` that cancels it.
+    /// This task as a `Disposable` that cancels it.
     ///
     /// - Returns: A ``TaskDisposable`` for this task.
     public func asDisposable() -> Disposable {
@@ -170,7 +170,7 @@ extension Promise {
 extension ValuePromise {
     /// The promise's values as an `AsyncSequence`: the current value (if any), then each new one.
     ///
-    /// Like ``SwiftSignalKit/Promise``, a `ValuePromise` replays its current value and never completes.
+    /// Like `Promise`, a `ValuePromise` replays its current value and never completes.
     /// Same as `get().values`.
     public var values: SignalValues<T, NoError> {
         return self.get().values

@@ -15,12 +15,12 @@ extension Signal where E: Error, T: Sendable {
     /// is disposed at once and `CancellationError` is thrown; a task cancelled before the call never
     /// starts the signal.
     ///
-    /// A signal whose error type is not an `Error` can be awaited after ``SwiftSignalKit/mapError(_:)``.
+    /// A signal whose error type is not an `Error` can be awaited after `mapError(_:)`.
     /// For `NoError` signals, ``first()`` needs no `try`.
     ///
     /// - Returns: The first value.
     /// - Throws: The signal's error; `CancellationError` when the task is cancelled;
-    ///   ``SignalError/completedWithoutValue`` when the signal completes without a value.
+    ///   `SignalError.completedWithoutValue` when the signal completes without a value.
     public func get() async throws -> T {
         switch await self.firstOutcome() {
         case .value(let value):

@@ -39,8 +39,8 @@ extension Signal where E: Error, T: Sendable {
     }
 }
 
-/// The values of a ``SwiftSignalKit/Signal`` as an `AsyncSequence`; see
-/// ``SwiftSignalKit/Signal/values(bufferingPolicy:)``.
+/// The values of a `Signal` as an `AsyncSequence`; see
+/// `Signal.values(bufferingPolicy:)`.
 public struct SignalValues<T: Sendable, E: Error>: AsyncSequence, Sendable {
     /// The signal's value type.
     public typealias Element = T

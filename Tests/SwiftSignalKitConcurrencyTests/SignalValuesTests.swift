@@ -123,18 +123,22 @@ func burst(_ count: Int, source: InstrumentedSource) -> Signal<Int, NoError> {
         #expect(source.isBalanced)
     }
 
-    @Test func iteratesFromInsideAnActor() async {
+    @Test func bridgesRunFromInsideAnActor() async throws {
         actor Collector {
             var values: [Int] = []
-            func run(_ signal: Signal<Int, NoError>) async {
+            func run(_ signal: Signal<Int, NoError>) async throws {
                 for await value in signal.values {
                     self.values.append(value)
                 }
+                self.values.append(try await signal.get())
+                self.values.append(await signal.first() ?? -1)
             }
         }
         let collector = Collector()
-        await collector.run(burst(5, source: InstrumentedSource()))
-        #expect(await collector.values == [1, 2, 3, 4, 5])
+        let source = InstrumentedSource()
+        try await collector.run(burst(5, source: source))
+        #expect(await collector.values == [1, 2, 3, 4, 5, 1, 1])
+        #expect(source.isBalanced)
     }
 
     @MainActor
