@@ -11,7 +11,7 @@ let package = Package(
     targets: [
         .target(name: "SwiftSignalKit"),
         .target(name: "SwiftSignalKitConcurrency", dependencies: ["SwiftSignalKit"]),
-        .executableTarget(name: "SignalDemo", dependencies: ["SwiftSignalKit"]),
+        .executableTarget(name: "SignalDemo", dependencies: ["SwiftSignalKit", "SwiftSignalKitConcurrency"]),
         .testTarget(name: "SwiftSignalKitTests", dependencies: ["SwiftSignalKit"]),
         .testTarget(
             name: "SwiftSignalKitConcurrencyTests",

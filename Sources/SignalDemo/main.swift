@@ -1,4 +1,4 @@
-// A short tour of SwiftSignalKit: cold signals, operators, promises and queues.
+// A short tour of SwiftSignalKit: cold signals, operators, promises and queues, then the async bridges.
 import Dispatch
 import SwiftSignalKit
 
@@ -71,4 +71,12 @@ _ = (Signal<String, NoError>.single("late hello") |> delay(0.05, queue: worker))
         delayed.signal()
     })
 delayed.wait()
+
+// The async part runs in a detached task while this (main) thread waits for it.
+let asyncDone = DispatchSemaphore(value: 0)
+Task.detached {
+    await asyncTour()
+    asyncDone.signal()
+}
+asyncDone.wait()
 print("\ndone")

@@ -63,14 +63,18 @@ import Testing
     }
 
     @Test func firstNeedsNoTryForNoError() async {
-        let value = await Signal<Int, NoError>.single(3).first()
+        let source = InstrumentedSource()
+        let value = await (source.signal { $0.putNext(3) } as Signal<Int, NoError>).first()
         #expect(value == 3)
-        let empty = await Signal<Int, NoError>.complete().first()
+        let empty = await (source.signal { $0.putCompletion() } as Signal<Int, NoError>).first()
         #expect(empty == nil)
+        #expect(source.starts.value == 2)
+        #expect(source.isBalanced)
     }
 
     @Test func firstThrowsTypedErrors() async {
-        let signal = Signal<Int, TestError>.fail(TestError(code: 2))
+        let source = InstrumentedSource()
+        let signal: Signal<Int, TestError> = source.signal { $0.putError(TestError(code: 2)) }
         do {
             _ = try await signal.first()
             Issue.record("expected an error")
@@ -78,6 +82,7 @@ import Testing
             // `error` is statically a TestError.
             #expect(error.code == 2)
         }
+        #expect(source.isBalanced)
     }
 
     @Test func firstReturnsNilOnCancellation() async {
@@ -93,8 +98,10 @@ import Testing
     @Test func nonErrorSignalsAreAwaitedAfterMapError() async throws {
         struct Code: Sendable { let raw: Int }
         struct Wrapped: Error { let code: Code }
-        let signal = Signal<Int, Code>.single(5) |> mapError { Wrapped(code: $0) }
-        #expect(try await signal.get() == 5)
+        let source = InstrumentedSource()
+        let signal: Signal<Int, Code> = source.signal { $0.putNext(5) }
+        #expect(try await (signal |> mapError { Wrapped(code: $0) }).get() == 5)
+        #expect(source.isBalanced)
     }
 }
 
