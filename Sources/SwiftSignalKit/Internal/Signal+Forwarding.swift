@@ -1,15 +1,38 @@
 extension Signal {
-    /// Starts the signal, sending every event on to `subscriber` unchanged.
-    func start(forwardingTo subscriber: Subscriber<T, E>) -> Disposable {
+    /// Starts the signal, sending its events on to `subscriber`; a handler given here replaces the
+    /// forwarding of that kind of event.
+    func start(
+        forwardingTo subscriber: Subscriber<T, E>,
+        error: (@Sendable (E) -> Void)? = nil,
+        completed: (@Sendable () -> Void)? = nil
+    ) -> Disposable {
         return self.start(
             linkedTo: subscriber,
             next: { value in
                 subscriber.putNext(value)
             },
-            error: { error in
+            error: error ?? { error in
                 subscriber.putError(error)
             },
-            completed: {
+            completed: completed ?? {
+                subscriber.putCompletion()
+            })
+    }
+
+    /// Starts the signal, sending its values on to `subscriber`, whose error type may differ: the error
+    /// handler is required, and a completion handler given here replaces forwarding the completion.
+    func start<F>(
+        forwardingValuesTo subscriber: Subscriber<T, F>,
+        error: @escaping @Sendable (E) -> Void,
+        completed: (@Sendable () -> Void)? = nil
+    ) -> Disposable {
+        return self.start(
+            linkedTo: subscriber,
+            next: { value in
+                subscriber.putNext(value)
+            },
+            error: error,
+            completed: completed ?? {
                 subscriber.putCompletion()
             })
     }

@@ -11,10 +11,7 @@
         return Signal<T, R> { subscriber in
             let replacement = MetaDisposable()
             let source = signal.start(
-                linkedTo: subscriber,
-                next: { value in
-                    subscriber.putNext(value)
-                },
+                forwardingValuesTo: subscriber,
                 error: { error in
                     replacement.set(f(error).start(forwardingTo: subscriber))
                 },

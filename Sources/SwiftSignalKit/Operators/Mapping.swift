@@ -67,10 +67,7 @@
     return { signal in
         return Signal<T, R> { subscriber in
             return signal.start(
-                linkedTo: subscriber,
-                next: { value in
-                    subscriber.putNext(value)
-                },
+                forwardingValuesTo: subscriber,
                 error: { error in
                     subscriber.putError(f(error))
                 },

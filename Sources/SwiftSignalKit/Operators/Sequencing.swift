@@ -28,13 +28,7 @@ public func then<T, E>(_ nextSignal: Signal<T, E>) -> (Signal<T, E>) -> Signal<T
         return Signal { subscriber in
             let next = MetaDisposable()
             let first = signal.start(
-                linkedTo: subscriber,
-                next: { value in
-                    subscriber.putNext(value)
-                },
-                error: { error in
-                    subscriber.putError(error)
-                },
+                forwardingTo: subscriber,
                 completed: {
                     next.set(nextSignal.start(forwardingTo: subscriber))
                 })
@@ -78,13 +72,7 @@ public func merge<T, E>(_ signals: [Signal<T, E>]) -> Signal<T, E> {
         for signal in signals {
             disposable.add(
                 signal.start(
-                    linkedTo: subscriber,
-                    next: { value in
-                        subscriber.putNext(value)
-                    },
-                    error: { error in
-                        subscriber.putError(error)
-                    },
+                    forwardingTo: subscriber,
                     completed: {
                         let last = remaining.withLock { remaining -> Bool in
                             remaining -= 1

@@ -53,13 +53,7 @@
     return { signal in
         return Signal { subscriber in
             return signal.start(
-                linkedTo: subscriber,
-                next: { value in
-                    subscriber.putNext(value)
-                },
-                error: { error in
-                    subscriber.putError(error)
-                },
+                forwardingTo: subscriber,
                 completed: {
                     f()
                     subscriber.putCompletion()
@@ -76,13 +70,7 @@
     return { signal in
         return Signal { subscriber in
             return signal.start(
-                linkedTo: subscriber,
-                next: { value in
-                    subscriber.putNext(value)
-                },
-                error: { error in
-                    subscriber.putError(error)
-                },
+                forwardingTo: subscriber,
                 completed: {
                     subscriber.putCompletion()
                     f()

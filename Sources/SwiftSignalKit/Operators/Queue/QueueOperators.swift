@@ -96,10 +96,7 @@ private final class QueueRunner<T, E>: Sendable {
             }
             self.current.set(
                 signal.start(
-                    linkedTo: subscriber,
-                    next: { value in
-                        subscriber.putNext(value)
-                    },
+                    forwardingTo: subscriber,
                     error: { error in
                         self.fail(error)
                     },

@@ -18,13 +18,7 @@ import Dispatch
 public func restart<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
     return RestartLoop.signal { subscriber, loop in
         return signal.start(
-            linkedTo: subscriber,
-            next: { value in
-                subscriber.putNext(value)
-            },
-            error: { error in
-                subscriber.putError(error)
-            },
+            forwardingTo: subscriber,
             completed: {
                 loop.restart()
             })
@@ -48,10 +42,7 @@ public func recurse<T, E>(_ latestValue: T?) -> (Signal<T, E>) -> Signal<T, E> {
 public func restartIfError<T, E>(_ signal: Signal<T, E>) -> Signal<T, NoError> {
     return RestartLoop.signal { subscriber, loop in
         return signal.start(
-            linkedTo: subscriber,
-            next: { value in
-                subscriber.putNext(value)
-            },
+            forwardingValuesTo: subscriber,
             error: { _ in
                 loop.restart()
             },
@@ -74,10 +65,7 @@ public func retry<T, E>(_ delayIncrement: Double, maxDelay: Double, onQueue queu
     return { signal in
         return RestartLoop.signal { subscriber, loop in
             return signal.start(
-                linkedTo: subscriber,
-                next: { value in
-                    subscriber.putNext(value)
-                },
+                forwardingValuesTo: subscriber,
                 error: { _ in
                     let (delay, _) = loop.nextRetryDelay(increment: delayIncrement, max: maxDelay)
                     queue.after(delay) {
@@ -107,10 +95,7 @@ public func retry<T, E>(_ delayIncrement: Double, maxDelay: Double, onQueue queu
     return { signal in
         return RestartLoop.signal { subscriber, loop in
             return signal.start(
-                linkedTo: subscriber,
-                next: { value in
-                    subscriber.putNext(value)
-                },
+                forwardingTo: subscriber,
                 error: { error in
                     guard retryOnError(error) else {
                         subscriber.putError(error)
