@@ -25,8 +25,9 @@ public final class Queue: Sendable {
     private enum Identity: Sendable {
         /// A queue carrying a marker in its dispatch-specific storage.
         case marker(QueueMarker)
-        /// The main queue: the main thread.
-        case main
+        /// The main queue: its marker, or the main thread. On Linux, after `dispatchMain()` the main queue
+        /// is drained by a thread that is not the main thread, so the thread check alone is not enough.
+        case main(QueueMarker)
         /// A global concurrent queue: work submitted through this wrapper is marked per thread.
         case global
     }
@@ -69,7 +70,7 @@ public final class Queue: Sendable {
     public init(queue: DispatchQueue) {
         self.nativeQueue = queue
         if queue === DispatchQueue.main || queue.label == DispatchQueue.main.label {
-            self.identity = .main
+            self.identity = .main(QueueMarker.marker(for: queue))
         } else if queue.label.hasPrefix("com.apple.root.") {
             // Global root queues do not support dispatch-specific storage.
             self.identity = .global
@@ -91,13 +92,13 @@ public final class Queue: Sendable {
 
     /// Whether the calling code is running on this queue.
     ///
-    /// - Returns: true on this queue (or, for the main queue, on the main thread).
+    /// - Returns: true on this queue (for the main queue: in work it runs, or on the main thread).
     public func isCurrent() -> Bool {
         switch self.identity {
         case .marker(let marker):
             return DispatchQueue.getSpecific(key: queueMarkerKey) === marker
-        case .main:
-            return Thread.isMainThread
+        case .main(let marker):
+            return DispatchQueue.getSpecific(key: queueMarkerKey) === marker || Thread.isMainThread
         case .global:
             return CurrentGlobalQueue.contains(self)
         }

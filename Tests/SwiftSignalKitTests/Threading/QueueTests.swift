@@ -85,6 +85,19 @@ import Testing
         #expect(onQueue.isSet)
     }
 
+    /// On Linux the main queue may be drained by a thread other than the main thread (after
+    /// `dispatchMain()`, and under this test runner), so `isCurrent()` cannot rely on the thread alone.
+    @Test func mainQueueKnowsItsOwnWork() {
+        let done = DispatchSemaphore(value: 0)
+        let current = Flag()
+        DispatchQueue.main.async {
+            if Queue.mainQueue().isCurrent() { current.set() }
+            done.signal()
+        }
+        #expect(wait(done))
+        #expect(current.isSet)
+    }
+
     @Test func mainQueueIsCurrentOnlyOnTheMainThread() {
         let main = Queue.mainQueue()
         #expect(main.isCurrent() == Thread.isMainThread)

@@ -1,0 +1,70 @@
+import SwiftSignalKit
+
+/// A `Queue` as the serial executor of actors, so that actor code and legacy code
+/// confined to the queue (`queue.async { }`, `QueueLocalObject`) run on one serial executor.
+///
+/// ```swift
+/// actor Sessions {
+///     private let executor: QueueExecutor
+///     nonisolated var unownedExecutor: UnownedSerialExecutor { self.executor.asUnownedSerialExecutor() }
+///     init(queue: Queue) { self.executor = QueueExecutor(queue: queue) }
+/// }
+/// ```
+///
+/// - Jobs are enqueued with `DispatchQueue.async`, in the order they are submitted, so actor work and
+///   plain `queue.async` blocks submitted from one thread run in submission order.
+/// - `checkIsolated()` asks the queue whether it is current, so `assumeIsolated` succeeds inside any
+///   block running on the queue and traps elsewhere.
+/// - Executors made for the same queue count as one execution context: actors on the same queue call
+///   each other without hops.
+///
+/// > Important: The queue must be serial (`Queue.init(name:qos:)` makes serial queues);
+/// > a concurrent queue would run actor jobs in parallel. For the main queue, use `@MainActor` instead.
+///
+/// The actor must keep its executor alive (store it), because `UnownedSerialExecutor` does not retain
+/// it.
+public final class QueueExecutor: SerialExecutor {
+    /// The queue the jobs run on.
+    public let queue: Queue
+
+    /// Creates an executor for `queue`.
+    ///
+    /// - Parameter queue: A serial queue.
+    public init(queue: Queue) {
+        self.queue = queue
+    }
+
+    /// Runs `job` on the queue, after everything submitted to the queue before it.
+    ///
+    /// - Parameter job: The job to run.
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = self.asUnownedSerialExecutor()
+        self.queue.justDispatch {
+            job.runSynchronously(on: executor)
+        }
+    }
+
+    /// This executor, compared with others by queue.
+    ///
+    /// - Returns: An unowned reference that treats executors of the same queue as one context.
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        return UnownedSerialExecutor(complexEquality: self)
+    }
+
+    /// Whether `other` runs on the same queue.
+    ///
+    /// - Parameter other: Another queue executor.
+    /// - Returns: true when both use the same `Queue` object.
+    public func isSameExclusiveExecutionContext(other: QueueExecutor) -> Bool {
+        return other.queue === self.queue
+    }
+
+    /// Traps unless the calling code runs on the queue.
+    public func checkIsolated() {
+        precondition(
+            self.queue.isCurrent(),
+            "Expected to run on the queue of this QueueExecutor (\(self.queue.queue.label)), but the current code is elsewhere"
+        )
+    }
+}

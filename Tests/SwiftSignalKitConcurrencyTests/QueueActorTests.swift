@@ -1,0 +1,179 @@
+import Dispatch
+import SwiftSignalKit
+import SwiftSignalKitConcurrency
+import Testing
+
+/// State that is not thread-safe: only the queue's serial executor may touch it.
+final class Tally {
+    var count = 0
+    var log: [Int] = []
+}
+
+/// Gives a `QueueLocalObject` closure access to the actor's value: the closure runs on the queue.
+final class TallyDoor {
+    let actor: QueueLocalActor<Tally>
+    init(_ actor: QueueLocalActor<Tally>) { self.actor = actor }
+}
+
+@Suite struct QueueActorTests {
+    /// 100,000 increments through three doors: plain `queue.async` blocks, `QueueLocalObject.with`, and
+    /// actor calls from many tasks. All run on the queue's one serial executor, so the count is exact
+    /// (and ThreadSanitizer, which CI runs on this suite, sees no race).
+    @Test func threeDoorsShareOneSerialExecutor() async {
+        let queue = Queue(name: "tally")
+        let actor = QueueLocalActor(queue: queue, value: Tally())
+        let object = QueueLocalObject(queue: queue, generate: { TallyDoor(actor) })
+        for _ in 0..<30_000 {
+            queue.justDispatch {
+                actor.withValueOnQueue { $0.count += 1 }
+            }
+            object.with { door in
+                door.actor.withValueOnQueue { $0.count += 1 }
+            }
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    for _ in 0..<5_000 {
+                        await actor.withValue { $0.count += 1 }
+                    }
+                }
+            }
+        }
+        queue.sync {}
+        let count = await actor.withValue { $0.count }
+        #expect(count == 100_000)
+    }
+
+    @Test func assumeIsolatedSucceedsInPlainQueueBlocks() {
+        let queue = Queue(name: "plain")
+        let actor = QueueLocalActor(queue: queue, value: 1)
+        let seen = queue.queue.sync {
+            actor.withValueOnQueue { $0 }
+        }
+        #expect(seen == 1)
+        let viaQueueSync = Atomic(value: 0)
+        queue.sync {
+            viaQueueSync.swap(actor.withValueOnQueue { $0 + 1 })
+        }
+        #expect(viaQueueSync.with { $0 } == 2)
+    }
+
+    @Test func assumeIsolatedTrapsOffTheQueue() async {
+        await #expect(processExitsWith: .failure) {
+            let actor = QueueLocalActor(queue: Queue(name: "elsewhere"), value: 0)
+            _ = actor.withValueOnQueue { $0 }
+        }
+    }
+
+    /// One submitter, isolated to the actor, alternates plain queue blocks and actor tasks: both doors
+    /// enqueue on the same dispatch queue, so the work runs in submission order.
+    @Test func workThroughBothDoorsRunsInSubmissionOrder() async {
+        let queue = Queue(name: "order")
+        let actor = QueueLocalActor(queue: queue, value: Tally())
+        let submitted = await actor.submitAlternately(count: 1_000)
+        #expect(submitted == 1_000)
+        // Runs after everything submitted above, since it is enqueued after it.
+        let log = await actor.withValue { $0.log }
+        #expect(log == Array(0..<1_000))
+    }
+
+    @Test func actorAndValueAreReleasedOnTheQueue() async {
+        let queue = Queue(name: "release")
+        let releasedOnQueue = Atomic<Bool?>(value: nil)
+        final class Probe: Sendable {
+            let queue: Queue
+            let result: Atomic<Bool?>
+            init(queue: Queue, result: Atomic<Bool?>) {
+                self.queue = queue
+                self.result = result
+            }
+            deinit { self.result.swap(self.queue.isCurrent()) }
+        }
+        do {
+            let actor = QueueLocalActor(queue: queue, value: Probe(queue: queue, result: releasedOnQueue))
+            await actor.withValue { _ in () }
+        }
+        while releasedOnQueue.with({ $0 }) == nil {
+            await Task.yield()
+            queue.sync {}
+        }
+        #expect(releasedOnQueue.with { $0 } == true)
+    }
+
+    @Test func subscribeDeliversEventsIsolatedAndInOrder() async {
+        let queue = Queue(name: "events")
+        let actor = QueueLocalActor(queue: queue, value: Tally())
+        let producer = Queue(name: "producer")
+        let source = Signal<Int, NoError> { subscriber in
+            producer.justDispatch {
+                for value in 0..<10_000 { subscriber.putNext(value) }
+                subscriber.putCompletion()
+            }
+            return EmptyDisposable
+        }
+        let done = Atomic(value: false)
+        let subscription = actor.subscribe(
+            source,
+            next: { actor, value in
+                actor.withValueOnQueue { $0.log.append(value) }
+            },
+            completed: { _ in done.swap(true) })
+        while !done.with({ $0 }) { await Task.yield() }
+        let log = await actor.withValue { $0.log }
+        #expect(log == Array(0..<10_000))
+        subscription.dispose()
+    }
+
+    /// Where the main queue runs (as under this test runner), work sent to `Queue.mainQueue()` is on the
+    /// main actor, and signals delivered there reach `@MainActor` state.
+    @Test func mainQueueWorkRunsOnTheMainActor() async {
+        let onMainActor = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            Queue.mainQueue().justDispatch {
+                let isolated = MainActor.assumeIsolated { Queue.mainQueue().isCurrent() }
+                continuation.resume(returning: isolated)
+            }
+        }
+        #expect(onMainActor)
+        let delivered = await withCheckedContinuation { (continuation: CheckedContinuation<Int, Never>) in
+            _ = (Signal<Int, NoError>.single(5) |> deliverOnMainQueue).start(next: { value in
+                continuation.resume(returning: MainActor.assumeIsolated { value })
+            })
+        }
+        #expect(delivered == 5)
+    }
+
+    @Test func actorsOnOneQueueShareAnExecutionContext() async {
+        let queue = Queue(name: "shared")
+        let first = QueueLocalActor(queue: queue, value: 1)
+        let second = QueueLocalActor(queue: queue, value: 2)
+        let sum = await first.withValue { mine in
+            // On the queue already: the second actor is reachable synchronously.
+            mine + second.withValueOnQueue { $0 }
+        }
+        #expect(sum == 3)
+    }
+}
+
+extension QueueLocalActor where Value == Tally {
+    func append(_ value: Int) {
+        self.withValueOnQueue { $0.log.append(value) }
+    }
+}
+
+extension QueueLocalActor where Value == Tally {
+    /// Submits `count` pieces of work from inside the actor, alternating a plain queue block and an actor
+    /// task (which, created here, is enqueued on the actor's executor at once); returns the count.
+    func submitAlternately(count: Int) -> Int {
+        for index in 0..<count {
+            if index % 2 == 0 {
+                self.queue.justDispatch {
+                    self.withValueOnQueue { $0.log.append(index) }
+                }
+            } else {
+                Task { self.append(index) }
+            }
+        }
+        return count
+    }
+}
