@@ -17,6 +17,11 @@ let package = Package(
             name: "SwiftSignalKitConcurrencyTests",
             dependencies: ["SwiftSignalKit", "SwiftSignalKitConcurrency"]
         ),
+        // Typical async server code in Swift 6 mode with complete checking: no @preconcurrency import.
+        .testTarget(
+            name: "Swift6ClientTests",
+            dependencies: ["SwiftSignalKit", "SwiftSignalKitConcurrency"]
+        ),
         // Telegram-style call sites, compiled in Swift 5 mode: proves that legacy code builds unchanged.
         .testTarget(
             name: "LegacyClientTests",

@@ -8,7 +8,7 @@ import Foundation
 public typealias NoError = Never
 
 /// A type with no values, for signals that never emit a value (see ``ignoreValues(_:)``).
-public enum NoValue {}
+public enum NoValue: Sendable {}
 
 /// Returns its argument unchanged. Useful as a mapping function.
 ///

@@ -53,7 +53,7 @@ public actor QueueLocalActor<Value> {
     /// - Parameter body: Reads or changes the value.
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws.
-    public func withValue<Result: Sendable>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    @discardableResult public func withValue<Result: Sendable>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         return try body(&self.value)
     }
 
@@ -63,7 +63,8 @@ public actor QueueLocalActor<Value> {
     /// - Returns: What `body` returns.
     ///
     /// > Important: Traps (with a message naming the queue) when called from anywhere but the queue.
-    public nonisolated func withValueOnQueue<Result: Sendable>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    @discardableResult public nonisolated func withValueOnQueue<Result: Sendable>(_ body: (inout Value) throws -> Result) rethrows -> Result
+    {
         // Safe: `assumeIsolated` runs the closure inline, on this thread, before returning; `body` never
         // leaves the caller's thread or outlives the call.
         nonisolated(unsafe) let body = body
@@ -82,6 +83,10 @@ public actor QueueLocalActor<Value> {
     ///     actor.withValueOnQueue { $0[login.id] = Session(login) }
     /// })
     /// ```
+    ///
+    /// > Note: The handlers are isolated to the actor, so its methods are called without `await`. With
+    /// > Swift 6.3, a handler whose single expression has a value (`registry.withValue { $0.insert(x) }`)
+    /// > can fail to type-check ("failed to produce diagnostic"); write `_ = registry.withValue { ... }`.
     ///
     /// - Parameters:
     ///   - signal: The source.

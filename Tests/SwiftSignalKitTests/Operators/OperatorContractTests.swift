@@ -22,7 +22,7 @@ struct OperatorCase: Sendable, CustomTestStringConvertible {
     var testDescription: String { self.name }
 }
 
-private let contractQueue = Queue(name: "contract")
+let contractQueue = Queue(name: "contract")
 private let contractPool = ThreadPool(threadCount: 2, threadPriority: 0.5)
 
 let operatorCases: [OperatorCase] = [
