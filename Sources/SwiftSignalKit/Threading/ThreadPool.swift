@@ -92,7 +92,7 @@ public final class ThreadPool: Sendable {
     /// - Parameter onThreadExit: Runs on each pool thread just before it exits (for tests).
     init(threadCount: Int, threadPriority: Double, onThreadExit: (@Sendable () -> Void)?) {
         precondition(threadCount > 0, "ThreadPool needs at least one thread, got \(threadCount)")
-        self.core = ThreadPoolCore(onThreadExit: onThreadExit)
+        self.core = ThreadPoolCore(threadCount: threadCount, onThreadExit: onThreadExit)
         for index in 0..<threadCount {
             let core = self.core
             let thread = Thread {
@@ -104,7 +104,6 @@ public final class ThreadPool: Sendable {
             #endif
             thread.start()
         }
-        self.core.threadCount = threadCount
     }
 
     deinit {
@@ -134,10 +133,8 @@ public final class ThreadPool: Sendable {
 }
 
 /// The state the pool's threads share; it outlives the `ThreadPool` until the threads exit.
-final class ThreadPoolCore: @unchecked Sendable {
-    // Safe: all mutable state is in `state` (under its mutex), except `threadCount`, which is written
-    // once in `ThreadPool.init` before the pool is visible to other threads and read only in `stop()`.
-    private struct LaneState {
+final class ThreadPoolCore: Sendable {
+    private struct LaneState: Sendable {
         /// Taken entries are set to nil and skipped with `head`, so taking a task is O(1).
         private var tasks: [ThreadPoolTask?] = []
         private var head = 0
@@ -161,7 +158,7 @@ final class ThreadPoolCore: @unchecked Sendable {
         }
     }
 
-    private struct State {
+    private struct State: Sendable {
         var lanes: [UInt64: LaneState] = [:]
         var ready: [UInt64] = []
         var nextLaneID: UInt64 = 0
@@ -172,9 +169,10 @@ final class ThreadPoolCore: @unchecked Sendable {
     private let state = LockedState<State>.make(State())
     private let wakeUps = DispatchSemaphore(value: 0)
     private let onThreadExit: (@Sendable () -> Void)?
-    var threadCount = 0
+    private let threadCount: Int
 
-    init(onThreadExit: (@Sendable () -> Void)?) {
+    init(threadCount: Int, onThreadExit: (@Sendable () -> Void)?) {
+        self.threadCount = threadCount
         self.onThreadExit = onThreadExit
     }
 
