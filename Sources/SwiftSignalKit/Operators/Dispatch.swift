@@ -10,6 +10,12 @@
 /// - Parameter queue: Where callbacks run.
 /// - Returns: An operator for `|>`.
 public func deliverOn<T: Sendable, E: Sendable>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
+    return deliverOnQueue(queue)
+}
+
+/// The implementation of ``deliverOn(_:)-(Queue)``, also used by `combineLatest(queue:)`, whose error type
+/// is not required to be `Sendable`: an error crosses to the queue once and is not kept by the source.
+func deliverOnQueue<T: Sendable, E>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
             return signal.start(
@@ -20,8 +26,10 @@ public func deliverOn<T: Sendable, E: Sendable>(_ queue: Queue) -> (Signal<T, E>
                     }
                 },
                 error: { error in
+                    // Safe: the error is moved to the queue and used once there; the source keeps no copy.
+                    let transfer = UnsafeTransfer(error)
                     queue.async {
-                        subscriber.putError(error)
+                        subscriber.putError(transfer.value)
                     }
                 },
                 completed: {

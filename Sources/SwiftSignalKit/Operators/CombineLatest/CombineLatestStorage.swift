@@ -36,7 +36,7 @@ final class CombineLatestStorage<R, E>: Sendable {
 
     /// Starts source `index`, storing its values in `slot` (under the lock).
     func start<V: Sendable>(_ signal: Signal<V, E>, index: Int, queue: Queue?, slot: CombineLatestSlot<V>) -> Disposable {
-        let source = queue.map { signal |> deliverOnQueuePreservingErrorType($0) } ?? signal
+        let source = queue.map { signal |> deliverOnQueue($0) } ?? signal
         // The sources' callbacks own the storage; the cycle through the subscriber is broken when the
         // subscription terminates or is disposed.
         return source.start(
@@ -104,27 +104,5 @@ final class CombineLatestSlot<V: Sendable>: @unchecked Sendable {
 
     init(_ value: V? = nil) {
         self.value = value
-    }
-}
-
-/// `deliverOn` without requiring a `Sendable` error type, for the optional `queue:` of `combineLatest`:
-/// errors cross to the queue inside the subscriber, which never stores them.
-func deliverOnQueuePreservingErrorType<T: Sendable, E>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
-    return { signal in
-        return Signal { subscriber in
-            return signal.start(
-                linkedTo: subscriber,
-                next: { value in
-                    queue.async { subscriber.putNext(value) }
-                },
-                error: { error in
-                    let transfer = UnsafeTransfer(error)
-                    // Safe: the error is moved to the queue and used once there; the source keeps no copy.
-                    queue.async { subscriber.putError(transfer.value) }
-                },
-                completed: {
-                    queue.async { subscriber.putCompletion() }
-                })
-        }
     }
 }
