@@ -7,16 +7,11 @@ extension Signal {
         completed: (@Sendable () -> Void)? = nil
     ) -> Disposable {
         return self.start(
-            linkedTo: subscriber,
-            next: { value in
-                subscriber.putNext(value)
-            },
+            forwardingValuesTo: subscriber,
             error: error ?? { error in
                 subscriber.putError(error)
             },
-            completed: completed ?? {
-                subscriber.putCompletion()
-            })
+            completed: completed)
     }
 
     /// Starts the signal, sending its values on to `subscriber`, whose error type may differ: the error
