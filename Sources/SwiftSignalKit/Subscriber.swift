@@ -39,7 +39,7 @@ public final class Subscriber<T, E>: CustomStringConvertible {
         error: (@Sendable (E) -> Void)? = nil,
         completed: (@Sendable () -> Void)? = nil
     ) {
-        self.state = .make(SubscriberStateMachine(next: next, error: error, completed: completed))
+        self.state = .init(SubscriberStateMachine(next: next, error: error, completed: completed))
         self.downstream = nil
     }
 
@@ -50,7 +50,7 @@ public final class Subscriber<T, E>: CustomStringConvertible {
         error: (@Sendable (E) -> Void)?,
         completed: (@Sendable () -> Void)?
     ) {
-        self.state = .make(SubscriberStateMachine(next: next, error: error, completed: completed))
+        self.state = .init(SubscriberStateMachine(next: next, error: error, completed: completed))
         self.downstream = downstream
     }
 

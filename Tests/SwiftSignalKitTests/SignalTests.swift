@@ -141,7 +141,7 @@ import Testing
     }
 
     @Test func startStrictReportsLeakWithFileAndLine() {
-        let reports = LockedState<[String]>.make([])
+        let reports = LockedState<[String]>([])
         let original = StrictDisposable.leakHandler.withLock { handler -> @Sendable (String) -> Void in
             let original = handler
             handler = { message in reports.withLock { $0.append(message) } }

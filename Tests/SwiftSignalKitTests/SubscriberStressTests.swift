@@ -85,7 +85,7 @@ import Testing
     @Test func concurrentDisposesFromInsideCallbacksDoNotDeadlock() {
         for _ in 0..<50 {
             let captured = CapturedSubscriber<Int, NoError>()
-            let holder = LockedState<Disposable?>.make(nil)
+            let holder = LockedState<Disposable?>(nil)
             let inside = Counter()
             let finished = DispatchSemaphore(value: 0)
             let subscription = captured.signal().start(next: { _ in

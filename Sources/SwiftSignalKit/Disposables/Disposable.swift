@@ -40,7 +40,7 @@ public final class ActionDisposable: Disposable {
     ///
     /// - Parameter action: The work to run once.
     @preconcurrency public init(action: @escaping @Sendable () -> Void) {
-        self.action = .make(action)
+        self.action = .init(action)
     }
 
     /// Runs the action if it has not run yet.
@@ -63,7 +63,7 @@ public final class StrictDisposable: Disposable {
     private let disposable: Disposable
     private let file: String
     private let line: Int
-    private let isDisposed = LockedState<Bool>.make(false)
+    private let isDisposed = LockedState<Bool>(false)
 
     /// Wraps `disposable`, remembering where it was made.
     ///
@@ -93,7 +93,7 @@ public final class StrictDisposable: Disposable {
     }
 
     /// What happens when a strict disposable leaks in a debug build. Tests replace it to observe leaks.
-    static let leakHandler = LockedState<@Sendable (String) -> Void>.make({ message in
+    static let leakHandler = LockedState<@Sendable (String) -> Void>({ message in
         assertionFailure(message)
     })
 }

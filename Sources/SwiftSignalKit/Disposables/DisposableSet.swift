@@ -19,7 +19,7 @@ public final class DisposableSet: Disposable {
         var members: [ObjectIdentifier: (disposable: Disposable, count: Int)] = [:]
     }
 
-    private let state = LockedState<State>.make(State())
+    private let state = LockedState<State>(State())
 
     /// Creates an empty set.
     public init() {}
@@ -91,7 +91,7 @@ public final class DisposableDict<T: Hashable & Sendable>: Disposable {
         var entries: [T: Disposable] = [:]
     }
 
-    private let state = LockedState<State>.make(State())
+    private let state = LockedState<State>(State())
 
     /// Creates an empty dictionary.
     public init() {}

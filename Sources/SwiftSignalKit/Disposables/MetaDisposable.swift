@@ -17,7 +17,7 @@ public final class MetaDisposable: Disposable {
         var current: Disposable?
     }
 
-    private let state = LockedState<State>.make(State())
+    private let state = LockedState<State>(State())
 
     /// Creates an empty slot.
     public init() {}

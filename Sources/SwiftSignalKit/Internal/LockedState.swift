@@ -21,11 +21,6 @@ package struct LockedState<State> {
         self.storage = LockStorage.make(initialState)
     }
 
-    /// Creates a lock guarding `initialState`.
-    package static func make(_ initialState: State) -> LockedState<State> {
-        return LockedState(initialState)
-    }
-
     /// Runs `body` with exclusive access to the state.
     @inline(__always)
     package func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {

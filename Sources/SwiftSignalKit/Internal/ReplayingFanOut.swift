@@ -48,7 +48,7 @@ final class ReplayingFanOut<T: Sendable>: Sendable {
     let state: LockedState<State>
 
     init(value: T?) {
-        self.state = .make(State(value: value))
+        self.state = .init(State(value: value))
     }
 
     /// Adds a subscriber and queues the replay of the current value, if any.

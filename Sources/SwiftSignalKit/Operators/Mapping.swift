@@ -122,7 +122,7 @@ public func distinctUntilChanged<T: Equatable & Sendable, E>(_ signal: Signal<T,
     return { signal in
         return Signal { subscriber in
             // The last value passed on, with a version so a racing value is compared again.
-            let last = LockedState<(value: T?, version: UInt64)>.make((nil, 0))
+            let last = LockedState<(value: T?, version: UInt64)>((nil, 0))
             return signal.start(
                 forwardingTerminalsTo: subscriber,
                 next: { value in

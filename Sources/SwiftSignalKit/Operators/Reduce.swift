@@ -67,7 +67,7 @@ extension Passthrough: Sendable where T: Sendable {}
 ) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
-            let accumulator = LockedState<T>.make(value)
+            let accumulator = LockedState<T>(value)
             // `queue` starts each step only after the previous one completed, so each step reads the
             // accumulator the previous step left.
             let steps =

@@ -67,7 +67,7 @@ public func merge<T, E>(_ signals: [Signal<T, E>]) -> Signal<T, E> {
             subscriber.putCompletion()
             return EmptyDisposable
         }
-        let remaining = LockedState<Int>.make(signals.count)
+        let remaining = LockedState<Int>(signals.count)
         let disposable = DisposableSet()
         for signal in signals {
             disposable.add(

@@ -11,7 +11,7 @@ public func take<T, E>(_ count: Int) -> (Signal<T, E>) -> Signal<T, E> {
                 subscriber.putCompletion()
                 return EmptyDisposable
             }
-            let taken = LockedState<Int>.make(0)
+            let taken = LockedState<Int>(0)
             return signal.start(
                 forwardingTerminalsTo: subscriber,
                 next: { value in
@@ -82,7 +82,7 @@ public struct SignalTakeAction: Sendable {
 /// - Returns: A signal of one optional value.
 public func last<T: Sendable, E>(signal: Signal<T, E>) -> Signal<T?, E> {
     return Signal { subscriber in
-        let last = LockedState<T?>.make(nil)
+        let last = LockedState<T?>(nil)
         return signal.start(
             linkedTo: subscriber,
             next: { value in

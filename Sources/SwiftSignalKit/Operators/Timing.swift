@@ -46,7 +46,7 @@ public func suspendAwareDelay<T, E>(_ timeout: Double, granularity: Double = 4.0
     return { signal in
         return Signal { subscriber in
             let disposable = MetaDisposable()
-            let cancelled = LockedState<Bool>.make(false)
+            let cancelled = LockedState<Bool>(false)
             disposable.set(
                 ActionDisposable {
                     cancelled.withLock { $0 = true }
@@ -74,7 +74,7 @@ public func suspendAwareDelay<T, E>(_ timeout: Double, granularity: Double = 4.0
 public func timeout<T, E>(_ timeout: Double, queue: Queue, alternate: Signal<T, E>) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal<T, E> { subscriber in
-            let race = LockedState<TimeoutRace>.make(.waiting)
+            let race = LockedState<TimeoutRace>(.waiting)
             let source = MetaDisposable()
             let fallback = MetaDisposable()
             let timer = Timer(

@@ -18,7 +18,7 @@ public final class Multicast<T>: Sendable {
         let errorType: ObjectIdentifier
     }
 
-    private let instances = LockedState<[Key: any MulticastInstanceProtocol]>.make([:])
+    private let instances = LockedState<[Key: any MulticastInstanceProtocol]>([:])
 
     /// Creates an empty multicast.
     public init() {}
@@ -79,7 +79,7 @@ final class MulticastInstance<T, E>: MulticastInstanceProtocol {
         var source: Disposable?
     }
 
-    private let state = LockedState<State>.make(State())
+    private let state = LockedState<State>(State())
 
     /// Adds a member, or returns nil if the instance has ended.
     func add(_ subscriber: Subscriber<T, E>) -> Int? {

@@ -21,7 +21,7 @@
 public final class Promise<T: Sendable>: Sendable {
     private let core: ReplayingFanOut<T>
     private let initializer: LockedState<Signal<T, NoError>?>
-    private let deinitHandler = LockedState<(@Sendable () -> Void)?>.make(nil)
+    private let deinitHandler = LockedState<(@Sendable () -> Void)?>(nil)
 
     /// A closure run when the promise is released.
     @preconcurrency public var onDeinit: (@Sendable () -> Void)? {
@@ -41,7 +41,7 @@ public final class Promise<T: Sendable>: Sendable {
     /// - Parameter initializeOnFirstAccess: The source to set lazily, or nil.
     public init(initializeOnFirstAccess: Signal<T, NoError>?) {
         self.core = ReplayingFanOut(value: nil)
-        self.initializer = .make(initializeOnFirstAccess)
+        self.initializer = .init(initializeOnFirstAccess)
     }
 
     /// Creates a promise holding `value`.
@@ -49,13 +49,13 @@ public final class Promise<T: Sendable>: Sendable {
     /// - Parameter value: The initial value, replayed to subscribers.
     public init(_ value: T) {
         self.core = ReplayingFanOut(value: value)
-        self.initializer = .make(nil)
+        self.initializer = .init(nil)
     }
 
     /// Creates an empty promise.
     public init() {
         self.core = ReplayingFanOut(value: nil)
-        self.initializer = .make(nil)
+        self.initializer = .init(nil)
     }
 
     deinit {

@@ -12,7 +12,7 @@
 ///
 /// The signal holds the pipe weakly: once the pipe is released, new subscriptions receive nothing.
 public final class ValuePipe<T>: Sendable {
-    private let subscribers = LockedState<OrderedSlots<Subscriber<T, NoError>>>.make(OrderedSlots())
+    private let subscribers = LockedState<OrderedSlots<Subscriber<T, NoError>>>(OrderedSlots())
 
     /// Creates a pipe with no subscribers.
     public init() {}

@@ -166,7 +166,7 @@ final class ThreadPoolCore: Sendable {
         var isStopped = false
     }
 
-    private let state = LockedState<State>.make(State())
+    private let state = LockedState<State>(State())
     private let wakeUps = DispatchSemaphore(value: 0)
     private let onThreadExit: (@Sendable () -> Void)?
     private let threadCount: Int

@@ -13,7 +13,7 @@ import Dispatch
 /// invalidates it). A one-shot timer invalidates itself after firing. ``start()`` on a started timer
 /// restarts it.
 public final class Timer: Sendable {
-    private let source = LockedState<DispatchSourceTimerBox?>.make(nil)
+    private let source = LockedState<DispatchSourceTimerBox?>(nil)
     private let timeout: Double
     private let `repeat`: Bool
     private let completion: @Sendable (Timer) -> Void

@@ -22,7 +22,7 @@ public final class Atomic<T> {
     ///
     /// - Parameter value: The initial value.
     public init(value: T) {
-        self.state = .make(value)
+        self.state = .init(value)
     }
 
     /// Reads the value under the lock.
@@ -85,7 +85,7 @@ extension Atomic: @unchecked Sendable where T: Sendable {}
 public final class Lock: Sendable {
     // A one-byte state rather than `Void`: with a zero-sized header, ThreadSanitizer attributes the
     // closure's `inout` access to the object's base address, where an unlocked read of the object is.
-    private let state = LockedState<UInt8>.make(0)
+    private let state = LockedState<UInt8>(0)
 
     /// Creates an unlocked lock.
     public init() {}

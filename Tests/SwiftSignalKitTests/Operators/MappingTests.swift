@@ -121,7 +121,7 @@ func values<T: Sendable, E>(_ values: [T], _ errorType: E.Type = NoError.self) -
 
 @Suite struct SideEffectTests {
     @Test func callbacksRunInOrderAroundEvents() {
-        let log = LockedState<[String]>.make([])
+        let log = LockedState<[String]>([])
         @Sendable func note(_ entry: String) { log.withLock { $0.append(entry) } }
         let signal =
             values([1])
@@ -153,7 +153,7 @@ func values<T: Sendable, E>(_ values: [T], _ errorType: E.Type = NoError.self) -
             let finished = Flag()
             let disposed = Flag()
         }
-        let made = LockedState<[State]>.make([])
+        let made = LockedState<[State]>([])
         let signal = withState(
             values([1, 2]),
             {
@@ -189,7 +189,7 @@ func values<T: Sendable, E>(_ values: [T], _ errorType: E.Type = NoError.self) -
 
 @Suite struct MaterializeTests {
     @Test func roundTripKeepsEvents() {
-        let events = LockedState<[String]>.make([])
+        let events = LockedState<[String]>([])
         _ = dematerialize(signal: values([1, 2], TestError.self)).start(next: { event in
             let text: String
             switch event {

@@ -178,7 +178,7 @@ import Testing
 @Suite struct SequencingTests {
     @Test func ignoreValuesThenDeferredMerge() {
         // The result's value type is Never, so no value can be sent; only the completion remains.
-        let ignored = LockedState<[String]>.make([])
+        let ignored = LockedState<[String]>([])
         let result: Signal<Never, NoError> = ignoreValues(values([1, 2]))
         _ = result.start(completed: {
             ignored.withLock { $0.append("completed") }

@@ -52,7 +52,7 @@ import Testing
 
     /// Bug 2 of the original, second half: `set` started the new source before disposing the old one.
     @Test func setDisposesThePreviousSourceBeforeStartingTheNext() {
-        let log = LockedState<[String]>.make([])
+        let log = LockedState<[String]>([])
         let old = Signal<Int, NoError> { _ in
             ActionDisposable { log.withLock { $0.append("old disposed") } }
         }
@@ -147,7 +147,7 @@ import Testing
                 producerDone.set()
             } else {
                 while !producerDone.isSet {
-                    let last = LockedState<Int>.make(-1)
+                    let last = LockedState<Int>(-1)
                     let subscription = promise.get().start(next: { value in
                         let ordered = last.withLock { last -> Bool in
                             defer { last = value }

@@ -18,7 +18,7 @@ struct TestError: Error, Equatable, Sendable {
 
 /// Records the events of subscriptions, from any thread.
 final class Recorder<T: Equatable & Sendable, E: Equatable & Sendable>: Sendable {
-    private let storage = LockedState<[Event<T, E>]>.make([])
+    private let storage = LockedState<[Event<T, E>]>([])
 
     var events: [Event<T, E>] { self.storage.withLock { $0 } }
     var values: [T] {
@@ -41,7 +41,7 @@ final class Recorder<T: Equatable & Sendable, E: Equatable & Sendable>: Sendable
 
 /// A thread-safe counter.
 final class Counter: Sendable {
-    private let storage = LockedState<Int>.make(0)
+    private let storage = LockedState<Int>(0)
     var value: Int { self.storage.withLock { $0 } }
     @discardableResult
     func increment() -> Int {
@@ -54,7 +54,7 @@ final class Counter: Sendable {
 
 /// A thread-safe flag.
 final class Flag: Sendable {
-    private let storage = LockedState<Bool>.make(false)
+    private let storage = LockedState<Bool>(false)
     var isSet: Bool { self.storage.withLock { $0 } }
     func set() { self.storage.withLock { $0 = true } }
 }
@@ -128,7 +128,7 @@ func spin(until condition: () -> Bool, limit: Int = 50_000_000) -> Bool {
 
 /// A subscriber captured by a test, to send events by hand.
 final class CapturedSubscriber<T, E>: Sendable {
-    private let storage = LockedState<UnsafeTransfer<Subscriber<T, E>?>>.make(UnsafeTransfer(nil))
+    private let storage = LockedState<UnsafeTransfer<Subscriber<T, E>?>>(UnsafeTransfer(nil))
     var subscriber: Subscriber<T, E>? { self.storage.withLock { $0.value } }
 
     /// A signal that stores its subscriber here and returns `disposable`.

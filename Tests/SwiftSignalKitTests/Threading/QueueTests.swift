@@ -47,7 +47,7 @@ import Testing
 
     @Test func asyncRunsInlineWhenAlreadyOnTheQueue() {
         let queue = Queue()
-        let order = LockedState<[String]>.make([])
+        let order = LockedState<[String]>([])
         queue.sync {
             queue.async { order.withLock { $0.append("inner") } }
             order.withLock { $0.append("after") }
@@ -57,7 +57,7 @@ import Testing
 
     @Test func justDispatchAlwaysEnqueues() {
         let queue = Queue()
-        let order = LockedState<[String]>.make([])
+        let order = LockedState<[String]>([])
         let done = DispatchSemaphore(value: 0)
         queue.sync {
             queue.justDispatch {
@@ -102,7 +102,7 @@ import Testing
         let main = Queue.mainQueue()
         #expect(main.isCurrent() == Thread.isMainThread)
         let done = DispatchSemaphore(value: 0)
-        let onBackground = LockedState<Bool?>.make(nil)
+        let onBackground = LockedState<Bool?>(nil)
         Thread {
             onBackground.withLock { $0 = main.isCurrent() }
             done.signal()
@@ -201,7 +201,7 @@ import Testing
     @Test func laneRunsTasksInOrderAndPoolReportsItsThreads() {
         let pool = ThreadPool(threadCount: 3, threadPriority: 0.5)
         let lane = pool.nextQueue()
-        let order = LockedState<[Int]>.make([])
+        let order = LockedState<[Int]>([])
         let inPool = Counter()
         let done = DispatchSemaphore(value: 0)
         for index in 0..<100 {

@@ -71,7 +71,7 @@ import Testing
         let result: Result<Int, Error> = atomic.with { _ in
             // The lock is held here; a nested try fails instead of deadlocking. Run it on another thread,
             // because a pthread mutex may report EDEADLK or EBUSY to its owner.
-            let box = LockedState<Result<Int, Error>?>.make(nil)
+            let box = LockedState<Result<Int, Error>?>(nil)
             let done = Flag()
             let thread = Thread {
                 box.withLock { $0 = Result { try atomic.tryWith { $0 } } }

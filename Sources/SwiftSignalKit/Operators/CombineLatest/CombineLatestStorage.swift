@@ -19,7 +19,7 @@ final class CombineLatestStorage<R, E>: Sendable {
 
     init(arity: Int, subscriber: Subscriber<R, E>, initiallyFilled: Bool = false, combine: @escaping @Sendable () -> R) {
         self.arity = arity
-        self.state = .make(State(hasValue: Array(repeating: initiallyFilled, count: arity), valueCount: initiallyFilled ? arity : 0))
+        self.state = .init(State(hasValue: Array(repeating: initiallyFilled, count: arity), valueCount: initiallyFilled ? arity : 0))
         self.subscriber = subscriber
         self.combine = combine
     }

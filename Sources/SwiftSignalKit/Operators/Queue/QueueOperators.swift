@@ -77,7 +77,7 @@ private final class QueueRunner<T, E>: Sendable {
     private let subscriber: Subscriber<T, E>
 
     init(subscriber: Subscriber<T, E>, mode: QueueStateMachine<T, E>.Mode) {
-        self.state = .make(QueueStateMachine(mode: mode))
+        self.state = .init(QueueStateMachine(mode: mode))
         self.subscriber = subscriber
     }
 

@@ -12,9 +12,9 @@ final class RestartLoop: Sendable {
         var restartRequested = false
     }
 
-    private let state = LockedState<State>.make(State())
+    private let state = LockedState<State>(State())
     /// The wait before the next retry and the number of retries so far, for the `retry` operators.
-    private let retries = LockedState<(delay: Double, count: Int)>.make((0, 0))
+    private let retries = LockedState<(delay: Double, count: Int)>((0, 0))
     private let current = MetaDisposable()
     private let makeSubscription: @Sendable (RestartLoop) -> Disposable
     private let isFinished: @Sendable () -> Bool

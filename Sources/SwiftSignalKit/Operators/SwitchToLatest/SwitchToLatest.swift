@@ -15,7 +15,7 @@
 /// - Returns: The flattened signal.
 public func switchToLatest<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
     return Signal { subscriber in
-        let state = LockedState<SwitchToLatestStateMachine>.make(SwitchToLatestStateMachine())
+        let state = LockedState<SwitchToLatestStateMachine>(SwitchToLatestStateMachine())
         let outer = signal.start(
             linkedTo: subscriber,
             next: { inner in
