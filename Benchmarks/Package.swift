@@ -1,0 +1,48 @@
+// swift-tools-version: 6.1
+// The benchmark suite is its own package so that the library keeps zero
+// dependencies. Run it from this directory with `swift package benchmark`.
+import PackageDescription
+
+// A path dependency is identified by its folder's name, and a clone may live
+// in a folder of any name, so the identity is read off the parent folder.
+let library = String(Context.packageDirectory.split(separator: "/").dropLast().last ?? "main")
+
+let package = Package(
+    name: "SwiftSignalKitBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/OpenCombine/OpenCombine", exact: "0.14.0"),
+        .package(url: "https://github.com/apple/swift-async-algorithms", exact: "1.1.4"),
+    ],
+    targets: [
+        .target(
+            name: "Workloads",
+            dependencies: [
+                .product(name: "SwiftSignalKit", package: library),
+                .product(name: "SwiftSignalKitConcurrency", package: library),
+                .product(name: "OpenCombine", package: "OpenCombine"),
+                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .executableTarget(
+            name: "SignalBenchmarks",
+            dependencies: [
+                "Workloads",
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/SignalBenchmarks",
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
+            name: "profile",
+            dependencies: ["Workloads"],
+            path: "Sources/Profile",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+    ]
+)

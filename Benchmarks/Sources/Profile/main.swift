@@ -1,0 +1,34 @@
+// Runs one workload variant once, outside package-benchmark, so that valgrind (callgrind, memcheck) can
+// look at it alone:
+//
+//     swift build -c release --product profile
+//     valgrind --tool=callgrind .build/release/profile "W1 map+filter per event" SignalKit
+import Foundation
+import Workloads
+
+struct Unmeasured: MeasurementWindow {
+    func startMeasurement() {}
+    func stopMeasurement() {}
+}
+
+let arguments = CommandLine.arguments.dropFirst()
+guard arguments.count == 2, let variant = Variant(rawValue: arguments.last!) else {
+    print("usage: profile <workload name> <variant>")
+    print("workloads:")
+    for workload in allWorkloads {
+        print("  \(workload.name): \(workload.variants.map(\.variant.rawValue).joined(separator: ", "))")
+    }
+    exit(2)
+}
+guard let workload = allWorkloads.first(where: { $0.name == arguments.first! }),
+    let body = workload.variants.first(where: { $0.variant == variant })?.body
+else {
+    print("no workload \(arguments.first!) with variant \(variant.rawValue)")
+    exit(2)
+}
+switch body {
+case .sync(let run):
+    run(Unmeasured())
+case .async(let run):
+    await run(Unmeasured())
+}
