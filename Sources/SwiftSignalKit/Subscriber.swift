@@ -24,7 +24,12 @@ import Dispatch
 /// > Warning: Because `dispose()` waits for callbacks running on other threads, do not dispose a
 /// > subscription while holding a lock that one of its callbacks takes.
 public final class Subscriber<T, E>: CustomStringConvertible {
-    private let state: LockedState<SubscriberStateMachine<T, E>>
+    private let state: LockedState<SubscriberStateMachine>
+    /// The callbacks: read and written only while `state` is locked. They are stored here, not in the
+    /// state machine, so that the state machine is not generic (see ``SubscriberStateMachine``).
+    private var next: (@Sendable (T) -> Void)?
+    private var error: (@Sendable (E) -> Void)?
+    private var completed: (@Sendable () -> Void)?
     /// The subscriber this one forwards to, when an operator made it (see ``isTerminated``).
     private let downstream: (any DownstreamLink)?
 
@@ -39,7 +44,10 @@ public final class Subscriber<T, E>: CustomStringConvertible {
         error: (@Sendable (E) -> Void)? = nil,
         completed: (@Sendable () -> Void)? = nil
     ) {
-        self.state = .init(SubscriberStateMachine(next: next, error: error, completed: completed))
+        self.state = .init(SubscriberStateMachine())
+        self.next = next
+        self.error = error
+        self.completed = completed
         self.downstream = nil
     }
 
@@ -50,7 +58,10 @@ public final class Subscriber<T, E>: CustomStringConvertible {
         error: (@Sendable (E) -> Void)?,
         completed: (@Sendable () -> Void)?
     ) {
-        self.state = .init(SubscriberStateMachine(next: next, error: error, completed: completed))
+        self.state = .init(SubscriberStateMachine())
+        self.next = next
+        self.error = error
+        self.completed = completed
         self.downstream = downstream
     }
 
@@ -65,8 +76,14 @@ public final class Subscriber<T, E>: CustomStringConvertible {
     /// - Parameter next: The value.
     public func putNext(_ next: T) {
         let thread = pthread_self()
-        guard let callback = self.state.withLock({ $0.beginNext(on: thread) }) else { return }
-        callback.call(next)
+        var callback: (@Sendable (T) -> Void)? = nil
+        self.state.withLock { state in
+            if self.next != nil && state.beginDelivery(on: thread) {
+                callback = self.next
+            }
+        }
+        guard let callback else { return }
+        callback(next)
         self.endDelivery(on: thread)
     }
 
@@ -77,11 +94,18 @@ public final class Subscriber<T, E>: CustomStringConvertible {
     /// - Parameter error: The error.
     public func putError(_ error: E) {
         let thread = pthread_self()
-        guard let action = self.state.withLock({ $0.terminate(on: thread, taking: .error) }) else { return }
-        if let callback = action.error {
+        var callbacks = Callbacks()
+        let action = self.state.withLock { state in
+            let action = state.terminate(on: thread, delivering: self.error != nil)
+            if action != nil { callbacks = self.takeCallbacks() }
+            return action
+        }
+        guard let action else { return }
+        if let callback = callbacks.error {
             callback(error)
             self.endDelivery(on: thread)
         }
+        withExtendedLifetime(callbacks) {}
         action.finish()
     }
 
@@ -90,11 +114,18 @@ public final class Subscriber<T, E>: CustomStringConvertible {
     /// After the completion callback returns, the generator's disposable is disposed.
     public func putCompletion() {
         let thread = pthread_self()
-        guard let action = self.state.withLock({ $0.terminate(on: thread, taking: .completion) }) else { return }
-        if let callback = action.completed {
+        var callbacks = Callbacks()
+        let action = self.state.withLock { state in
+            let action = state.terminate(on: thread, delivering: self.completed != nil)
+            if action != nil { callbacks = self.takeCallbacks() }
+            return action
+        }
+        guard let action else { return }
+        if let callback = callbacks.completed {
             callback()
             self.endDelivery(on: thread)
         }
+        withExtendedLifetime(callbacks) {}
         action.finish()
     }
 
@@ -139,13 +170,37 @@ public final class Subscriber<T, E>: CustomStringConvertible {
     /// threads, then disposes the generator's disposable.
     func disposeSubscription() {
         let thread = pthread_self()
-        let action = self.state.withLock { $0.dispose(on: thread) }
+        var callbacks = Callbacks()
+        let action = self.state.withLock { state in
+            let (action, wasTerminated) = state.dispose(on: thread)
+            if !wasTerminated { callbacks = self.takeCallbacks() }
+            return action
+        }
         action.waitForOtherThreads?.wait()
+        // The callbacks (and what they captured) are released here, outside the lock.
+        withExtendedLifetime(callbacks) {}
         action.finish()
     }
 
+    /// The callbacks taken out of a terminated subscriber, to be called or released outside the lock.
+    private struct Callbacks {
+        var next: (@Sendable (T) -> Void)?
+        var error: (@Sendable (E) -> Void)?
+        var completed: (@Sendable () -> Void)?
+    }
+
+    /// Moves the callbacks out; call only with `state` locked. The caller's copy keeps each closure alive,
+    /// so clearing the stored ones never releases a closure under the lock.
+    private func takeCallbacks() -> Callbacks {
+        let callbacks = Callbacks(next: self.next, error: self.error, completed: self.completed)
+        self.next = nil
+        self.error = nil
+        self.completed = nil
+        return callbacks
+    }
+
     private func endDelivery(on thread: pthread_t) {
-        let released = self.state.withLock { $0.endDelivery(on: thread) }
+        guard let released = self.state.withLock({ $0.endDelivery(on: thread) }) else { return }
         for semaphore in released {
             semaphore.signal()
         }
@@ -159,7 +214,8 @@ protocol DownstreamLink: AnyObject, Sendable {
 
 extension Subscriber: DownstreamLink {}
 
-// Safe: all mutable state is in `state`, a `LockedState` read and written only under its mutex;
+// Safe: all mutable state is in `state`, a `LockedState` read and written only under its mutex, or is
+// one of the callbacks, which are read and written only while that mutex is held;
 // `downstream` is immutable and itself Sendable. The
 // subscriber never stores a value of `T` or `E`; it hands each one from the sending thread to the
 // callback on that same thread. Objects given to `keepAlive` are only retained and released.

@@ -8,67 +8,79 @@ import Dispatch
     import Darwin
 #endif
 
-/// The state of a ``Subscriber``. Every event returns what the subscriber must do once unlocked.
-struct SubscriberStateMachine<T, E> {
-    enum Terminal {
-        case error
-        case completion
-    }
-
-    /// What to run, unlocked, after a terminal event or disposal.
+/// The state of a ``Subscriber`` that does not depend on its value and error types; every event returns
+/// what the subscriber must do once unlocked.
+///
+/// It is deliberately not generic: the subscriber's hot path runs in the library's unspecialised generic
+/// code, and a generic state type there costs a runtime metadata lookup on every lock. The callbacks,
+/// which are generic, live in the subscriber itself, guarded by the same lock.
+struct SubscriberStateMachine {
+    /// What to run, unlocked, after a terminal event or disposal (besides the subscriber's callbacks).
     struct TerminateAction {
-        var error: (@Sendable (E) -> Void)?
-        var completed: (@Sendable () -> Void)?
         /// Kept only to be released outside the lock (their deinit may run user code).
-        var released: [Any]
+        var released: [AnyObject]
         var disposable: Disposable?
         var waitForOtherThreads: DispatchSemaphore?
 
-        /// Disposes the generator's disposable and releases captured objects.
+        /// Disposes the generator's disposable.
         func finish() {
             self.disposable?.dispose()
         }
     }
 
-    private var next: (@Sendable (T) -> Void)?
-    private var error: (@Sendable (E) -> Void)?
-    private var completed: (@Sendable () -> Void)?
     private(set) var isTerminated = false
     var disposable: Disposable?
     var keepAliveObjects: [AnyObject] = []
-    /// One entry per callback in progress, with the thread that runs it (a thread may appear twice when a
-    /// callback re-enters the subscriber).
-    private var deliveringThreads: ContiguousArray<pthread_t> = []
+    /// The callbacks in progress, as a multiset of threads (a thread appears more than once when a callback
+    /// re-enters the subscriber). The common case, one thread, needs no array: `firstThread` with its depth.
+    private var firstThread: pthread_t?
+    private var firstDepth = 0
+    /// Callbacks in progress on threads other than `firstThread`: concurrent emitters, which are rare.
+    private var otherThreads: [pthread_t] = []
     /// Disposers waiting for callbacks on other threads to return.
     private var waiters: [(thread: pthread_t, semaphore: DispatchSemaphore)] = []
 
-    init(next: (@Sendable (T) -> Void)?, error: (@Sendable (E) -> Void)?, completed: (@Sendable () -> Void)?) {
-        self.next = next
-        self.error = error
-        self.completed = completed
+    /// An event arrives: returns whether to deliver it (and counts the delivery), or false to drop it.
+    mutating func beginDelivery(on thread: pthread_t) -> Bool {
+        guard !self.isTerminated else { return false }
+        self.countDelivery(on: thread)
+        return true
     }
 
-    /// The value callback, wrapped in a struct: a bare function value returned through the generic
-    /// result of `withLock` would be re-abstracted, which allocates a thunk on every value.
-    struct NextCallback {
-        let call: @Sendable (T) -> Void
+    /// Counts a delivery that is about to run on `thread`.
+    private mutating func countDelivery(on thread: pthread_t) {
+        if self.firstDepth == 0 {
+            self.firstThread = thread
+            self.firstDepth = 1
+        } else if let first = self.firstThread, pthread_equal(first, thread) != 0 {
+            self.firstDepth += 1
+        } else {
+            self.otherThreads.append(thread)
+        }
     }
 
-    /// A value arrives: returns the callback to run, or nil to drop the value.
-    mutating func beginNext(on thread: pthread_t) -> NextCallback? {
-        guard !self.isTerminated, let next = self.next else { return nil }
-        self.deliveringThreads.append(thread)
-        return NextCallback(call: next)
-    }
-
-    /// A callback returned: returns the disposers that no longer need to wait.
-    mutating func endDelivery(on thread: pthread_t) -> [DispatchSemaphore] {
-        if let index = self.deliveringThreads.firstIndex(where: { pthread_equal($0, thread) != 0 }) {
-            self.deliveringThreads.remove(at: index)
+    /// A callback returned: returns the disposers that no longer need to wait, or nil when none waits.
+    mutating func endDelivery(on thread: pthread_t) -> [DispatchSemaphore]? {
+        if self.firstDepth > 0, let first = self.firstThread, pthread_equal(first, thread) != 0 {
+            self.firstDepth -= 1
+            if self.firstDepth == 0 {
+                self.firstThread = nil
+                if !self.otherThreads.isEmpty {
+                    let next = self.otherThreads.removeLast()
+                    self.firstThread = next
+                    self.firstDepth = 1
+                    while let index = self.otherThreads.firstIndex(where: { pthread_equal($0, next) != 0 }) {
+                        self.otherThreads.remove(at: index)
+                        self.firstDepth += 1
+                    }
+                }
+            }
+        } else if let index = self.otherThreads.firstIndex(where: { pthread_equal($0, thread) != 0 }) {
+            self.otherThreads.remove(at: index)
         } else {
             preconditionFailure("Subscriber callback ended on a thread that did not start it")
         }
-        if self.waiters.isEmpty { return [] }
+        if self.waiters.isEmpty { return nil }
         var released: [DispatchSemaphore] = []
         var stillWaiting: [(thread: pthread_t, semaphore: DispatchSemaphore)] = []
         for waiter in self.waiters {
@@ -82,31 +94,25 @@ struct SubscriberStateMachine<T, E> {
         return released
     }
 
-    /// An error or completion arrives: returns the action to run, or nil when already terminated.
-    mutating func terminate(on thread: pthread_t, taking terminal: Terminal) -> TerminateAction? {
+    /// An error or completion arrives: returns the action to run, or nil when already terminated. When
+    /// `delivering` is true, the terminal callback is counted as a delivery on `thread` (end it with
+    /// ``endDelivery(on:)``).
+    mutating func terminate(on thread: pthread_t, delivering: Bool) -> TerminateAction? {
         guard !self.isTerminated else { return nil }
-        var action = self.takeEverything()
-        switch terminal {
-        case .error:
-            action.completed = nil
-            if action.error != nil { self.deliveringThreads.append(thread) }
-        case .completion:
-            action.error = nil
-            if action.completed != nil { self.deliveringThreads.append(thread) }
-        }
+        let action = self.takeEverything()
+        if delivering { self.countDelivery(on: thread) }
         return action
     }
 
     /// The subscription is disposed: returns what to release and, when callbacks are running on other
-    /// threads, a semaphore to wait on.
-    mutating func dispose(on thread: pthread_t) -> TerminateAction {
+    /// threads, a semaphore to wait on. `wasTerminated` tells whether it had already ended.
+    mutating func dispose(on thread: pthread_t) -> (action: TerminateAction, wasTerminated: Bool) {
+        let wasTerminated = self.isTerminated
         var action: TerminateAction
-        if self.isTerminated {
-            action = TerminateAction(error: nil, completed: nil, released: [], disposable: nil)
+        if wasTerminated {
+            action = TerminateAction(released: [], disposable: nil)
         } else {
             action = self.takeEverything()
-            action.error = nil
-            action.completed = nil
         }
         // A disposer inside one of this subscriber's callbacks does not wait: its own callback is still
         // running anyway, and two such disposers on different threads would wait for each other.
@@ -115,36 +121,28 @@ struct SubscriberStateMachine<T, E> {
             self.waiters.append((thread, semaphore))
             action.waitForOtherThreads = semaphore
         }
-        return action
+        return (action, wasTerminated)
     }
 
     private mutating func takeEverything() -> TerminateAction {
         self.isTerminated = true
-        var released: [Any] = self.keepAliveObjects
-        // Every callback is also kept here, so that dropping one from the action below never releases
-        // a closure (and whatever it captured) while the lock is held.
-        if let next = self.next { released.append(next) }
-        if let error = self.error { released.append(error) }
-        if let completed = self.completed { released.append(completed) }
-        let action = TerminateAction(
-            error: self.error,
-            completed: self.completed,
-            released: released,
-            disposable: self.disposable
-        )
-        self.next = nil
-        self.error = nil
-        self.completed = nil
+        let action = TerminateAction(released: self.keepAliveObjects, disposable: self.disposable)
         self.disposable = nil
         self.keepAliveObjects = []
         return action
     }
 
     private func isDelivering(on thread: pthread_t) -> Bool {
-        return self.deliveringThreads.contains { pthread_equal($0, thread) != 0 }
+        if self.firstDepth > 0, let first = self.firstThread, pthread_equal(first, thread) != 0 {
+            return true
+        }
+        return self.otherThreads.contains { pthread_equal($0, thread) != 0 }
     }
 
     private func deliveringOnOtherThreads(than thread: pthread_t) -> Bool {
-        return self.deliveringThreads.contains { pthread_equal($0, thread) == 0 }
+        if self.firstDepth > 0, let first = self.firstThread, pthread_equal(first, thread) == 0 {
+            return true
+        }
+        return self.otherThreads.contains { pthread_equal($0, thread) == 0 }
     }
 }
