@@ -59,16 +59,22 @@ extension Signal where E: Error, T: Sendable {
     }
 
     private func firstOutcome() async -> FirstValueOutcome<T, E> {
+        // A task cancelled before the call never starts the signal.
+        if Task.isCancelled { return .cancelled }
         let waiter = FirstValueWaiter<T, E>()
+        let disposable = self.start(
+            next: { value in waiter.finish(.value(value)) },
+            error: { error in waiter.finish(.failure(error)) },
+            completed: { waiter.finish(.completed) }
+        )
+        // Fast path: a signal that answers while starting (a cached value, `single`) needs no suspension.
+        if let outcome = waiter.takeEarlyOutcome(orKeep: disposable) {
+            disposable.dispose()
+            return outcome
+        }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<FirstValueOutcome<T, E>, Never>) in
-                guard waiter.install(continuation) else { return }
-                let disposable = self.start(
-                    next: { value in waiter.finish(.value(value)) },
-                    error: { error in waiter.finish(.failure(error)) },
-                    completed: { waiter.finish(.completed) }
-                )
-                waiter.setSubscription(disposable)
+                waiter.install(continuation)
             }
         } onCancel: {
             waiter.finish(.cancelled)
@@ -95,7 +101,7 @@ final class FirstValueWaiter<T: Sendable, E: Error>: Sendable {
     }
 
     private enum Phase: Sendable {
-        /// Not yet waiting; an event here (cancellation before the call) is remembered.
+        /// Not yet waiting; an event here (a value sent while starting, a cancellation) is remembered.
         case idle(early: Event?)
         case waiting(CheckedContinuation<FirstValueOutcome<T, E>, Never>)
         case finished
@@ -110,37 +116,42 @@ final class FirstValueWaiter<T: Sendable, E: Error>: Sendable {
     /// unlocking.
     private let state = LockedState<State>(State())
 
-    /// Installs the continuation; returns false (after resuming it) if an event arrived first.
-    func install(_ continuation: CheckedContinuation<FirstValueOutcome<T, E>, Never>) -> Bool {
+    /// Called once `start` has returned: returns the outcome if an event already arrived (the caller then
+    /// disposes the subscription), or keeps the subscription for whoever ends the wait.
+    func takeEarlyOutcome(orKeep disposable: Disposable) -> FirstValueOutcome<T, E>? {
         let early: Event? = self.state.withLock { state in
             guard case .idle(let early) = state.phase else {
-                preconditionFailure("FirstValueWaiter installed twice")
+                preconditionFailure("FirstValueWaiter started twice")
             }
             if let early {
                 state.phase = .finished
                 return early
             }
-            state.phase = .waiting(continuation)
+            state.subscription = disposable
             return nil
+        }
+        return early.map(Self.outcome(of:))
+    }
+
+    /// Installs the continuation, or resumes it at once (and disposes the subscription) if an event
+    /// arrived since ``takeEarlyOutcome(orKeep:)``.
+    func install(_ continuation: CheckedContinuation<FirstValueOutcome<T, E>, Never>) {
+        let (early, subscription): (Event?, Disposable?) = self.state.withLock { state in
+            guard case .idle(let early) = state.phase else {
+                preconditionFailure("FirstValueWaiter installed twice")
+            }
+            if let early {
+                state.phase = .finished
+                let subscription = state.subscription
+                state.subscription = nil
+                return (early, subscription)
+            }
+            state.phase = .waiting(continuation)
+            return (nil, nil)
         }
         if let early {
             continuation.resume(returning: Self.outcome(of: early))
-            return false
-        }
-        return true
-    }
-
-    /// Records the subscription, or disposes it at once if the wait already ended.
-    func setSubscription(_ disposable: Disposable) {
-        let disposeNow = self.state.withLock { state -> Bool in
-            if case .finished = state.phase {
-                return true
-            }
-            state.subscription = disposable
-            return false
-        }
-        if disposeNow {
-            disposable.dispose()
+            subscription?.dispose()
         }
     }
 

@@ -16,6 +16,19 @@ import Testing
         #expect(source.isBalanced)
     }
 
+    @Test func aValueSentWhileStartingWinsOverALaterCancellation() async throws {
+        // The value arrives inside `start`, before `get()` would suspend; the task is cancelled right after
+        // it. The value came first, so it is the outcome, and the subscription is still disposed.
+        let source = InstrumentedSource()
+        let signal: Signal<Int, NoError> = source.signal { subscriber in
+            subscriber.putNext(7)
+            withUnsafeCurrentTask { $0?.cancel() }
+        }
+        let value = try await signal.get()
+        #expect(value == 7)
+        #expect(source.isBalanced)
+    }
+
     @Test func getFromAnotherThread() async throws {
         let source = InstrumentedSource()
         let queue = Queue()
