@@ -16,13 +16,15 @@ extension Signal where E: Error, T: Sendable {
     /// starts the signal.
     ///
     /// A signal whose error type is not an `Error` can be awaited after `mapError(_:)`.
-    /// For `NoError` signals, ``first()`` needs no `try`.
+    /// For `NoError` signals, ``first(isolation:)`` needs no `try`.
     ///
+    /// - Parameter isolation: Where the call runs; defaults to the caller's actor, so awaiting from an
+    ///   actor does not leave it, and a value the signal has already is returned without suspending.
     /// - Returns: The first value.
     /// - Throws: The signal's error; `CancellationError` when the task is cancelled;
     ///   `SignalError.completedWithoutValue` when the signal completes without a value.
-    public func get() async throws -> T {
-        switch await self.firstOutcome() {
+    public func get(isolation: isolated (any Actor)? = #isolation) async throws -> T {
+        switch await self.firstOutcome(isolation: isolation) {
         case .value(let value):
             return value
         case .failure(let error):
@@ -42,13 +44,14 @@ extension Signal where E: Error, T: Sendable {
     /// if let settings = await settingsSignal.first() { apply(settings) }
     /// ```
     ///
-    /// Otherwise behaves like ``get()``: the subscription is disposed after the first value, on
+    /// Otherwise behaves like ``get(isolation:)``: the subscription is disposed after the first value, on
     /// cancellation (also before the call, when the signal is never started) and on termination.
     ///
+    /// - Parameter isolation: Where the call runs; defaults to the caller's actor.
     /// - Returns: The first value, or nil if the signal completed without one or the task was cancelled.
     /// - Throws: The signal's error, typed.
-    public func first() async throws(E) -> T? {
-        switch await self.firstOutcome() {
+    public func first(isolation: isolated (any Actor)? = #isolation) async throws(E) -> T? {
+        switch await self.firstOutcome(isolation: isolation) {
         case .value(let value):
             return value
         case .failure(let error):
@@ -58,7 +61,8 @@ extension Signal where E: Error, T: Sendable {
         }
     }
 
-    private func firstOutcome() async -> FirstValueOutcome<T, E> {
+    /// Runs on the caller's isolation (`#isolation`), so awaiting from an actor does not hop off it.
+    private func firstOutcome(isolation: isolated (any Actor)?) async -> FirstValueOutcome<T, E> {
         // A task cancelled before the call never starts the signal.
         if Task.isCancelled { return .cancelled }
         let waiter = FirstValueWaiter<T, E>()
@@ -72,13 +76,18 @@ extension Signal where E: Error, T: Sendable {
             disposable.dispose()
             return outcome
         }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<FirstValueOutcome<T, E>, Never>) in
-                waiter.install(continuation)
-            }
-        } onCancel: {
-            waiter.finish(.cancelled)
-        }
+        return await withTaskCancellationHandler(
+            operation: {
+                await withCheckedContinuation(isolation: isolation) {
+                    (continuation: CheckedContinuation<FirstValueOutcome<T, E>, Never>) in
+                    waiter.install(continuation)
+                }
+            },
+            onCancel: {
+                waiter.finish(.cancelled)
+            },
+            isolation: isolation
+        )
     }
 }
 
@@ -90,7 +99,7 @@ enum FirstValueOutcome<T: Sendable, E: Error>: Sendable {
     case cancelled
 }
 
-/// The state of one ``Signal/get()`` or ``Signal/first()`` call: resumes its continuation exactly once
+/// The state of one `get()` or `first()` call: resumes its continuation exactly once
 /// and disposes the subscription exactly once, never while holding its lock.
 final class FirstValueWaiter<T: Sendable, E: Error>: Sendable {
     enum Event: Sendable {

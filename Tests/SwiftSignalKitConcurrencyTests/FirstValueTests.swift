@@ -166,3 +166,34 @@ import Testing
         #expect(source.isBalanced)
     }
 }
+
+/// An actor that runs on a `Queue`, to see where `get()` runs when an actor awaits it.
+private actor QueueBoundAwaiter {
+    private let executor: QueueExecutor
+
+    init(queue: Queue) {
+        self.executor = QueueExecutor(queue: queue)
+    }
+
+    nonisolated var unownedExecutor: UnownedSerialExecutor {
+        return self.executor.asUnownedSerialExecutor()
+    }
+
+    func firstValue(of signal: Signal<Bool, NoError>) async throws -> Bool {
+        return try await signal.get()
+    }
+}
+
+@Suite struct FirstValueIsolationTests {
+    /// `get()` inherits the caller's isolation: an actor awaiting it starts the signal on its own executor
+    /// instead of hopping to the global one first.
+    @Test func getStartsTheSignalOnTheCallingActor() async throws {
+        let queue = Queue(name: "awaiter")
+        let awaiter = QueueBoundAwaiter(queue: queue)
+        let startedOnTheActorsQueue = Signal<Bool, NoError> { subscriber in
+            subscriber.putNext(queue.isCurrent())
+            return EmptyDisposable
+        }
+        #expect(try await awaiter.firstValue(of: startedOnTheActorsQueue))
+    }
+}
