@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""Turns a package-benchmark baseline into per-operation figures and ratios against the limit.
+"""Turns a package-benchmark baseline into per-operation figures, ratios and target checks.
 
 Usage (from Benchmarks/):
     swift package --allow-writing-to-package-directory benchmark baseline update current
-    python3 Scripts/report.py current            # prints the results table (Markdown)
-    python3 Scripts/report.py current --check    # also exits 1 when a target is missed
+    python3 Scripts/report.py current                 # Markdown results table on stdout
+    python3 Scripts/report.py current --chart FILE    # also writes the W3 churn / W4 arity chart (SVG)
+    python3 Scripts/report.py current --check-mallocs malloc-thresholds.json
+                                                      # exits 1 if a SignalKit workload allocates more
+                                                      # per operation than its committed threshold
 
-It reads the baseline's own JSON for each benchmark's scaling factor (the operations per iteration)
-and asks the benchmark tool for the p50 of every metric in its influx CSV export.
+Figures are medians (p50) of the runs, divided by the operations one run performs (the benchmark's
+scaling factor), so every number is per event, per subscription, per delivery and so on.
 """
 import csv
 import json
@@ -17,11 +20,44 @@ import sys
 import tempfile
 
 TARGET = "SignalBenchmarks"
+SEPARATOR = " · "
+
+# Ratio targets from the issue: SignalKit's time over the limit's, measured in the same run.
+LIMIT_TARGETS = {
+    "W1 map+filter per event": 1.2,
+    "W2 build+start+dispose per subscription": 3.0,
+    "W3 delivery to 1 subscribers per delivery": 1.3,
+    "W3 delivery to 10 subscribers per delivery": 1.3,
+    "W3 delivery to 100 subscribers per delivery": 1.3,
+    "W3 delivery to 1000 subscribers per delivery": 1.3,
+    "W3 churn of 10 subscribers per subscriber": 3.0,
+    "W3 churn of 100 subscribers per subscriber": 3.0,
+    "W3 churn of 1000 subscribers per subscriber": 3.0,
+    "W3 churn of 10000 subscribers per subscriber": 3.0,
+    "W4 combineLatest of 2 per emission": 3.0,
+    "W4 combineLatest of 3 per emission": 3.0,
+    "W4 combineLatest of 8 per emission": 3.0,
+    "W4 combineLatest array of 8 per emission": 5.0,
+    "W4 combineLatest array of 32 per emission": 5.0,
+    "W5 mapToSignal per outer value": 3.0,
+    "W6 ValuePromise.set to 10 subscribers per set": 1.3,
+    "W6 Promise.set(single) to 10 subscribers per set": 2.0,
+    "W7 deliverOn per value": 1.2,
+    "W8 two threads into one subscriber per event": 1.5,
+}
+
+# Targets against another implementation: (workload, other variant, largest allowed ratio).
+OTHER_TARGETS = [
+    ("A1 producer thread into for await per element", "AsyncStream", 0.5),
+    ("A2 await an available value per await", "CheckedContinuation", 3.0),
+]
 
 
 def load(baseline):
+    """Returns {workload: {variant: {"ns": float, "mallocs": float}}}, per operation."""
     with open(os.path.join(".benchmarkBaselines", TARGET, baseline, "results.json")) as f:
-        results = json.load(f)["results"]
+        document = json.load(f)
+    results = document["results"]
     scaling = {}
     for key, values in zip(results[0::2], results[1::2]):
         scaling[key["name"]] = values[0]["scalingFactor"]
@@ -29,7 +65,7 @@ def load(baseline):
         subprocess.run(
             ["swift", "package", "--allow-writing-to-directory", out, "benchmark", "baseline", "read",
              baseline, "--format", "influx", "--path", out, "--no-progress", "--quiet"],
-            check=True, stdout=subprocess.DEVNULL)
+            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         [name] = [n for n in os.listdir(out) if n.endswith(".csv")]
         with open(os.path.join(out, name)) as f:
             rows = [r for r in csv.reader(f) if r and not r[0].startswith("#")]
@@ -40,17 +76,163 @@ def load(baseline):
         if float(record["percentile"]) != 50.0:
             continue
         test = record["test"]
+        workload, variant = test.rsplit(SEPARATOR, 1)
         per_op = float(record["value"]) / scaling[test]
-        figures.setdefault(test, {})[record["metric"]] = per_op
-    return figures
+        metric = {"Time(wallclock)": "ns", "Malloc(total)": "mallocs"}.get(record["metric"])
+        if metric:
+            figures.setdefault(workload, {}).setdefault(variant, {})[metric] = per_op
+    return figures, document.get("machine", {})
+
+
+def fmt_ns(value):
+    return "—" if value is None else (f"{value:,.0f}" if value >= 100 else f"{value:.1f}")
+
+
+def fmt_mallocs(value):
+    return "—" if value is None else (f"{value:.0f}" if abs(value - round(value)) < 0.05 else f"{value:.2f}")
+
+
+def get(figures, workload, variant, metric):
+    return figures.get(workload, {}).get(variant, {}).get(metric)
+
+
+def table(figures):
+    lines = [
+        "| Workload | SignalKit ns | limit ns | ratio | target | met | contract floor ns | OpenCombine ns "
+        "| faster than OpenCombine | SignalKit mallocs | limit mallocs | OpenCombine mallocs |",
+        "|---|---:|---:|---:|---:|:-:|---:|---:|:-:|---:|---:|---:|",
+    ]
+    missed = []
+    for workload in sorted(w for w in figures if w.startswith("W")):
+        ours = get(figures, workload, "SignalKit", "ns")
+        limit = get(figures, workload, "limit", "ns")
+        other = get(figures, workload, "OpenCombine", "ns")
+        ratio = ours / limit if ours and limit else None
+        target = LIMIT_TARGETS.get(workload)
+        met = ratio is not None and target is not None and ratio <= target
+        if not met:
+            missed.append(f"{workload}: {ratio:.2f}x the limit, target {target}x")
+        beats = None if other is None else ours < other
+        if beats is False:
+            missed.append(f"{workload}: slower than OpenCombine ({fmt_ns(ours)} vs {fmt_ns(other)} ns)")
+        lines.append(
+            f"| {workload} | {fmt_ns(ours)} | {fmt_ns(limit)} | {ratio:.2f}× | ≤ {target}× | {'✅' if met else '❌'} "
+            f"| {fmt_ns(get(figures, workload, 'contract floor', 'ns'))} | {fmt_ns(other)} "
+            f"| {'—' if beats is None else ('✅' if beats else '❌')} "
+            f"| {fmt_mallocs(get(figures, workload, 'SignalKit', 'mallocs'))} "
+            f"| {fmt_mallocs(get(figures, workload, 'limit', 'mallocs'))} "
+            f"| {fmt_mallocs(get(figures, workload, 'OpenCombine', 'mallocs'))} |"
+        )
+    w1_mallocs = get(figures, "W1 map+filter per event", "SignalKit", "mallocs")
+    if w1_mallocs is None or w1_mallocs >= 0.01:
+        missed.append(f"W1: {w1_mallocs} mallocs per event, target 0")
+
+    lines += ["", "| Workload | Implementation | ns per operation | mallocs per operation | ratio to SignalKit |",
+              "|---|---|---:|---:|---:|"]
+    for workload in sorted(w for w in figures if w.startswith("A")):
+        ours = get(figures, workload, "SignalKit", "ns")
+        for variant in sorted(figures[workload], key=lambda v: (v != "SignalKit", v)):
+            ns = get(figures, workload, variant, "ns")
+            lines.append(f"| {workload} | {variant} | {fmt_ns(ns)} "
+                         f"| {fmt_mallocs(get(figures, workload, variant, 'mallocs'))} "
+                         f"| {'' if variant == 'SignalKit' else f'{ours / ns:.2f}×'} |")
+    for workload, variant, target in OTHER_TARGETS:
+        ours = get(figures, workload, "SignalKit", "ns")
+        other = get(figures, workload, variant, "ns")
+        if ours is None or other is None or ours / other > target:
+            missed.append(f"{workload}: {ours / other:.2f}x {variant}, target {target}x")
+    return "\n".join(lines), missed
+
+
+def chart(figures, path):
+    """An SVG with two panels: W3 churn per subscriber against subscriber count, and W4 per emission
+    against arity, for SignalKit and the limit (log-scaled x)."""
+    import math
+    panels = [
+        ("W3: subscribe + dispose, ns per subscriber", "subscribers",
+         [(n, f"W3 churn of {n} subscribers per subscriber") for n in (10, 100, 1000, 10000)]),
+        ("W4: combineLatest, ns per emission", "sources (tuple 2, 3, 8; array 8*, 32*)",
+         [("2", "W4 combineLatest of 2 per emission"), ("3", "W4 combineLatest of 3 per emission"),
+          ("8", "W4 combineLatest of 8 per emission"), ("8*", "W4 combineLatest array of 8 per emission"),
+          ("32*", "W4 combineLatest array of 32 per emission")]),
+    ]
+    series = [("SignalKit", "#d9480f"), ("OpenCombine", "#1c7ed6"), ("limit", "#495057")]
+    width, height, pad = 460, 300, 55
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{2 * width}" height="{height}" '
+           f'font-family="sans-serif" font-size="11">',
+           f'<rect width="{2 * width}" height="{height}" fill="white"/>']
+    for index, (title, xlabel, points) in enumerate(panels):
+        x0 = index * width
+        values = [get(figures, w, v, "ns") for _, w in points for v, _ in series]
+        top = max(v for v in values if v) * 1.15
+        plot_w, plot_h = width - 2 * pad, height - 2 * pad
+        out.append(f'<text x="{x0 + width / 2}" y="20" text-anchor="middle" font-size="13">{title}</text>')
+        out.append(f'<line x1="{x0 + pad}" y1="{height - pad}" x2="{x0 + width - pad}" y2="{height - pad}" stroke="black"/>')
+        out.append(f'<line x1="{x0 + pad}" y1="{pad}" x2="{x0 + pad}" y2="{height - pad}" stroke="black"/>')
+        for tick in range(5):
+            value = top * tick / 4
+            y = height - pad - plot_h * tick / 4
+            out.append(f'<text x="{x0 + pad - 5}" y="{y + 4}" text-anchor="end">{value:,.0f}</text>')
+            out.append(f'<line x1="{x0 + pad}" y1="{y}" x2="{x0 + width - pad}" y2="{y}" stroke="#eee"/>')
+        xs = [x0 + pad + plot_w * (i + 0.5) / len(points) for i in range(len(points))]
+        for x, (label, _) in zip(xs, points):
+            out.append(f'<text x="{x}" y="{height - pad + 15}" text-anchor="middle">{label}</text>')
+        out.append(f'<text x="{x0 + width / 2}" y="{height - pad + 32}" text-anchor="middle">{xlabel}</text>')
+        for series_index, (variant, colour) in enumerate(series):
+            coords = []
+            for x, (_, workload) in zip(xs, points):
+                value = get(figures, workload, variant, "ns")
+                if value is not None:
+                    coords.append((x, height - pad - plot_h * value / top))
+            if not coords:
+                continue
+            out.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="'
+                       + " ".join(f"{x:.1f},{y:.1f}" for x, y in coords) + '"/>')
+            for x, y in coords:
+                out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}"/>')
+            out.append(f'<rect x="{x0 + pad + 10}" y="{pad + series_index * 15 - 8}" width="10" height="10" fill="{colour}"/>')
+            out.append(f'<text x="{x0 + pad + 25}" y="{pad + series_index * 15 + 1}">{variant}</text>')
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def check_mallocs(figures, path):
+    with open(path) as f:
+        thresholds = json.load(f)
+    failures = []
+    for workload, limit in sorted(thresholds.items()):
+        if workload.startswith("_"):
+            continue
+        measured = get(figures, workload, "SignalKit", "mallocs")
+        if measured is None:
+            failures.append(f"{workload}: not measured")
+        elif measured > limit:
+            failures.append(f"{workload}: {measured:.3f} mallocs per operation, threshold {limit}")
+        else:
+            print(f"ok   {workload}: {measured:.3f} <= {limit}")
+    for failure in failures:
+        print(f"FAIL {failure}")
+    return not failures
 
 
 def main():
-    baseline = sys.argv[1]
-    figures = load(baseline)
-    for test in sorted(figures):
-        m = figures[test]
-        print(f"{test:70s} {m.get('Time(wallclock)', 0):10.1f} ns  {m.get('Malloc(total)', 0):8.3f} mallocs  {m.get('Instructions', 0):10.0f} instr")
+    args = sys.argv[1:]
+    if not args:
+        print(__doc__)
+        sys.exit(2)
+    figures, machine = load(args[0])
+    if "--check-mallocs" in args:
+        ok = check_mallocs(figures, args[args.index("--check-mallocs") + 1])
+        sys.exit(0 if ok else 1)
+    text, missed = table(figures)
+    print(text)
+    print()
+    print("Targets missed:" if missed else "Every target met.")
+    for item in missed:
+        print(f"- {item}")
+    if "--chart" in args:
+        chart(figures, args[args.index("--chart") + 1])
 
 
 if __name__ == "__main__":

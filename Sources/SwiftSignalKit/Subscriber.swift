@@ -200,8 +200,9 @@ public final class Subscriber<T, E>: CustomStringConvertible {
     }
 
     private func endDelivery(on thread: pthread_t) {
-        guard let released = self.state.withLock({ $0.endDelivery(on: thread) }) else { return }
-        for semaphore in released {
+        guard self.state.withLock({ $0.endDelivery(on: thread) }) else { return }
+        // Rare: a disposer waits. Which waiters may go is decided afresh under the lock.
+        for semaphore in self.state.withLock({ $0.takeReleasedWaiters() }) {
             semaphore.signal()
         }
     }

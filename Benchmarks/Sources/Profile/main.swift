@@ -2,7 +2,7 @@
 // look at it alone:
 //
 //     swift build -c release --product profile
-//     valgrind --tool=callgrind .build/release/profile "W1 map+filter per event" SignalKit
+//     valgrind --tool=callgrind .build/release/profile "W1 map+filter per event" SignalKit [repetitions]
 import Foundation
 import Workloads
 
@@ -12,8 +12,10 @@ struct Unmeasured: MeasurementWindow {
 }
 
 let arguments = CommandLine.arguments.dropFirst()
-guard arguments.count == 2, let variant = Variant(rawValue: arguments.last!) else {
-    print("usage: profile <workload name> <variant>")
+guard (2...3).contains(arguments.count), let variant = Variant(rawValue: arguments[arguments.startIndex + 1]),
+    let repetitions = Int(arguments.count == 3 ? arguments.last! : "1")
+else {
+    print("usage: profile <workload name> <variant> [repetitions]")
     print("workloads:")
     for workload in allWorkloads {
         print("  \(workload.name): \(workload.variants.map(\.variant.rawValue).joined(separator: ", "))")
@@ -28,7 +30,7 @@ else {
 }
 switch body {
 case .sync(let run):
-    run(Unmeasured())
+    for _ in 0..<repetitions { run(Unmeasured()) }
 case .async(let run):
-    await run(Unmeasured())
+    for _ in 0..<repetitions { await run(Unmeasured()) }
 }

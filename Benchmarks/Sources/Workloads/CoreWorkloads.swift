@@ -47,6 +47,17 @@ func w1MapFilter() -> [Workload] {
                     blackHole(sum.value)
                 }
             ),
+            (
+                .contractFloor,
+                { _ in
+                    let sum = Sum()
+                    let sink = ContractStage<Int> { sum.value &+= $0 }
+                    let filterStage = ContractStage<Int> { if $0 & 1 == 0 { sink.push($0) } }
+                    let mapStage = ContractStage<Int> { filterStage.push($0 &* 3) }
+                    for value in 0..<count { mapStage.push(value) }
+                    blackHole(sum.value)
+                }
+            ),
         ]
     ))
     return workloads
@@ -571,6 +582,17 @@ func w8TwoThreads() -> [Workload] {
                 { _ in
                     let sum = SharedSum()
                     let stage = LimitStage<Int> { sum.add($0) }
+                    onThreads(2) { _ in
+                        for value in 0..<perThread { stage.push(value) }
+                    }
+                    blackHole(sum.value.load(ordering: .relaxed))
+                }
+            ),
+            (
+                .contractFloor,
+                { _ in
+                    let sum = SharedSum()
+                    let stage = ContractStage<Int> { sum.add($0) }
                     onThreads(2) { _ in
                         for value in 0..<perThread { stage.push(value) }
                     }

@@ -155,3 +155,32 @@ final class LimitCombiner: @unchecked Sendable {
         if let snapshot { sink(snapshot) }
     }
 }
+
+/// The least a stage must do to keep this library's subscriber contract, for comparison with the limit:
+/// `dispose()` must wait for callbacks running on other threads (so the stage counts deliveries in
+/// progress, under the lock, on entry and exit) and must release the callbacks (so each delivery takes
+/// its own reference to the callback under the lock). That is two lock round trips and a retain/release
+/// per stage, against the limit's one lock round trip.
+final class ContractStage<Input>: @unchecked Sendable {
+    // Safe: `next` and `delivering` are read and written only under `mutex`.
+    private let mutex = LimitMutex()
+    private var next: ((Input) -> Void)?
+    private var delivering = 0
+
+    init(_ next: @escaping (Input) -> Void) {
+        self.next = next
+    }
+
+    @inline(__always)
+    func push(_ value: Input) {
+        self.mutex.lock()
+        let callback = self.next
+        if callback != nil { self.delivering += 1 }
+        self.mutex.unlock()
+        guard let callback else { return }
+        callback(value)
+        self.mutex.lock()
+        self.delivering -= 1
+        self.mutex.unlock()
+    }
+}

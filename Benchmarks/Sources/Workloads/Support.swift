@@ -28,6 +28,8 @@ public enum Variant: String, CaseIterable, Sendable {
     case checkedContinuation = "CheckedContinuation"
     case task = "Task"
     case limit = "limit"
+    /// The limit plus what the subscriber contract requires (see `ContractStage`).
+    case contractFloor = "contract floor"
 }
 
 /// What a workload body may ask of the harness: exclude its setup from the measurement.

@@ -13,19 +13,13 @@ final class ReplayingFanOut<T: Sendable>: Sendable {
         case replay(T, subscriber: Int)
     }
 
-    fileprivate struct Member: Sendable {
-        let subscriber: Subscriber<T, NoError>
-        /// The sequence number of the last broadcast published before this member joined.
-        let joinedAfter: UInt64
-    }
-
     /// One delivery taken off the queue, to run unlocked. A struct rather than an enum: copying a
     /// generic multi-payload enum allocated on every delivery.
     private struct Work {
         let value: T
         /// For a broadcast: its sequence number and the members to deliver to.
         let sequence: UInt64
-        let members: OrderedSlots<Member>
+        let members: OrderedSlots<FanOutMember>
         /// For a replay: the one subscriber (nil if it has left meanwhile).
         let replayTarget: Subscriber<T, NoError>?
         let isReplay: Bool
@@ -33,7 +27,7 @@ final class ReplayingFanOut<T: Sendable>: Sendable {
 
     struct State: Sendable {
         var value: T?
-        fileprivate var members = OrderedSlots<Member>()
+        fileprivate var members = OrderedSlots<FanOutMember>()
         fileprivate var sequence: UInt64 = 0
         /// Consumed entries are set to nil, so their values are released by the draining thread.
         fileprivate var pending: [Delivery?] = []
@@ -54,7 +48,7 @@ final class ReplayingFanOut<T: Sendable>: Sendable {
     /// Adds a subscriber and queues the replay of the current value, if any.
     func subscribe(_ subscriber: Subscriber<T, NoError>) -> Int {
         let (key, drain) = self.state.withLock { state -> (Int, Bool) in
-            let key = state.members.add(Member(subscriber: subscriber, joinedAfter: state.sequence))
+            let key = state.members.add(FanOutMember(subscriber, joinedAfter: state.sequence))
             guard let value = state.value else { return (key, false) }
             state.pending.append(.replay(value, subscriber: key))
             return (key, Self.claimDrain(&state))
@@ -108,7 +102,7 @@ final class ReplayingFanOut<T: Sendable>: Sendable {
                 continue
             }
             for member in work.members where member.joinedAfter < work.sequence {
-                member.subscriber.putNext(work.value)
+                member.subscriber(of: T.self).putNext(work.value)
             }
         }
     }
@@ -128,8 +122,26 @@ final class ReplayingFanOut<T: Sendable>: Sendable {
             // Copying the members only retains their storage; they are iterated after unlocking.
             return Work(value: value, sequence: sequence, members: state.members, replayTarget: nil, isReplay: false)
         case .replay(let value, let key):
-            let target = state.members.element(forKey: key)?.subscriber
+            let target = state.members.element(forKey: key)?.subscriber(of: T.self)
             return Work(value: value, sequence: 0, members: OrderedSlots(), replayTarget: target, isReplay: true)
         }
+    }
+}
+
+/// A subscriber of a ``ReplayingFanOut``. Not generic, and not nested in the generic class (the subscriber is stored as `AnyObject & Sendable`, and is always a
+/// `Subscriber<T, NoError>`), so that copying and iterating the members is concrete code: in this
+/// module's unspecialised generic code a generic element type costs a metadata lookup per step.
+private struct FanOutMember: Sendable {
+    let object: any AnyObject & Sendable
+    /// The sequence number of the last broadcast published before this member joined.
+    let joinedAfter: UInt64
+
+    init<T>(_ subscriber: Subscriber<T, NoError>, joinedAfter: UInt64) {
+        self.object = subscriber
+        self.joinedAfter = joinedAfter
+    }
+
+    func subscriber<T>(of type: T.Type) -> Subscriber<T, NoError> {
+        return unsafeDowncast(self.object, to: Subscriber<T, NoError>.self)
     }
 }

@@ -59,8 +59,11 @@ struct SubscriberStateMachine {
         }
     }
 
-    /// A callback returned: returns the disposers that no longer need to wait, or nil when none waits.
-    mutating func endDelivery(on thread: pthread_t) -> [DispatchSemaphore]? {
+    /// A callback returned: returns whether disposers are waiting (then call ``takeReleasedWaiters()``).
+    ///
+    /// It returns a `Bool`, not the released waiters: a standard-library generic result type such as
+    /// an optional array costs a runtime metadata lookup on every call from unspecialised code.
+    mutating func endDelivery(on thread: pthread_t) -> Bool {
         if self.firstDepth > 0, let first = self.firstThread, pthread_equal(first, thread) != 0 {
             self.firstDepth -= 1
             if self.firstDepth == 0 {
@@ -80,7 +83,11 @@ struct SubscriberStateMachine {
         } else {
             preconditionFailure("Subscriber callback ended on a thread that did not start it")
         }
-        if self.waiters.isEmpty { return nil }
+        return !self.waiters.isEmpty
+    }
+
+    /// Removes and returns the disposers that no longer need to wait.
+    mutating func takeReleasedWaiters() -> [DispatchSemaphore] {
         var released: [DispatchSemaphore] = []
         var stillWaiting: [(thread: pthread_t, semaphore: DispatchSemaphore)] = []
         for waiter in self.waiters {

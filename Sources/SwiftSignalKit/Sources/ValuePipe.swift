@@ -12,7 +12,10 @@
 ///
 /// The signal holds the pipe weakly: once the pipe is released, new subscriptions receive nothing.
 public final class ValuePipe<T>: Sendable {
-    private let subscribers = LockedState<OrderedSlots<Subscriber<T, NoError>>>(OrderedSlots())
+    /// Each element is a `Subscriber<T, NoError>`, stored as `AnyObject & Sendable` so that the list and its iteration
+    /// are concrete code: in this module's unspecialised generic code, a list of a generic element type
+    /// looks up type metadata on every copy and every step of iteration.
+    private let subscribers = LockedState<OrderedSlots<any AnyObject & Sendable>>(OrderedSlots())
 
     /// Creates a pipe with no subscribers.
     public init() {}
@@ -38,7 +41,8 @@ public final class ValuePipe<T>: Sendable {
         // Copying the list only retains its storage; it is iterated after unlocking.
         let targets = self.subscribers.withLock { $0 }
         for subscriber in targets {
-            subscriber.putNext(next)
+            // Only `Subscriber<T, NoError>` objects are ever added (see `signal()`).
+            unsafeDowncast(subscriber, to: Subscriber<T, NoError>.self).putNext(next)
         }
     }
 }
