@@ -13,8 +13,9 @@
 /// The mutex is tail-allocated in the same heap object as the value (``LockStorage``), so it never moves
 /// and is never passed as `&storedProperty` (which Swift may copy to a temporary). Access goes only
 /// through ``withLock(_:)``; callers must not call user code, `dispose()` or resume continuations inside.
+@usableFromInline
 package struct LockedState<State> {
-    private let storage: LockStorage<State>
+    @usableFromInline package let storage: LockStorage<State>
 
     /// Creates a lock guarding `initialState`.
     package init(_ initialState: State) {
@@ -22,7 +23,10 @@ package struct LockedState<State> {
     }
 
     /// Runs `body` with exclusive access to the state.
-    @inline(__always)
+    ///
+    /// Inlinable (as are the hot paths that call it), so that generic callers in client modules are
+    /// specialised instead of running this module's unspecialised code.
+    @inlinable @inline(__always)
     package func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         return try self.storage.withLock(body)
     }
@@ -38,6 +42,7 @@ package struct LockedState<State> {
 extension LockedState: @unchecked Sendable where State: Sendable {}
 
 /// The heap object behind ``LockedState``: the state as header, the mutex as the single element.
+@usableFromInline
 package final class LockStorage<State>: ManagedBuffer<State, pthread_mutex_t> {
     static func make(_ initialState: State) -> LockStorage<State> {
         let buffer = self.create(minimumCapacity: 1) { _ in initialState }
@@ -55,8 +60,8 @@ package final class LockStorage<State>: ManagedBuffer<State, pthread_mutex_t> {
         }
     }
 
-    @inline(__always)
-    func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+    @inlinable @inline(__always)
+    package func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         return try self.withUnsafeMutablePointers { state, mutex in
             pthread_mutex_lock(mutex)
             defer { pthread_mutex_unlock(mutex) }

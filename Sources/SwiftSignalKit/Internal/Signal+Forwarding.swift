@@ -33,6 +33,7 @@ extension Signal {
     }
 
     /// Starts the signal with a custom value handler, sending error and completion on to `subscriber`.
+    @usableFromInline
     func start<R>(forwardingTerminalsTo subscriber: Subscriber<R, E>, next: @escaping @Sendable (T) -> Void) -> Disposable {
         return self.start(
             linkedTo: subscriber, next: next,

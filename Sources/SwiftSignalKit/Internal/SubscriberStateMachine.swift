@@ -14,6 +14,7 @@ import Dispatch
 /// It is deliberately not generic: the subscriber's hot path runs in the library's unspecialised generic
 /// code, and a generic state type there costs a runtime metadata lookup on every lock. The callbacks,
 /// which are generic, live in the subscriber itself, guarded by the same lock.
+@usableFromInline
 struct SubscriberStateMachine {
     /// What to run, unlocked, after a terminal event or disposal (besides the subscriber's callbacks).
     struct TerminateAction {
@@ -28,19 +29,20 @@ struct SubscriberStateMachine {
         }
     }
 
-    private(set) var isTerminated = false
+    @usableFromInline private(set) var isTerminated = false
     var disposable: Disposable?
     var keepAliveObjects: [AnyObject] = []
     /// The callbacks in progress, as a multiset of threads (a thread appears more than once when a callback
     /// re-enters the subscriber). The common case, one thread, needs no array: `firstThread` with its depth.
-    private var firstThread: pthread_t?
-    private var firstDepth = 0
+    @usableFromInline var firstThread: pthread_t?
+    @usableFromInline var firstDepth = 0
     /// Callbacks in progress on threads other than `firstThread`: concurrent emitters, which are rare.
-    private var otherThreads: [pthread_t] = []
+    @usableFromInline var otherThreads: [pthread_t] = []
     /// Disposers waiting for callbacks on other threads to return.
-    private var waiters: [(thread: pthread_t, semaphore: DispatchSemaphore)] = []
+    @usableFromInline var waiters: [(thread: pthread_t, semaphore: DispatchSemaphore)] = []
 
     /// An event arrives: returns whether to deliver it (and counts the delivery), or false to drop it.
+    @inlinable
     mutating func beginDelivery(on thread: pthread_t) -> Bool {
         guard !self.isTerminated else { return false }
         self.countDelivery(on: thread)
@@ -48,7 +50,8 @@ struct SubscriberStateMachine {
     }
 
     /// Counts a delivery that is about to run on `thread`.
-    private mutating func countDelivery(on thread: pthread_t) {
+    @inlinable
+    mutating func countDelivery(on thread: pthread_t) {
         if self.firstDepth == 0 {
             self.firstThread = thread
             self.firstDepth = 1
@@ -63,7 +66,25 @@ struct SubscriberStateMachine {
     ///
     /// It returns a `Bool`, not the released waiters: a standard-library generic result type such as
     /// an optional array costs a runtime metadata lookup on every call from unspecialised code.
+    @inlinable
     mutating func endDelivery(on thread: pthread_t) -> Bool {
+        if self.firstDepth > 1, let first = self.firstThread, pthread_equal(first, thread) != 0 {
+            self.firstDepth -= 1
+            return !self.waiters.isEmpty
+        }
+        if self.firstDepth == 1, self.otherThreads.isEmpty, let first = self.firstThread,
+            pthread_equal(first, thread) != 0
+        {
+            self.firstDepth = 0
+            self.firstThread = nil
+            return !self.waiters.isEmpty
+        }
+        return self.endDeliveryWithOtherThreads(on: thread)
+    }
+
+    /// ``endDelivery(on:)`` when callbacks run on several threads.
+    @usableFromInline
+    mutating func endDeliveryWithOtherThreads(on thread: pthread_t) -> Bool {
         if self.firstDepth > 0, let first = self.firstThread, pthread_equal(first, thread) != 0 {
             self.firstDepth -= 1
             if self.firstDepth == 0 {
@@ -87,6 +108,7 @@ struct SubscriberStateMachine {
     }
 
     /// Removes and returns the disposers that no longer need to wait.
+    @usableFromInline
     mutating func takeReleasedWaiters() -> [DispatchSemaphore] {
         var released: [DispatchSemaphore] = []
         var stillWaiting: [(thread: pthread_t, semaphore: DispatchSemaphore)] = []

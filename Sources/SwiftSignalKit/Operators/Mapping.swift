@@ -6,7 +6,7 @@
 ///
 /// - Parameter f: The transformation; runs on the thread that delivers each value.
 /// - Returns: An operator for `|>`.
-@preconcurrency public func map<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) -> Signal<R, E> {
+@inlinable @preconcurrency public func map<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) -> Signal<R, E> {
     return { signal in
         return Signal<R, E> { subscriber in
             return signal.start(
@@ -22,7 +22,7 @@
 ///
 /// - Parameter f: The predicate; runs on the thread that delivers each value.
 /// - Returns: An operator for `|>`.
-@preconcurrency public func filter<T, E>(_ f: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
+@inlinable @preconcurrency public func filter<T, E>(_ f: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal<T, E> { subscriber in
             return signal.start(
