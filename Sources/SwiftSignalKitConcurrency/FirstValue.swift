@@ -23,6 +23,7 @@ extension Signal where E: Error, T: Sendable {
     /// - Returns: The first value.
     /// - Throws: The signal's error; `CancellationError` when the task is cancelled;
     ///   `SignalError.completedWithoutValue` when the signal completes without a value.
+    @inlinable
     public func get(isolation: isolated (any Actor)? = #isolation) async throws -> T {
         switch await self.firstOutcome(isolation: isolation) {
         case .value(let value):
@@ -50,6 +51,7 @@ extension Signal where E: Error, T: Sendable {
     /// - Parameter isolation: Where the call runs; defaults to the caller's actor.
     /// - Returns: The first value, or nil if the signal completed without one or the task was cancelled.
     /// - Throws: The signal's error, typed.
+    @inlinable
     public func first(isolation: isolated (any Actor)? = #isolation) async throws(E) -> T? {
         switch await self.firstOutcome(isolation: isolation) {
         case .value(let value):
@@ -62,7 +64,8 @@ extension Signal where E: Error, T: Sendable {
     }
 
     /// Runs on the caller's isolation (`#isolation`), so awaiting from an actor does not hop off it.
-    private func firstOutcome(isolation: isolated (any Actor)?) async -> FirstValueOutcome<T, E> {
+    @inlinable
+    func firstOutcome(isolation: isolated (any Actor)?) async -> FirstValueOutcome<T, E> {
         // A task cancelled before the call never starts the signal.
         if Task.isCancelled { return .cancelled }
         let waiter = FirstValueWaiter<T, E>()
@@ -92,6 +95,7 @@ extension Signal where E: Error, T: Sendable {
 }
 
 /// How a wait for the first value ended.
+@usableFromInline
 enum FirstValueOutcome<T: Sendable, E: Error>: Sendable {
     case value(T)
     case failure(E)
@@ -101,32 +105,45 @@ enum FirstValueOutcome<T: Sendable, E: Error>: Sendable {
 
 /// The state of one `get()` or `first()` call: resumes its continuation exactly once
 /// and disposes the subscription exactly once, never while holding its lock.
+///
+/// Inlinable, so that a client's `get()` is specialised for its types: unspecialised, its generic state
+/// cost about twenty runtime metadata lookups per call.
+@usableFromInline
 final class FirstValueWaiter<T: Sendable, E: Error>: Sendable {
-    enum Event: Sendable {
-        case value(T)
-        case failure(E)
-        case completed
-        case cancelled
-    }
+    @usableFromInline typealias Event = FirstValueOutcome<T, E>
 
-    private enum Phase: Sendable {
+    @usableFromInline
+    enum Phase: Sendable {
         /// Not yet waiting; an event here (a value sent while starting, a cancellation) is remembered.
         case idle(early: Event?)
         case waiting(CheckedContinuation<FirstValueOutcome<T, E>, Never>)
         case finished
     }
 
-    private struct State: Sendable {
-        var phase: Phase = .idle(early: nil)
-        var subscription: Disposable?
+    @usableFromInline
+    struct State: Sendable {
+        @usableFromInline var phase: Phase
+        @usableFromInline var subscription: Disposable?
+
+        @inlinable
+        init() {
+            self.phase = .idle(early: nil)
+            self.subscription = nil
+        }
     }
 
     /// Everything that leaves the lock (a continuation, the subscription) is resumed or disposed after
     /// unlocking.
-    private let state = LockedState<State>(State())
+    @usableFromInline let state: LockedState<State>
+
+    @inlinable
+    init() {
+        self.state = LockedState(State())
+    }
 
     /// Called once `start` has returned: returns the outcome if an event already arrived (the caller then
     /// disposes the subscription), or keeps the subscription for whoever ends the wait.
+    @inlinable
     func takeEarlyOutcome(orKeep disposable: Disposable) -> FirstValueOutcome<T, E>? {
         let early: Event? = self.state.withLock { state in
             guard case .idle(let early) = state.phase else {
@@ -139,11 +156,12 @@ final class FirstValueWaiter<T: Sendable, E: Error>: Sendable {
             state.subscription = disposable
             return nil
         }
-        return early.map(Self.outcome(of:))
+        return early
     }
 
     /// Installs the continuation, or resumes it at once (and disposes the subscription) if an event
     /// arrived since ``takeEarlyOutcome(orKeep:)``.
+    @inlinable
     func install(_ continuation: CheckedContinuation<FirstValueOutcome<T, E>, Never>) {
         let (early, subscription): (Event?, Disposable?) = self.state.withLock { state in
             guard case .idle(let early) = state.phase else {
@@ -159,12 +177,13 @@ final class FirstValueWaiter<T: Sendable, E: Error>: Sendable {
             return (nil, nil)
         }
         if let early {
-            continuation.resume(returning: Self.outcome(of: early))
+            continuation.resume(returning: early)
             subscription?.dispose()
         }
     }
 
     /// Ends the wait with `event` if it has not ended yet.
+    @inlinable
     func finish(_ event: Event) {
         let (continuation, subscription) = self.state.withLock {
             state -> (CheckedContinuation<FirstValueOutcome<T, E>, Never>?, Disposable?) in
@@ -183,16 +202,7 @@ final class FirstValueWaiter<T: Sendable, E: Error>: Sendable {
                 return (nil, nil)
             }
         }
-        continuation?.resume(returning: Self.outcome(of: event))
+        continuation?.resume(returning: event)
         subscription?.dispose()
-    }
-
-    private static func outcome(of event: Event) -> FirstValueOutcome<T, E> {
-        switch event {
-        case .value(let value): return .value(value)
-        case .failure(let error): return .failure(error)
-        case .completed: return .completed
-        case .cancelled: return .cancelled
-        }
     }
 }

@@ -18,6 +18,7 @@ package struct LockedState<State> {
     @usableFromInline package let storage: LockStorage<State>
 
     /// Creates a lock guarding `initialState`.
+    @usableFromInline
     package init(_ initialState: State) {
         self.storage = LockStorage.make(initialState)
     }

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Runs the benchmark suite and reports per-operation results.
+#
+#   Scripts/run.sh          every workload and implementation; prints the results table (Markdown),
+#                           writes results.svg (W3 churn and W4 arity chart) and results.md
+#   Scripts/run.sh --ci     only the SignalKit benchmarks, then fails if any of them allocates more per
+#                           operation than malloc-thresholds.json allows (allocation counts are stable on
+#                           a noisy machine; times are not, so CI checks no times)
+#
+# Run from anywhere; it works in the Benchmarks package directory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [[ "${1:-}" == "--ci" ]]; then
+    swift package --allow-writing-to-package-directory benchmark baseline update ci \
+        --filter 'SignalKit$' --no-progress --quiet
+    python3 Scripts/report.py ci --check-mallocs malloc-thresholds.json
+else
+    swift package --allow-writing-to-package-directory benchmark baseline update current --no-progress --quiet
+    python3 Scripts/report.py current --chart results.svg | tee results.md
+fi
