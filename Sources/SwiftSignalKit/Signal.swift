@@ -60,7 +60,7 @@ public func |> <T, U>(value: T, function: ((T) -> U)) -> U {
 /// > Note: A signal is `Sendable`: it holds only its `@Sendable` generator, so it can be stored and
 /// > started from any thread.
 public final class Signal<T, E>: Sendable {
-    private let generator: @Sendable (Subscriber<T, E>) -> Disposable
+    @usableFromInline let generator: @Sendable (Subscriber<T, E>) -> Disposable
 
     /// Creates a signal from a generator that runs once per subscription.
     ///
@@ -82,7 +82,7 @@ public final class Signal<T, E>: Sendable {
     ///   - completed: Called once if the signal completes.
     /// - Returns: A disposable that ends the subscription. Once its `dispose()` returns, no callback starts
     ///   and none is running on another thread.
-    @discardableResult @preconcurrency public func start(
+    @inlinable @discardableResult @preconcurrency public func start(
         next: (@Sendable (T) -> Void)? = nil,
         error: (@Sendable (E) -> Void)? = nil,
         completed: (@Sendable () -> Void)? = nil
@@ -92,6 +92,7 @@ public final class Signal<T, E>: Sendable {
 
     /// Starts the signal for an operator whose events go on to `downstream`, so that loops inside the
     /// operator can tell when `downstream` has ended (see `Subscriber.isTerminated`).
+    @inlinable
     func start<R, F>(
         linkedTo downstream: Subscriber<R, F>,
         next: (@Sendable (T) -> Void)? = nil,
@@ -101,7 +102,8 @@ public final class Signal<T, E>: Sendable {
         return self.run(Subscriber<T, E>(downstream: downstream, next: next, error: error, completed: completed))
     }
 
-    private func run(_ subscriber: Subscriber<T, E>) -> Disposable {
+    @inlinable
+    func run(_ subscriber: Subscriber<T, E>) -> Disposable {
         subscriber.assignDisposable(self.generator(subscriber))
         return SubscriberDisposable(subscriber: subscriber)
     }
@@ -147,6 +149,7 @@ public final class Signal<T, E>: Sendable {
     ///
     /// - Parameter value: The value to send.
     /// - Returns: A synchronous single-value signal.
+    @inlinable
     public static func single(_ value: T) -> Signal<T, E> where T: Sendable {
         return Signal<T, E> { subscriber in
             subscriber.putNext(value)
@@ -187,13 +190,16 @@ public final class Signal<T, E>: Sendable {
 }
 
 /// The disposable that `start` returns: ends the subscriber, then disposes what the generator returned.
+@usableFromInline
 final class SubscriberDisposable<T, E>: Disposable {
-    private let subscriber: Subscriber<T, E>
+    @usableFromInline let subscriber: Subscriber<T, E>
 
+    @inlinable
     init(subscriber: Subscriber<T, E>) {
         self.subscriber = subscriber
     }
 
+    @inlinable
     func dispose() {
         self.subscriber.disposeSubscription()
     }

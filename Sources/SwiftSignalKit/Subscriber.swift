@@ -30,10 +30,10 @@ public final class Subscriber<T, E>: CustomStringConvertible {
     /// `@exclusivity(unchecked)`: every access is already serialised by the lock, and the dynamic check
     /// cost two runtime calls per event.
     @exclusivity(unchecked) @usableFromInline var next: (@Sendable (T) -> Void)?
-    @exclusivity(unchecked) private var error: (@Sendable (E) -> Void)?
-    @exclusivity(unchecked) private var completed: (@Sendable () -> Void)?
+    @exclusivity(unchecked) @usableFromInline var error: (@Sendable (E) -> Void)?
+    @exclusivity(unchecked) @usableFromInline var completed: (@Sendable () -> Void)?
     /// The subscriber this one forwards to, when an operator made it (see ``isTerminated``).
-    private let downstream: (any DownstreamLink)?
+    @usableFromInline let downstream: (any DownstreamLink)?
 
     /// Creates a subscriber with optional callbacks.
     ///
@@ -41,7 +41,7 @@ public final class Subscriber<T, E>: CustomStringConvertible {
     ///   - next: Called for each value.
     ///   - error: Called once for a failure.
     ///   - completed: Called once for completion.
-    @preconcurrency public init(
+    @inlinable @preconcurrency public init(
         next: (@Sendable (T) -> Void)? = nil,
         error: (@Sendable (E) -> Void)? = nil,
         completed: (@Sendable () -> Void)? = nil
@@ -54,6 +54,7 @@ public final class Subscriber<T, E>: CustomStringConvertible {
     }
 
     /// Creates an operator's subscriber that forwards to `downstream`.
+    @inlinable
     init(
         downstream: any DownstreamLink,
         next: (@Sendable (T) -> Void)?,
@@ -95,6 +96,7 @@ public final class Subscriber<T, E>: CustomStringConvertible {
     /// After the error callback returns, the generator's disposable is disposed.
     ///
     /// - Parameter error: The error.
+    @inlinable
     public func putError(_ error: E) {
         let thread = pthread_self()
         var callbacks = Callbacks()
@@ -115,6 +117,7 @@ public final class Subscriber<T, E>: CustomStringConvertible {
     /// Completes the subscriber. Dropped if it has already terminated.
     ///
     /// After the completion callback returns, the generator's disposable is disposed.
+    @inlinable
     public func putCompletion() {
         let thread = pthread_self()
         var callbacks = Callbacks()
@@ -150,6 +153,7 @@ public final class Subscriber<T, E>: CustomStringConvertible {
     /// Loops that run inside a generator (``restart(_:)``, ``queue(_:)``) check it: a terminal event
     /// downstream disposes upstream subscriptions only once their generators have returned, so a loop
     /// still inside its generator would otherwise not learn that nobody listens any more.
+    @usableFromInline
     var isTerminated: Bool {
         if self.state.withLock({ $0.isTerminated }) {
             return true
@@ -158,6 +162,7 @@ public final class Subscriber<T, E>: CustomStringConvertible {
     }
 
     /// Stores the generator's disposable, or disposes it at once if the subscriber already terminated.
+    @inlinable
     func assignDisposable(_ disposable: Disposable) {
         let alreadyTerminated = self.state.withLock { state -> Bool in
             if state.isTerminated { return true }
@@ -171,6 +176,7 @@ public final class Subscriber<T, E>: CustomStringConvertible {
 
     /// Ends the subscription from outside: drops further events, waits for callbacks running on other
     /// threads, then disposes the generator's disposable.
+    @inlinable
     func disposeSubscription() {
         let thread = pthread_self()
         var callbacks = Callbacks()
@@ -186,15 +192,28 @@ public final class Subscriber<T, E>: CustomStringConvertible {
     }
 
     /// The callbacks taken out of a terminated subscriber, to be called or released outside the lock.
-    private struct Callbacks {
-        var next: (@Sendable (T) -> Void)?
-        var error: (@Sendable (E) -> Void)?
-        var completed: (@Sendable () -> Void)?
+    @usableFromInline
+    struct Callbacks {
+        @usableFromInline var next: (@Sendable (T) -> Void)?
+        @usableFromInline var error: (@Sendable (E) -> Void)?
+        @usableFromInline var completed: (@Sendable () -> Void)?
+
+        @inlinable
+        init(
+            next: (@Sendable (T) -> Void)? = nil,
+            error: (@Sendable (E) -> Void)? = nil,
+            completed: (@Sendable () -> Void)? = nil
+        ) {
+            self.next = next
+            self.error = error
+            self.completed = completed
+        }
     }
 
     /// Moves the callbacks out; call only with `state` locked. The caller's copy keeps each closure alive,
     /// so clearing the stored ones never releases a closure under the lock.
-    private func takeCallbacks() -> Callbacks {
+    @inlinable
+    func takeCallbacks() -> Callbacks {
         let callbacks = Callbacks(next: self.next, error: self.error, completed: self.completed)
         self.next = nil
         self.error = nil
@@ -213,6 +232,7 @@ public final class Subscriber<T, E>: CustomStringConvertible {
 }
 
 /// A subscriber seen only as "has it ended?", so an operator's subscriber can ask its downstream.
+@usableFromInline
 protocol DownstreamLink: AnyObject, Sendable {
     var isTerminated: Bool { get }
 }

@@ -1,6 +1,7 @@
 extension Signal {
     /// Starts the signal, sending its events on to `subscriber`; a handler given here replaces the
     /// forwarding of that kind of event.
+    @inlinable
     func start(
         forwardingTo subscriber: Subscriber<T, E>,
         error: (@Sendable (E) -> Void)? = nil,
@@ -16,6 +17,7 @@ extension Signal {
 
     /// Starts the signal, sending its values on to `subscriber`, whose error type may differ: the error
     /// handler is required, and a completion handler given here replaces forwarding the completion.
+    @inlinable
     func start<F>(
         forwardingValuesTo subscriber: Subscriber<T, F>,
         error: @escaping @Sendable (E) -> Void,
@@ -33,7 +35,7 @@ extension Signal {
     }
 
     /// Starts the signal with a custom value handler, sending error and completion on to `subscriber`.
-    @usableFromInline
+    @inlinable
     func start<R>(forwardingTerminalsTo subscriber: Subscriber<R, E>, next: @escaping @Sendable (T) -> Void) -> Disposable {
         return self.start(
             linkedTo: subscriber, next: next,

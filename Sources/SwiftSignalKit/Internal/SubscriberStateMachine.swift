@@ -17,20 +17,29 @@ import Dispatch
 @usableFromInline
 struct SubscriberStateMachine {
     /// What to run, unlocked, after a terminal event or disposal (besides the subscriber's callbacks).
+    @usableFromInline
     struct TerminateAction {
         /// Kept only to be released outside the lock (their deinit may run user code).
-        var released: [AnyObject]
-        var disposable: Disposable?
-        var waitForOtherThreads: DispatchSemaphore?
+        @usableFromInline var released: [AnyObject]
+        @usableFromInline var disposable: Disposable?
+        @usableFromInline var waitForOtherThreads: DispatchSemaphore?
+
+        @usableFromInline
+        init(released: [AnyObject], disposable: Disposable?) {
+            self.released = released
+            self.disposable = disposable
+            self.waitForOtherThreads = nil
+        }
 
         /// Disposes the generator's disposable.
+        @inlinable
         func finish() {
             self.disposable?.dispose()
         }
     }
 
     @usableFromInline private(set) var isTerminated = false
-    var disposable: Disposable?
+    @usableFromInline var disposable: Disposable?
     var keepAliveObjects: [AnyObject] = []
     /// The callbacks in progress, as a multiset of threads (a thread appears more than once when a callback
     /// re-enters the subscriber). The common case, one thread, needs no array: `firstThread` with its depth.
@@ -38,6 +47,9 @@ struct SubscriberStateMachine {
     @usableFromInline var firstDepth = 0
     /// Callbacks in progress on threads other than `firstThread`: concurrent emitters, which are rare.
     @usableFromInline var otherThreads: [pthread_t] = []
+    @usableFromInline
+    init() {}
+
     /// Disposers waiting for callbacks on other threads to return.
     @usableFromInline var waiters: [(thread: pthread_t, semaphore: DispatchSemaphore)] = []
 
@@ -126,6 +138,7 @@ struct SubscriberStateMachine {
     /// An error or completion arrives: returns the action to run, or nil when already terminated. When
     /// `delivering` is true, the terminal callback is counted as a delivery on `thread` (end it with
     /// ``endDelivery(on:)``).
+    @usableFromInline
     mutating func terminate(on thread: pthread_t, delivering: Bool) -> TerminateAction? {
         guard !self.isTerminated else { return nil }
         let action = self.takeEverything()
@@ -135,6 +148,7 @@ struct SubscriberStateMachine {
 
     /// The subscription is disposed: returns what to release and, when callbacks are running on other
     /// threads, a semaphore to wait on. `wasTerminated` tells whether it had already ended.
+    @usableFromInline
     mutating func dispose(on thread: pthread_t) -> (action: TerminateAction, wasTerminated: Bool) {
         let wasTerminated = self.isTerminated
         var action: TerminateAction
