@@ -4,16 +4,21 @@
 /// amortised O(1). Iteration is O(n) without sorting, and copying the structure (to iterate outside a
 /// lock) only retains its buffers. Removed elements are returned, never released in place, so that a
 /// caller holding a lock can release them after unlocking.
+@usableFromInline
 struct OrderedSlots<Element> {
-    private var keys: [Int] = []
-    private var items: [Element?] = []
-    private var holes = 0
-    private var nextKey = 0
+    @usableFromInline var keys: [Int] = []
+    @usableFromInline var items: [Element?] = []
+    @usableFromInline var holes = 0
+    @usableFromInline var nextKey = 0
 
-    var count: Int { self.items.count - self.holes }
-    var isEmpty: Bool { self.count == 0 }
+    @inlinable
+    init() {}
+
+    @inlinable var count: Int { self.items.count - self.holes }
+    @inlinable var isEmpty: Bool { self.count == 0 }
 
     /// Adds an element and returns its key.
+    @inlinable
     mutating func add(_ element: Element) -> Int {
         let key = self.nextKey
         self.nextKey += 1
@@ -23,6 +28,7 @@ struct OrderedSlots<Element> {
     }
 
     /// Removes the element under `key` and returns it (nil if absent).
+    @inlinable
     mutating func remove(_ key: Int) -> Element? {
         guard let slot = self.slot(of: key), let element = self.items[slot] else { return nil }
         self.items[slot] = nil
@@ -42,6 +48,7 @@ struct OrderedSlots<Element> {
         return all
     }
 
+    @inlinable
     func element(forKey key: Int) -> Element? {
         guard let slot = self.slot(of: key) else { return nil }
         return self.items[slot]
@@ -57,7 +64,8 @@ struct OrderedSlots<Element> {
         return result
     }
 
-    private func slot(of key: Int) -> Int? {
+    @inlinable
+    func slot(of key: Int) -> Int? {
         var low = 0
         var high = self.keys.count
         while low < high {
@@ -71,7 +79,8 @@ struct OrderedSlots<Element> {
         return low < self.keys.count && self.keys[low] == key ? low : nil
     }
 
-    private mutating func compact() {
+    @usableFromInline
+    mutating func compact() {
         var keys: [Int] = []
         var items: [Element?] = []
         keys.reserveCapacity(self.count)
@@ -87,9 +96,16 @@ struct OrderedSlots<Element> {
 }
 
 extension OrderedSlots: Sequence {
+    @usableFromInline
     struct Iterator: IteratorProtocol {
-        fileprivate var base: IndexingIterator<[Element?]>
+        @usableFromInline var base: IndexingIterator<[Element?]>
 
+        @inlinable
+        init(base: IndexingIterator<[Element?]>) {
+            self.base = base
+        }
+
+        @inlinable
         mutating func next() -> Element? {
             while let item = self.base.next() {
                 if let item { return item }
@@ -98,6 +114,7 @@ extension OrderedSlots: Sequence {
         }
     }
 
+    @inlinable
     func makeIterator() -> Iterator {
         return Iterator(base: self.items.makeIterator())
     }

@@ -5,8 +5,10 @@
 /// finds nobody draining). This is what guarantees ordering: a subscriber never sees an older value after
 /// a newer one, and a new subscriber's replay is never overtaken by a later broadcast. Values that leave
 /// the state (a replaced latest value, a delivered queue entry) are released after unlocking.
+@usableFromInline
 final class ReplayingFanOut<T: Sendable>: Sendable {
-    fileprivate enum Delivery: Sendable {
+    @usableFromInline
+    enum Delivery: Sendable {
         /// A published value with its sequence number.
         case broadcast(T, sequence: UInt64)
         /// The latest value, replayed to one new subscriber.
@@ -15,31 +17,50 @@ final class ReplayingFanOut<T: Sendable>: Sendable {
 
     /// One delivery taken off the queue, to run unlocked. A struct rather than an enum: copying a
     /// generic multi-payload enum allocated on every delivery.
-    private struct Work {
-        let value: T
+    @usableFromInline
+    struct Work {
+        @usableFromInline let value: T
         /// For a broadcast: its sequence number and the members to deliver to.
-        let sequence: UInt64
-        let members: OrderedSlots<FanOutMember>
+        @usableFromInline let sequence: UInt64
+        @usableFromInline let members: OrderedSlots<FanOutMember>
         /// For a replay: the one subscriber (nil if it has left meanwhile).
-        let replayTarget: Subscriber<T, NoError>?
-        let isReplay: Bool
+        @usableFromInline let replayTarget: Subscriber<T, NoError>?
+        @usableFromInline let isReplay: Bool
+
+        @inlinable
+        init(
+            value: T, sequence: UInt64, members: OrderedSlots<FanOutMember>, replayTarget: Subscriber<T, NoError>?,
+            isReplay: Bool
+        ) {
+            self.value = value
+            self.sequence = sequence
+            self.members = members
+            self.replayTarget = replayTarget
+            self.isReplay = isReplay
+        }
     }
 
+    @usableFromInline
     struct State: Sendable {
-        var value: T?
-        fileprivate var members = OrderedSlots<FanOutMember>()
-        fileprivate var sequence: UInt64 = 0
+        @usableFromInline var value: T?
+        @usableFromInline var members = OrderedSlots<FanOutMember>()
+        @usableFromInline var sequence: UInt64 = 0
         /// Consumed entries are set to nil, so their values are released by the draining thread.
-        fileprivate var pending: [Delivery?] = []
-        fileprivate var pendingHead = 0
-        fileprivate var isDraining = false
+        @usableFromInline var pending: [Delivery?] = []
+        @usableFromInline var pendingHead = 0
+        @usableFromInline var isDraining = false
         /// Free for the owner to keep its own bookkeeping under the same lock.
-        var generation: UInt64 = 0
-        var source: Disposable?
-        var isClosed = false
+        @usableFromInline var generation: UInt64 = 0
+        @usableFromInline var source: Disposable?
+        @usableFromInline var isClosed = false
+
+        @usableFromInline
+        init(value: T?) {
+            self.value = value
+        }
     }
 
-    let state: LockedState<State>
+    @usableFromInline let state: LockedState<State>
 
     init(value: T?) {
         self.state = .init(State(value: value))
@@ -69,7 +90,7 @@ final class ReplayingFanOut<T: Sendable>: Sendable {
     ///   - advancing: Whether publishing starts a new generation (``ValuePromise`` uses generations as a
     ///     version for its compare-then-set).
     /// - Returns: Whether the value was published.
-    @discardableResult
+    @inlinable @discardableResult
     func publish(_ value: T, ifGeneration generation: UInt64? = nil, advancing: Bool = false) -> Bool {
         let (published, drain, replaced) = self.state.withLock { state -> (Bool, Bool, T?) in
             if let generation, state.generation != generation {
@@ -89,13 +110,15 @@ final class ReplayingFanOut<T: Sendable>: Sendable {
         return published
     }
 
-    private static func claimDrain(_ state: inout State) -> Bool {
+    @inlinable
+    static func claimDrain(_ state: inout State) -> Bool {
         if state.isDraining { return false }
         state.isDraining = true
         return true
     }
 
-    private func drain() {
+    @inlinable
+    func drain() {
         while let work = self.state.withLock({ Self.takeWork(&$0) }) {
             if work.isReplay {
                 work.replayTarget?.putNext(work.value)
@@ -107,7 +130,8 @@ final class ReplayingFanOut<T: Sendable>: Sendable {
         }
     }
 
-    private static func takeWork(_ state: inout State) -> Work? {
+    @inlinable
+    static func takeWork(_ state: inout State) -> Work? {
         guard state.pendingHead < state.pending.count else {
             state.isDraining = false
             state.pending.removeAll(keepingCapacity: true)
@@ -131,16 +155,18 @@ final class ReplayingFanOut<T: Sendable>: Sendable {
 /// A subscriber of a ``ReplayingFanOut``. Not generic, and not nested in the generic class (the subscriber is stored as `AnyObject & Sendable`, and is always a
 /// `Subscriber<T, NoError>`), so that copying and iterating the members is concrete code: in this
 /// module's unspecialised generic code a generic element type costs a metadata lookup per step.
-private struct FanOutMember: Sendable {
-    let object: any AnyObject & Sendable
+@usableFromInline
+struct FanOutMember: Sendable {
+    @usableFromInline let object: any AnyObject & Sendable
     /// The sequence number of the last broadcast published before this member joined.
-    let joinedAfter: UInt64
+    @usableFromInline let joinedAfter: UInt64
 
     init<T>(_ subscriber: Subscriber<T, NoError>, joinedAfter: UInt64) {
         self.object = subscriber
         self.joinedAfter = joinedAfter
     }
 
+    @inlinable
     func subscriber<T>(of type: T.Type) -> Subscriber<T, NoError> {
         return unsafeDowncast(self.object, to: Subscriber<T, NoError>.self)
     }

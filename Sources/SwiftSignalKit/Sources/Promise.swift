@@ -19,7 +19,7 @@
 /// > Note: The promise keeps its source subscription until it is released or ``set(_:)`` again. The
 /// > signal from ``get()`` keeps the promise alive while subscribed.
 public final class Promise<T: Sendable>: Sendable {
-    private let core: ReplayingFanOut<T>
+    @usableFromInline let core: ReplayingFanOut<T>
     private let initializer: LockedState<Signal<T, NoError>?>
     private let deinitHandler = LockedState<(@Sendable () -> Void)?>(nil)
 
@@ -74,6 +74,7 @@ public final class Promise<T: Sendable>: Sendable {
     /// The latest value is cleared; subscribers receive the new source's values as they arrive.
     ///
     /// - Parameter signal: The new source.
+    @inlinable
     public func set(_ signal: Signal<T, NoError>) {
         let (generation, previous, cleared) = self.core.state.withLock { state -> (UInt64, Disposable?, T?) in
             state.generation += 1
@@ -129,7 +130,7 @@ public final class Promise<T: Sendable>: Sendable {
 ///
 /// Ordering follows ``Promise``: each subscriber sees values in the order they were set.
 public final class ValuePromise<T: Equatable & Sendable>: Sendable {
-    private let core: ReplayingFanOut<T>
+    @usableFromInline let core: ReplayingFanOut<T>
 
     /// Whether setting a value equal to the current one is ignored.
     public let ignoreRepeated: Bool
@@ -157,6 +158,7 @@ public final class ValuePromise<T: Equatable & Sendable>: Sendable {
     /// The comparison (your `==`) runs outside the lock.
     ///
     /// - Parameter value: The new value.
+    @inlinable
     public func set(_ value: T) {
         guard self.ignoreRepeated else {
             self.core.publish(value)
