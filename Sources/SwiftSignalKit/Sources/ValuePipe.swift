@@ -15,7 +15,7 @@ public final class ValuePipe<T>: Sendable {
     /// Each element is a `Subscriber<T, NoError>`, stored as `AnyObject & Sendable` so that the list and its iteration
     /// are concrete code: in this module's unspecialised generic code, a list of a generic element type
     /// looks up type metadata on every copy and every step of iteration.
-    private let subscribers = LockedState<OrderedSlots<any AnyObject & Sendable>>(OrderedSlots())
+    @usableFromInline let subscribers = LockedState<OrderedSlots<any AnyObject & Sendable>>(OrderedSlots())
 
     /// Creates a pipe with no subscribers.
     public init() {}
@@ -23,20 +23,19 @@ public final class ValuePipe<T>: Sendable {
     /// A signal of the values put after subscription. It never completes.
     ///
     /// - Returns: A hot signal.
+    @inlinable
     public func signal() -> Signal<T, NoError> {
         return Signal { [weak self] subscriber in
             guard let self else { return EmptyDisposable }
             let key = self.subscribers.withLock { $0.add(subscriber) }
-            return ActionDisposable { [weak self] in
-                let removed = self?.subscribers.withLock { $0.remove(key) }
-                withExtendedLifetime(removed) {}
-            }
+            return ValuePipeMembership(list: self.subscribers.storage, key: key)
         }
     }
 
     /// Sends `next` to every current subscriber.
     ///
     /// - Parameter next: The value.
+    @inlinable
     public func putNext(_ next: T) {
         // Copying the list only retains its storage; it is iterated after unlocking.
         let targets = self.subscribers.withLock { $0 }
@@ -44,5 +43,32 @@ public final class ValuePipe<T>: Sendable {
             // Only `Subscriber<T, NoError>` objects are ever added (see `signal()`).
             unsafeDowncast(subscriber, to: Subscriber<T, NoError>.self).putNext(next)
         }
+    }
+}
+
+/// A subscription's place in a ``ValuePipe``: disposing it removes the subscriber.
+///
+/// One small object instead of an `ActionDisposable` (a closure, its context and a lock). It holds the
+/// pipe's list weakly, as the signal holds the pipe, so that a pipe released with subscribers still
+/// attached is freed with them.
+@usableFromInline
+final class ValuePipeMembership: Disposable, @unchecked Sendable {
+    // Safe: `list` is written only in `init`; reading a weak reference is thread-safe, and the list
+    // itself is a lock.
+    @usableFromInline weak var list: LockStorage<OrderedSlots<any AnyObject & Sendable>>?
+    @usableFromInline let key: Int
+
+    @inlinable
+    init(list: LockStorage<OrderedSlots<any AnyObject & Sendable>>, key: Int) {
+        self.list = list
+        self.key = key
+    }
+
+    /// Removes the subscriber; later calls find nothing to remove.
+    @inlinable
+    func dispose() {
+        let removed = self.list?.withLock { $0.remove(self.key) }
+        // The subscriber is released here, after unlocking.
+        withExtendedLifetime(removed) {}
     }
 }
