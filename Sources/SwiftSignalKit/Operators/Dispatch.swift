@@ -15,6 +15,7 @@ public func deliverOn<T: Sendable, E: Sendable>(_ queue: Queue) -> (Signal<T, E>
 
 /// The implementation of ``deliverOn(_:)-(Queue)``, also used by `combineLatest(queue:)`, whose error type
 /// is not required to be `Sendable`: an error crosses to the queue once and is not kept by the source.
+@usableFromInline
 func deliverOnQueue<T: Sendable, E>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in

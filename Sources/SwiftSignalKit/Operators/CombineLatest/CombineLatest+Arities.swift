@@ -8,6 +8,7 @@
 ///   - s2: Source 2.
 ///   - s3: Source 3.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
+@inlinable
 public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, E>(
     queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>
 ) -> Signal<(T1, T2, T3), E> {
@@ -35,6 +36,7 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, E>(
 ///   - s3: Source 3.
 ///   - s4: Source 4.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
+@inlinable
 public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, E>(
     queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>
 ) -> Signal<(T1, T2, T3, T4), E> {
@@ -65,6 +67,7 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 ///   - s4: Source 4.
 ///   - s5: Source 5.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
+@inlinable
 public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, E>(
     queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>
 ) -> Signal<(T1, T2, T3, T4, T5), E> {
@@ -98,6 +101,7 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 ///   - s5: Source 5.
 ///   - s6: Source 6.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
+@inlinable
 public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, E>(
     queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>,
     _ s6: Signal<T6, E>
@@ -135,6 +139,7 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 ///   - s6: Source 6.
 ///   - s7: Source 7.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
+@inlinable
 public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, E>(
     queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>,
     _ s6: Signal<T6, E>, _ s7: Signal<T7, E>
@@ -175,6 +180,7 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 ///   - s7: Source 7.
 ///   - s8: Source 8.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
+@inlinable
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, E
 >(
@@ -220,6 +226,7 @@ public func combineLatest<
 ///   - s8: Source 8.
 ///   - s9: Source 9.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
+@inlinable
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, E
 >(
@@ -268,6 +275,7 @@ public func combineLatest<
 ///   - s9: Source 9.
 ///   - s10: Source 10.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
+@inlinable
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
     T10: Sendable, E
@@ -323,6 +331,7 @@ public func combineLatest<
 ///   - s10: Source 10.
 ///   - s11: Source 11.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
+@inlinable
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
     T10: Sendable, T11: Sendable, E
@@ -381,6 +390,7 @@ public func combineLatest<
 ///   - s11: Source 11.
 ///   - s12: Source 12.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
+@inlinable
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
     T10: Sendable, T11: Sendable, T12: Sendable, E
@@ -443,6 +453,7 @@ public func combineLatest<
 ///   - s12: Source 12.
 ///   - s13: Source 13.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
+@inlinable
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
     T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, E
@@ -508,6 +519,7 @@ public func combineLatest<
 ///   - s13: Source 13.
 ///   - s14: Source 14.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
+@inlinable
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
     T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, E
@@ -578,6 +590,7 @@ public func combineLatest<
 ///   - s14: Source 14.
 ///   - s15: Source 15.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
+@inlinable
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
     T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, E
@@ -651,6 +664,7 @@ public func combineLatest<
 ///   - s15: Source 15.
 ///   - s16: Source 16.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
+@inlinable
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
     T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, E
@@ -727,6 +741,7 @@ public func combineLatest<
 ///   - s16: Source 16.
 ///   - s17: Source 17.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
+@inlinable
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
     T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, E
@@ -807,6 +822,7 @@ public func combineLatest<
 ///   - s17: Source 17.
 ///   - s18: Source 18.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
+@inlinable
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
     T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable, E
@@ -891,6 +907,7 @@ public func combineLatest<
 ///   - s18: Source 18.
 ///   - s19: Source 19.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
+@inlinable
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
     T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable,
@@ -979,6 +996,7 @@ public func combineLatest<
 ///   - s19: Source 19.
 ///   - s20: Source 20.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
+@inlinable
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
     T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable,
@@ -1070,6 +1088,7 @@ public func combineLatest<
 ///   - s20: Source 20.
 ///   - s21: Source 21.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
+@inlinable
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
     T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable,
@@ -1164,6 +1183,7 @@ public func combineLatest<
 ///   - s21: Source 21.
 ///   - s22: Source 22.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
+@inlinable
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
     T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable,
@@ -1261,6 +1281,7 @@ public func combineLatest<
 ///   - s22: Source 22.
 ///   - s23: Source 23.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
+@inlinable
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
     T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable,
@@ -1362,6 +1383,7 @@ public func combineLatest<
 ///   - s23: Source 23.
 ///   - s24: Source 24.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
+@inlinable
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
     T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable,
@@ -1466,6 +1488,7 @@ public func combineLatest<
 ///   - s24: Source 24.
 ///   - s25: Source 25.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
+@inlinable
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
     T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable,
@@ -1574,6 +1597,7 @@ public func combineLatest<
 ///   - s25: Source 25.
 ///   - s26: Source 26.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
+@inlinable
 public func combineLatest<
     T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable,
     T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable,

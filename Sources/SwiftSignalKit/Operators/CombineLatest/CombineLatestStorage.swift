@@ -3,20 +3,29 @@
 /// Each source writes its latest value into a typed slot (no `Any` boxing), under this object's lock;
 /// once every source has a value, each new value produces a combined value, built under the lock and sent
 /// outside it.
+@usableFromInline
 final class CombineLatestStorage<R, E>: Sendable {
-    private struct State: Sendable {
-        var hasValue: [Bool]
-        var valueCount = 0
-        var completedCount = 0
-        var isTerminated = false
+    @usableFromInline
+    struct State: Sendable {
+        @usableFromInline var hasValue: [Bool]
+        @usableFromInline var valueCount: Int
+        @usableFromInline var completedCount = 0
+        @usableFromInline var isTerminated = false
+
+        @usableFromInline
+        init(hasValue: [Bool], valueCount: Int) {
+            self.hasValue = hasValue
+            self.valueCount = valueCount
+        }
     }
 
-    private let state: LockedState<State>
-    private let subscriber: Subscriber<R, E>
+    @usableFromInline let state: LockedState<State>
+    @usableFromInline let subscriber: Subscriber<R, E>
     /// Builds the combined value from the slots; called with the lock held (library code only).
-    private let combine: @Sendable () -> R
-    let arity: Int
+    @usableFromInline let combine: @Sendable () -> R
+    @usableFromInline let arity: Int
 
+    @inlinable
     init(arity: Int, subscriber: Subscriber<R, E>, initiallyFilled: Bool = false, combine: @escaping @Sendable () -> R) {
         self.arity = arity
         self.state = .init(State(hasValue: Array(repeating: initiallyFilled, count: arity), valueCount: initiallyFilled ? arity : 0))
@@ -25,6 +34,7 @@ final class CombineLatestStorage<R, E>: Sendable {
     }
 
     /// Sends the combined initial values when every slot started filled.
+    @inlinable
     func sendInitialIfFilled() {
         let value = self.state.withLock { state -> R? in
             state.valueCount == self.arity ? self.combine() : nil
@@ -35,6 +45,7 @@ final class CombineLatestStorage<R, E>: Sendable {
     }
 
     /// Starts source `index`, storing its values in `slot` (under the lock).
+    @inlinable
     func start<V: Sendable>(_ signal: Signal<V, E>, index: Int, queue: Queue?, slot: CombineLatestSlot<V>) -> Disposable {
         let source = queue.map { signal |> deliverOnQueue($0) } ?? signal
         // The sources' callbacks own the storage; the cycle through the subscriber is broken when the
@@ -52,7 +63,8 @@ final class CombineLatestStorage<R, E>: Sendable {
             })
     }
 
-    private func received<V: Sendable>(index: Int, value: V, slot: CombineLatestSlot<V>) {
+    @inlinable
+    func received<V: Sendable>(index: Int, value: V, slot: CombineLatestSlot<V>) {
         let (combined, replaced) = self.state.withLock { state -> (R?, V?) in
             guard !state.isTerminated else { return (nil, nil) }
             let replaced = slot.value
@@ -70,7 +82,8 @@ final class CombineLatestStorage<R, E>: Sendable {
         }
     }
 
-    private func failed(_ error: E) {
+    @inlinable
+    func failed(_ error: E) {
         let first = self.state.withLock { state -> Bool in
             guard !state.isTerminated else { return false }
             state.isTerminated = true
@@ -81,7 +94,8 @@ final class CombineLatestStorage<R, E>: Sendable {
         }
     }
 
-    private func completed(index: Int) {
+    @inlinable
+    func completed(index: Int) {
         let all = self.state.withLock { state -> Bool in
             guard !state.isTerminated else { return false }
             state.completedCount += 1
@@ -98,10 +112,12 @@ final class CombineLatestStorage<R, E>: Sendable {
 }
 
 /// The latest value of one `combineLatest` source.
+@usableFromInline
 final class CombineLatestSlot<V: Sendable>: @unchecked Sendable {
     // Safe: read and written only while the owning `CombineLatestStorage` holds its lock.
-    var value: V?
+    @usableFromInline var value: V?
 
+    @inlinable
     init(_ value: V? = nil) {
         self.value = value
     }
