@@ -64,7 +64,7 @@ public struct SignalValues<T: Sendable, E: Error>: AsyncSequence, Sendable {
 
     /// Iterates over the values of one subscription.
     public struct Iterator: AsyncIteratorProtocol {
-        private let lifetime: IteratorLifetime<T, E>
+        @usableFromInline let lifetime: IteratorLifetime<T, E>
 
         init(storage: SignalValuesStorage<T, E>) {
             self.lifetime = IteratorLifetime(storage: storage)
@@ -74,7 +74,9 @@ public struct SignalValues<T: Sendable, E: Error>: AsyncSequence, Sendable {
         ///
         /// - Returns: The next value, or nil when the iteration has ended.
         /// - Throws: The signal's error, once; later calls return nil.
+        @inlinable
         public mutating func next() async throws(E) -> T? {
+            if let value = self.lifetime.nextBuffered() { return value }
             return try await self.lifetime.storage.next(isolation: nil)
         }
 
@@ -83,7 +85,9 @@ public struct SignalValues<T: Sendable, E: Error>: AsyncSequence, Sendable {
         /// - Parameter actor: The caller's isolation.
         /// - Returns: The next value, or nil when the iteration has ended.
         /// - Throws: The signal's error, once; later calls return nil.
+        @inlinable
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(E) -> T? {
+            if let value = self.lifetime.nextBuffered() { return value }
             return try await self.lifetime.storage.next(isolation: actor)
         }
     }
@@ -92,12 +96,41 @@ public struct SignalValues<T: Sendable, E: Error>: AsyncSequence, Sendable {
 @available(*, unavailable, message: "an iterator belongs to one task; make one per task")
 extension SignalValues.Iterator: Sendable {}
 
-/// Disposes the subscription when the last copy of an iterator goes away.
-final class IteratorLifetime<T: Sendable, E: Error>: Sendable {
-    let storage: SignalValuesStorage<T, E>
+/// Disposes the subscription when the last copy of an iterator goes away, and holds the consumer's
+/// batch: with the `.unbounded` policy the consumer takes every buffered value under one lock and then
+/// hands them out without locking or suspending, so a fast producer costs one lock per batch on the
+/// consumer's side, not a lock and a continuation per value.
+///
+/// Not `Sendable`: it belongs to the iterator, which belongs to one task.
+@usableFromInline
+final class IteratorLifetime<T: Sendable, E: Error> {
+    @usableFromInline let storage: SignalValuesStorage<T, E>
+    /// Values taken from the storage and not yet handed out, from `batchIndex` on.
+    @usableFromInline var batch: [T] = []
+    @usableFromInline var batchIndex = 0
 
     init(storage: SignalValuesStorage<T, E>) {
         self.storage = storage
+    }
+
+    /// The next value already available without waiting, or nil if the caller must ask the storage.
+    /// Honours cancellation like the storage does: a cancelled task gets nil (through the storage).
+    @inlinable
+    func nextBuffered() -> T? {
+        if self.batchIndex == self.batch.count {
+            self.batch.removeAll(keepingCapacity: true)
+            self.batchIndex = 0
+            guard self.storage.takeBuffered(into: &self.batch) else { return nil }
+        }
+        if Task.isCancelled {
+            // Dropped values are released here; the storage then ends the iteration.
+            self.batch = []
+            self.batchIndex = 0
+            return nil
+        }
+        let value = self.batch[self.batchIndex]
+        self.batchIndex += 1
+        return value
     }
 
     deinit {

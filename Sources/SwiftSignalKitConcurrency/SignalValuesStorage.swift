@@ -2,6 +2,7 @@ import SwiftSignalKit
 
 /// The state of one iteration over ``SignalValues``: the subscription, the buffer and the waiting
 /// consumer. Continuations are resumed and the subscription disposed only after unlocking.
+@usableFromInline
 final class SignalValuesStorage<T: Sendable, E: Error>: Sendable {
     private typealias Waiter = UnsafeContinuation<Result<T?, E>, Never>
 
@@ -51,6 +52,7 @@ final class SignalValuesStorage<T: Sendable, E: Error>: Sendable {
         self.policy = bufferingPolicy
     }
 
+    @usableFromInline
     func next(isolation actor: isolated (any Actor)?) async throws(E) -> T? {
         if Task.isCancelled {
             self.cancel()
@@ -65,6 +67,25 @@ final class SignalValuesStorage<T: Sendable, E: Error>: Sendable {
             self.cancel()
         }
         return try result.get()
+    }
+
+    /// With the `.unbounded` policy, moves every buffered value into `batch` (which must be empty) and
+    /// returns true; returns false when nothing is buffered, or under a bounded policy, whose limit must
+    /// hold for values the consumer has not taken one by one.
+    @usableFromInline
+    func takeBuffered(into batch: inout [T]) -> Bool {
+        guard case .unbounded = self.policy else { return false }
+        return self.state.withLock { state in
+            guard state.bufferedCount > 0, !state.isFinished else { return false }
+            if state.bufferHead == 0 {
+                swap(&batch, &state.buffer)
+            } else {
+                batch.append(contentsOf: state.buffer[state.bufferHead...])
+                state.buffer.removeAll(keepingCapacity: true)
+                state.bufferHead = 0
+            }
+            return true
+        }
     }
 
     /// Ends the iteration: disposes the subscription and wakes a waiting consumer with nil.

@@ -78,6 +78,21 @@ func burst(_ count: Int, source: InstrumentedSource) -> Signal<Int, NoError> {
         #expect(source.isBalanced)
     }
 
+    /// The consumer takes buffered values in batches; a cancellation must still end the loop at once,
+    /// not after the rest of the batch.
+    @Test func cancellationWithValuesStillBufferedEndsTheLoopAtOnce() async {
+        let source = InstrumentedSource()
+        var received: [Int] = []
+        for await value in burst(100, source: source).values {
+            received.append(value)
+            if value == 2 {
+                withUnsafeCurrentTask { $0?.cancel() }
+            }
+        }
+        #expect(received == [1, 2])
+        #expect(source.isBalanced)
+    }
+
     @Test func typedErrorIsThrownOnceThenTheIterationEnds() async {
         let signal = Signal<Int, TestError> { subscriber in
             subscriber.putNext(1)
