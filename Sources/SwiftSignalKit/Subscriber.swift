@@ -34,6 +34,11 @@ public final class Subscriber<T, E>: CustomStringConvertible {
     @exclusivity(unchecked) @usableFromInline var completed: (@Sendable () -> Void)?
     /// The subscriber this one forwards to, when an operator made it (see ``isTerminated``).
     @usableFromInline let downstream: (any DownstreamLink)?
+    /// For an operator that only transforms values: how an error or completion goes on to `downstream`.
+    /// They capture nothing (the downstream is passed in), so in specialised code they allocate nothing,
+    /// where two forwarding closures would each allocate a context per subscription.
+    @usableFromInline let forwardError: (@Sendable (AnyObject, E) -> Void)?
+    @usableFromInline let forwardCompletion: (@Sendable (AnyObject) -> Void)?
 
     /// Creates a subscriber with optional callbacks.
     ///
@@ -51,6 +56,8 @@ public final class Subscriber<T, E>: CustomStringConvertible {
         self.error = error
         self.completed = completed
         self.downstream = nil
+        self.forwardError = nil
+        self.forwardCompletion = nil
     }
 
     /// Creates an operator's subscriber that forwards to `downstream`.
@@ -66,6 +73,25 @@ public final class Subscriber<T, E>: CustomStringConvertible {
         self.error = error
         self.completed = completed
         self.downstream = downstream
+        self.forwardError = nil
+        self.forwardCompletion = nil
+    }
+
+    /// Creates an operator's subscriber that handles values with `next` and sends its error or
+    /// completion on to `downstream`, which must have the same error type.
+    @inlinable
+    init<R>(forwardingTerminalsTo downstream: Subscriber<R, E>, next: @escaping @Sendable (T) -> Void) {
+        self.state = .init(SubscriberStateMachine())
+        self.next = next
+        self.error = nil
+        self.completed = nil
+        self.downstream = downstream
+        self.forwardError = { target, error in
+            unsafeDowncast(target, to: Subscriber<R, E>.self).putError(error)
+        }
+        self.forwardCompletion = { target in
+            unsafeDowncast(target, to: Subscriber<R, E>.self).putCompletion()
+        }
     }
 
     /// A short description of the subscriber's state, for debugging.
@@ -101,13 +127,16 @@ public final class Subscriber<T, E>: CustomStringConvertible {
         let thread = pthread_self()
         var callbacks = Callbacks()
         let action = self.state.withLock { state in
-            let action = state.terminate(on: thread, delivering: self.error != nil)
+            let action = state.terminate(on: thread, delivering: self.error != nil || self.forwardError != nil)
             if action != nil { callbacks = self.takeCallbacks() }
             return action
         }
         guard let action else { return }
         if let callback = callbacks.error {
             callback(error)
+            self.endDelivery(on: thread)
+        } else if let forward = self.forwardError, let downstream = self.downstream {
+            forward(downstream, error)
             self.endDelivery(on: thread)
         }
         withExtendedLifetime(callbacks) {}
@@ -122,13 +151,16 @@ public final class Subscriber<T, E>: CustomStringConvertible {
         let thread = pthread_self()
         var callbacks = Callbacks()
         let action = self.state.withLock { state in
-            let action = state.terminate(on: thread, delivering: self.completed != nil)
+            let action = state.terminate(on: thread, delivering: self.completed != nil || self.forwardCompletion != nil)
             if action != nil { callbacks = self.takeCallbacks() }
             return action
         }
         guard let action else { return }
         if let callback = callbacks.completed {
             callback()
+            self.endDelivery(on: thread)
+        } else if let forward = self.forwardCompletion, let downstream = self.downstream {
+            forward(downstream)
             self.endDelivery(on: thread)
         }
         withExtendedLifetime(callbacks) {}

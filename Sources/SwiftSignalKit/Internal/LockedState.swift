@@ -45,6 +45,7 @@ extension LockedState: @unchecked Sendable where State: Sendable {}
 /// The heap object behind ``LockedState``: the state as header, the mutex as the single element.
 @usableFromInline
 package final class LockStorage<State>: ManagedBuffer<State, pthread_mutex_t> {
+    @inlinable
     static func make(_ initialState: State) -> LockStorage<State> {
         let buffer = self.create(minimumCapacity: 1) { _ in initialState }
         buffer.withUnsafeMutablePointerToElements { mutex in
