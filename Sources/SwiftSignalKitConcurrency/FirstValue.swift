@@ -81,8 +81,11 @@ extension Signal where E: Error, T: Sendable {
         }
         return await withTaskCancellationHandler(
             operation: {
-                await withCheckedContinuation(isolation: isolation) {
-                    (continuation: CheckedContinuation<FirstValueOutcome<T, E>, Never>) in
+                // Unsafe, not checked: the waiter's state machine resumes it exactly once (the tests
+                // race every event against cancellation), and a checked continuation, a resilient
+                // type, costs a metadata lookup on every copy.
+                await withUnsafeContinuation(isolation: isolation) {
+                    (continuation: UnsafeContinuation<FirstValueOutcome<T, E>, Never>) in
                     waiter.install(continuation)
                 }
             },
@@ -116,7 +119,7 @@ final class FirstValueWaiter<T: Sendable, E: Error>: Sendable {
     enum Phase: Sendable {
         /// Not yet waiting; an event here (a value sent while starting, a cancellation) is remembered.
         case idle(early: Event?)
-        case waiting(CheckedContinuation<FirstValueOutcome<T, E>, Never>)
+        case waiting(UnsafeContinuation<FirstValueOutcome<T, E>, Never>)
         case finished
     }
 
@@ -162,7 +165,7 @@ final class FirstValueWaiter<T: Sendable, E: Error>: Sendable {
     /// Installs the continuation, or resumes it at once (and disposes the subscription) if an event
     /// arrived since ``takeEarlyOutcome(orKeep:)``.
     @inlinable
-    func install(_ continuation: CheckedContinuation<FirstValueOutcome<T, E>, Never>) {
+    func install(_ continuation: UnsafeContinuation<FirstValueOutcome<T, E>, Never>) {
         let (early, subscription): (Event?, Disposable?) = self.state.withLock { state in
             guard case .idle(let early) = state.phase else {
                 preconditionFailure("FirstValueWaiter installed twice")
@@ -186,7 +189,7 @@ final class FirstValueWaiter<T: Sendable, E: Error>: Sendable {
     @inlinable
     func finish(_ event: Event) {
         let (continuation, subscription) = self.state.withLock {
-            state -> (CheckedContinuation<FirstValueOutcome<T, E>, Never>?, Disposable?) in
+            state -> (UnsafeContinuation<FirstValueOutcome<T, E>, Never>?, Disposable?) in
             switch state.phase {
             case .idle(early: nil):
                 state.phase = .idle(early: event)
