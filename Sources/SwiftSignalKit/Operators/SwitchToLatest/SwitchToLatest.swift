@@ -13,6 +13,7 @@
 ///
 /// - Parameter signal: The signal of signals.
 /// - Returns: The flattened signal.
+@inlinable
 public func switchToLatest<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
     return Signal { subscriber in
         let state = LockedState<SwitchToLatestStateMachine>(SwitchToLatestStateMachine())
@@ -71,7 +72,7 @@ public func switchToLatest<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T,
 ///
 /// - Parameter f: Makes a signal from each value.
 /// - Returns: An operator for `|>`.
-@preconcurrency public func mapToSignal<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
+@inlinable @preconcurrency public func mapToSignal<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
     return { signal in
         return signal |> map(f) |> switchToLatest
     }
