@@ -8,6 +8,9 @@ Usage (from Benchmarks/):
     python3 Scripts/report.py current --check-mallocs malloc-thresholds.json
                                                       # exits 1 if a SignalKit workload allocates more
                                                       # per operation than its committed threshold
+    python3 Scripts/report.py current --write-thresholds malloc-thresholds.json
+                                                      # records the current counts as thresholds: the
+                                                      # count rounded, plus half an allocation of slack
 
 Figures are medians (p50) of the runs, divided by the operations one run performs (the benchmark's
 scaling factor), so every number is per event, per subscription, per delivery and so on.
@@ -216,12 +219,30 @@ def check_mallocs(figures, path):
     return not failures
 
 
+def write_thresholds(figures, path):
+    thresholds = {
+        "_comment": "Largest mallocs per operation allowed for each SignalKit workload; checked by "
+                    ".ci/run through Scripts/run.sh --ci. Regenerate with Scripts/report.py "
+                    "--write-thresholds after a deliberate change, and say why in the commit.",
+    }
+    for workload in sorted(figures):
+        measured = get(figures, workload, "SignalKit", "mallocs")
+        if measured is not None:
+            thresholds[workload] = round(measured) + 0.5
+    with open(path, "w") as f:
+        json.dump(thresholds, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+
+
 def main():
     args = sys.argv[1:]
     if not args:
         print(__doc__)
         sys.exit(2)
     figures, machine = load(args[0])
+    if "--write-thresholds" in args:
+        write_thresholds(figures, args[args.index("--write-thresholds") + 1])
+        return
     if "--check-mallocs" in args:
         ok = check_mallocs(figures, args[args.index("--check-mallocs") + 1])
         sys.exit(0 if ok else 1)

@@ -4,25 +4,30 @@ import SwiftSignalKit
 /// consumer. Continuations are resumed and the subscription disposed only after unlocking.
 @usableFromInline
 final class SignalValuesStorage<T: Sendable, E: Error>: Sendable {
-    private typealias Waiter = UnsafeContinuation<Result<T?, E>, Never>
+    @usableFromInline typealias Waiter = UnsafeContinuation<Result<T?, E>, Never>
 
-    private enum Terminal: Sendable {
+    @usableFromInline
+    enum Terminal: Sendable {
         case completed
         case failed(E)
     }
 
-    private struct State: Sendable {
-        var isStarted = false
+    @usableFromInline
+    struct State: Sendable {
+        @usableFromInline var isStarted = false
         /// Iteration over: a terminal event was handed out, or the consumer cancelled or went away.
-        var isFinished = false
-        var buffer: [T] = []
-        var bufferHead = 0
-        var terminal: Terminal?
-        var waiter: Waiter?
-        var subscription: Disposable?
+        @usableFromInline var isFinished = false
+        @usableFromInline var buffer: [T] = []
+        @usableFromInline var bufferHead = 0
+        @usableFromInline var terminal: Terminal?
+        @usableFromInline var waiter: Waiter?
+        @usableFromInline var subscription: Disposable?
 
-        var bufferedCount: Int { self.buffer.count - self.bufferHead }
+        @inlinable init() {}
 
+        @inlinable var bufferedCount: Int { self.buffer.count - self.bufferHead }
+
+        @inlinable
         mutating func popFirst() -> T {
             let value = self.buffer[self.bufferHead]
             self.bufferHead += 1
@@ -37,9 +42,9 @@ final class SignalValuesStorage<T: Sendable, E: Error>: Sendable {
         }
     }
 
-    private let signal: Signal<T, E>
-    private let policy: SignalBufferingPolicy
-    private let state = LockedState<State>(State())
+    @usableFromInline let signal: Signal<T, E>
+    @usableFromInline let policy: SignalBufferingPolicy
+    @usableFromInline let state = LockedState<State>(State())
 
     init(signal: Signal<T, E>, bufferingPolicy: SignalBufferingPolicy) {
         switch bufferingPolicy {
@@ -52,7 +57,7 @@ final class SignalValuesStorage<T: Sendable, E: Error>: Sendable {
         self.policy = bufferingPolicy
     }
 
-    @usableFromInline
+    @inlinable
     func next(isolation actor: isolated (any Actor)?) async throws(E) -> T? {
         if Task.isCancelled {
             self.cancel()
@@ -72,7 +77,7 @@ final class SignalValuesStorage<T: Sendable, E: Error>: Sendable {
     /// With the `.unbounded` policy, moves every buffered value into `batch` (which must be empty) and
     /// returns true; returns false when nothing is buffered, or under a bounded policy, whose limit must
     /// hold for values the consumer has not taken one by one.
-    @usableFromInline
+    @inlinable
     func takeBuffered(into batch: inout [T]) -> Bool {
         guard case .unbounded = self.policy else { return false }
         return self.state.withLock { state in
@@ -89,6 +94,7 @@ final class SignalValuesStorage<T: Sendable, E: Error>: Sendable {
     }
 
     /// Ends the iteration: disposes the subscription and wakes a waiting consumer with nil.
+    @inlinable
     func cancel() {
         let (waiter, subscription, dropped) = self.state.withLock { state -> (Waiter?, Disposable?, [T]) in
             state.isFinished = true
@@ -106,7 +112,8 @@ final class SignalValuesStorage<T: Sendable, E: Error>: Sendable {
         subscription?.dispose()
     }
 
-    private func startIfNeeded() {
+    @inlinable
+    func startIfNeeded() {
         let start = self.state.withLock { state -> Bool in
             if state.isStarted || state.isFinished { return false }
             state.isStarted = true
@@ -128,7 +135,8 @@ final class SignalValuesStorage<T: Sendable, E: Error>: Sendable {
         }
     }
 
-    private func wait(with continuation: Waiter) {
+    @inlinable
+    func wait(with continuation: Waiter) {
         let ready: Result<T?, E>? = self.state.withLock { state in
             if state.bufferedCount > 0 {
                 return .success(state.popFirst())
@@ -152,7 +160,8 @@ final class SignalValuesStorage<T: Sendable, E: Error>: Sendable {
         }
     }
 
-    private func received(_ value: T) {
+    @inlinable
+    func received(_ value: T) {
         let (waiter, dropped) = self.state.withLock { state -> (Waiter?, T?) in
             if state.isFinished { return (nil, value) }
             if let waiter = state.waiter {
@@ -181,7 +190,8 @@ final class SignalValuesStorage<T: Sendable, E: Error>: Sendable {
         waiter?.resume(returning: .success(value))
     }
 
-    private func ended(_ terminal: Terminal) {
+    @inlinable
+    func ended(_ terminal: Terminal) {
         let (waiter, subscription) = self.state.withLock { state -> (Waiter?, Disposable?) in
             if state.isFinished || state.terminal != nil { return (nil, nil) }
             // The subscription ended by itself; it is only released here, after unlocking.
