@@ -7,56 +7,57 @@ import SwiftSignalKitConcurrency
 func a1ForAwait() -> [Workload] {
     var workloads: [Workload] = []
     let count = million
-    workloads.append(asyncWorkload(
-        "A1 producer thread into for await per element",
-        operations: million,
-        [
-            (
-                .signalKit,
-                { _ in
-                    let signal = Signal<Int, NoError> { subscriber in
-                        Thread {
-                            for value in 0..<count { subscriber.putNext(value) }
-                            subscriber.putCompletion()
-                        }.start()
-                        return EmptyDisposable
+    workloads.append(
+        asyncWorkload(
+            "A1 producer thread into for await per element",
+            operations: million,
+            [
+                (
+                    .signalKit,
+                    { _ in
+                        let signal = Signal<Int, NoError> { subscriber in
+                            Thread {
+                                for value in 0..<count { subscriber.putNext(value) }
+                                subscriber.putCompletion()
+                            }.start()
+                            return EmptyDisposable
+                        }
+                        var sum = 0
+                        for await value in signal.values { sum &+= value }
+                        blackHole(sum)
                     }
-                    var sum = 0
-                    for await value in signal.values { sum &+= value }
-                    blackHole(sum)
-                }
-            ),
-            (
-                .asyncStream,
-                { _ in
-                    let stream = AsyncStream<Int> { continuation in
-                        Thread {
-                            for value in 0..<count { continuation.yield(value) }
-                            continuation.finish()
-                        }.start()
+                ),
+                (
+                    .asyncStream,
+                    { _ in
+                        let stream = AsyncStream<Int> { continuation in
+                            Thread {
+                                for value in 0..<count { continuation.yield(value) }
+                                continuation.finish()
+                            }.start()
+                        }
+                        var sum = 0
+                        for await value in stream { sum &+= value }
+                        blackHole(sum)
                     }
-                    var sum = 0
-                    for await value in stream { sum &+= value }
-                    blackHole(sum)
-                }
-            ),
-            (
-                .asyncChannel,
-                { _ in
-                    // A channel's producer must await every send, so it runs in a task, not a thread.
-                    let channel = AsyncChannel<Int>()
-                    let producer = Task {
-                        for value in 0..<count { await channel.send(value) }
-                        channel.finish()
+                ),
+                (
+                    .asyncChannel,
+                    { _ in
+                        // A channel's producer must await every send, so it runs in a task, not a thread.
+                        let channel = AsyncChannel<Int>()
+                        let producer = Task {
+                            for value in 0..<count { await channel.send(value) }
+                            channel.finish()
+                        }
+                        var sum = 0
+                        for await value in channel { sum &+= value }
+                        await producer.value
+                        blackHole(sum)
                     }
-                    var sum = 0
-                    for await value in channel { sum &+= value }
-                    await producer.value
-                    blackHole(sum)
-                }
-            ),
-        ]
-    ))
+                ),
+            ]
+        ))
     return workloads
 }
 
@@ -64,42 +65,43 @@ func a1ForAwait() -> [Workload] {
 func a2AwaitAvailable() -> [Workload] {
     var workloads: [Workload] = []
     let available = Signal<Int, NoError>.single(1)
-    workloads.append(asyncWorkload(
-        "A2 await an available value per await",
-        operations: thousand,
-        [
-            (
-                .signalKit,
-                { (benchmark: any MeasurementWindow) in
-                    var sum = 0
-                    for _ in 0..<thousand {
-                        sum &+= (try? await available.get()) ?? 0
+    workloads.append(
+        asyncWorkload(
+            "A2 await an available value per await",
+            operations: thousand,
+            [
+                (
+                    .signalKit,
+                    { (benchmark: any MeasurementWindow) in
+                        var sum = 0
+                        for _ in 0..<thousand {
+                            sum &+= (try? await available.get()) ?? 0
+                        }
+                        blackHole(sum)
                     }
-                    blackHole(sum)
-                }
-            ),
-            (
-                .checkedContinuation,
-                { (benchmark: any MeasurementWindow) in
-                    var sum = 0
-                    for _ in 0..<thousand {
-                        sum &+= await withCheckedContinuation { $0.resume(returning: 1) }
+                ),
+                (
+                    .checkedContinuation,
+                    { (benchmark: any MeasurementWindow) in
+                        var sum = 0
+                        for _ in 0..<thousand {
+                            sum &+= await withCheckedContinuation { $0.resume(returning: 1) }
+                        }
+                        blackHole(sum)
                     }
-                    blackHole(sum)
-                }
-            ),
-            (
-                .task,
-                { (benchmark: any MeasurementWindow) in
-                    var sum = 0
-                    for _ in 0..<thousand {
-                        sum &+= await Task { 1 }.value
+                ),
+                (
+                    .task,
+                    { (benchmark: any MeasurementWindow) in
+                        var sum = 0
+                        for _ in 0..<thousand {
+                            sum &+= await Task { 1 }.value
+                        }
+                        blackHole(sum)
                     }
-                    blackHole(sum)
-                }
-            ),
-        ]
-    ))
+                ),
+            ]
+        ))
     return workloads
 }
 
@@ -108,37 +110,38 @@ func a2AwaitAvailable() -> [Workload] {
 func a3AsyncSequenceSource() -> [Workload] {
     var workloads: [Workload] = []
     let count = million
-    workloads.append(asyncWorkload(
-        "A3 AsyncSequence as a Signal per element",
-        operations: million,
-        [
-            (
-                .signalKit,
-                { _ in
-                    let sum = Sum()
-                    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                        Signal<Int, NoError>((0..<count).async).start(
-                            next: { sum.value &+= $0 },
-                            completed: { done.resume() }
-                        )
+    workloads.append(
+        asyncWorkload(
+            "A3 AsyncSequence as a Signal per element",
+            operations: million,
+            [
+                (
+                    .signalKit,
+                    { _ in
+                        let sum = Sum()
+                        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                            Signal<Int, NoError>((0..<count).async).start(
+                                next: { sum.value &+= $0 },
+                                completed: { done.resume() }
+                            )
+                        }
+                        blackHole(sum.value)
                     }
-                    blackHole(sum.value)
-                }
-            ),
-            (
-                .limit,
-                { _ in
-                    // The floor: the same sequence iterated in a task, each element through one stage.
-                    let sum = Sum()
-                    let stage = LimitStage<Int> { sum.value &+= $0 }
-                    await Task {
-                        for await value in (0..<count).async { stage.push(value) }
-                    }.value
-                    blackHole(sum.value)
-                }
-            ),
-        ]
-    ))
+                ),
+                (
+                    .limit,
+                    { _ in
+                        // The floor: the same sequence iterated in a task, each element through one stage.
+                        let sum = Sum()
+                        let stage = LimitStage<Int> { sum.value &+= $0 }
+                        await Task {
+                            for await value in (0..<count).async { stage.push(value) }
+                        }.value
+                        blackHole(sum.value)
+                    }
+                ),
+            ]
+        ))
     return workloads
 }
 

@@ -7,108 +7,110 @@ import SwiftSignalKit
 func w1MapFilter() -> [Workload] {
     var workloads: [Workload] = []
     let count = million
-    workloads.append(workload(
-        "W1 map+filter per event",
-        operations: million,
-        [
-            (
-                .signalKit,
-                { _ in
-                    let source = Signal<Int, NoError> { subscriber in
-                        for value in 0..<count { subscriber.putNext(value) }
-                        subscriber.putCompletion()
-                        return EmptyDisposable
+    workloads.append(
+        workload(
+            "W1 map+filter per event",
+            operations: million,
+            [
+                (
+                    .signalKit,
+                    { _ in
+                        let source = Signal<Int, NoError> { subscriber in
+                            for value in 0..<count { subscriber.putNext(value) }
+                            subscriber.putCompletion()
+                            return EmptyDisposable
+                        }
+                        let sum = Sum()
+                        (source |> map { $0 &* 3 } |> filter { $0 & 1 == 0 }).start(next: { sum.value &+= $0 })
+                        blackHole(sum.value)
                     }
-                    let sum = Sum()
-                    (source |> map { $0 &* 3 } |> filter { $0 & 1 == 0 }).start(next: { sum.value &+= $0 })
-                    blackHole(sum.value)
-                }
-            ),
-            (
-                .openCombine,
-                { _ in
-                    let subject = PassthroughSubject<Int, Never>()
-                    let sum = Sum()
-                    let cancellable = subject.map { $0 &* 3 }.filter { $0 & 1 == 0 }.sink { sum.value &+= $0 }
-                    for value in 0..<count { subject.send(value) }
-                    subject.send(completion: .finished)
-                    cancellable.cancel()
-                    blackHole(sum.value)
-                }
-            ),
-            (
-                .limit,
-                { _ in
-                    let sum = Sum()
-                    let sink = LimitStage<Int> { sum.value &+= $0 }
-                    let filterStage = LimitStage<Int> { if $0 & 1 == 0 { sink.push($0) } }
-                    let mapStage = LimitStage<Int> { filterStage.push($0 &* 3) }
-                    for value in 0..<count { mapStage.push(value) }
-                    blackHole(sum.value)
-                }
-            ),
-            (
-                .contractFloor,
-                { _ in
-                    let sum = Sum()
-                    let sink = ContractStage<Int> { sum.value &+= $0 }
-                    let filterStage = ContractStage<Int> { if $0 & 1 == 0 { sink.push($0) } }
-                    let mapStage = ContractStage<Int> { filterStage.push($0 &* 3) }
-                    for value in 0..<count { mapStage.push(value) }
-                    blackHole(sum.value)
-                }
-            ),
-        ]
-    ))
+                ),
+                (
+                    .openCombine,
+                    { _ in
+                        let subject = PassthroughSubject<Int, Never>()
+                        let sum = Sum()
+                        let cancellable = subject.map { $0 &* 3 }.filter { $0 & 1 == 0 }.sink { sum.value &+= $0 }
+                        for value in 0..<count { subject.send(value) }
+                        subject.send(completion: .finished)
+                        cancellable.cancel()
+                        blackHole(sum.value)
+                    }
+                ),
+                (
+                    .limit,
+                    { _ in
+                        let sum = Sum()
+                        let sink = LimitStage<Int> { sum.value &+= $0 }
+                        let filterStage = LimitStage<Int> { if $0 & 1 == 0 { sink.push($0) } }
+                        let mapStage = LimitStage<Int> { filterStage.push($0 &* 3) }
+                        for value in 0..<count { mapStage.push(value) }
+                        blackHole(sum.value)
+                    }
+                ),
+                (
+                    .contractFloor,
+                    { _ in
+                        let sum = Sum()
+                        let sink = ContractStage<Int> { sum.value &+= $0 }
+                        let filterStage = ContractStage<Int> { if $0 & 1 == 0 { sink.push($0) } }
+                        let mapStage = ContractStage<Int> { filterStage.push($0 &* 3) }
+                        for value in 0..<count { mapStage.push(value) }
+                        blackHole(sum.value)
+                    }
+                ),
+            ]
+        ))
     return workloads
 }
 
 /// W2: build, start and dispose `single(1) |> map |> filter`.
 func w2SubscriptionLifecycle() -> [Workload] {
     var workloads: [Workload] = []
-    workloads.append(workload(
-        "W2 build+start+dispose per subscription",
-        operations: thousand,
-        [
-            (
-                .signalKit,
-                { (benchmark: any MeasurementWindow) in
-                    let sum = Sum()
-                    for _ in 0..<thousand {
-                        let signal = Signal<Int, NoError>.single(1) |> map { $0 &+ 1 } |> filter { $0 > 0 }
-                        signal.start(next: { sum.value &+= $0 }).dispose()
+    workloads.append(
+        workload(
+            "W2 build+start+dispose per subscription",
+            operations: thousand,
+            [
+                (
+                    .signalKit,
+                    { (benchmark: any MeasurementWindow) in
+                        let sum = Sum()
+                        for _ in 0..<thousand {
+                            let signal = Signal<Int, NoError>.single(1) |> map { $0 &+ 1 } |> filter { $0 > 0 }
+                            signal.start(next: { sum.value &+= $0 }).dispose()
+                        }
+                        blackHole(sum.value)
                     }
-                    blackHole(sum.value)
-                }
-            ),
-            (
-                .openCombine,
-                { (benchmark: any MeasurementWindow) in
-                    let sum = Sum()
-                    for _ in 0..<thousand {
-                        Just(1).map { $0 &+ 1 }.filter { $0 > 0 }.sink { sum.value &+= $0 }.cancel()
+                ),
+                (
+                    .openCombine,
+                    { (benchmark: any MeasurementWindow) in
+                        let sum = Sum()
+                        for _ in 0..<thousand {
+                            Just(1).map { $0 &+ 1 }.filter { $0 > 0 }.sink { sum.value &+= $0 }.cancel()
+                        }
+                        blackHole(sum.value)
                     }
-                    blackHole(sum.value)
-                }
-            ),
-            (
-                .limit,
-                { (benchmark: any MeasurementWindow) in
-                    let sum = Sum()
-                    for _ in 0..<thousand {
-                        let sink = LimitStage<Int> { sum.value &+= $0 }
-                        let filterStage = LimitStage<Int> { if $0 > 0 { sink.push($0) } }
-                        let mapStage = LimitStage<Int> { filterStage.push($0 &+ 1) }
-                        mapStage.push(1)
-                        mapStage.close()
-                        filterStage.close()
-                        sink.close()
+                ),
+                (
+                    .limit,
+                    { (benchmark: any MeasurementWindow) in
+                        let sum = Sum()
+                        for _ in 0..<thousand {
+                            let sink = LimitStage<Int> { sum.value &+= $0 }
+                            let filterStage = LimitStage<Int> { if $0 > 0 { sink.push($0) } }
+                            let mapStage = LimitStage<Int> { filterStage.push($0 &+ 1) }
+                            mapStage.push(1)
+                            mapStage.close()
+                            filterStage.close()
+                            sink.close()
+                        }
+                        blackHole(sum.value)
                     }
-                    blackHole(sum.value)
-                }
-            ),
-        ]
-    ))
+                ),
+            ]
+        ))
     return workloads
 }
 
@@ -119,18 +121,275 @@ func w3ValuePipe() -> [Workload] {
     let deliveries = million
     for subscribers in [1, 10, 100, 1000] {
         let puts = deliveries / subscribers
-        workloads.append(workload(
-            "W3 delivery to \(subscribers) subscribers per delivery",
+        workloads.append(
+            workload(
+                "W3 delivery to \(subscribers) subscribers per delivery",
+                operations: million,
+                [
+                    (
+                        .signalKit,
+                        { (benchmark: any MeasurementWindow) in
+                            let pipe = ValuePipe<Int>()
+                            let sum = Sum()
+                            let disposables = (0..<subscribers).map { _ in pipe.signal().start(next: { sum.value &+= $0 }) }
+                            benchmark.startMeasurement()
+                            for value in 0..<puts { pipe.putNext(value) }
+                            benchmark.stopMeasurement()
+                            disposables.forEach { $0.dispose() }
+                            blackHole(sum.value)
+                        }
+                    ),
+                    (
+                        .openCombine,
+                        { (benchmark: any MeasurementWindow) in
+                            let subject = PassthroughSubject<Int, Never>()
+                            let sum = Sum()
+                            let cancellables = (0..<subscribers).map { _ in subject.sink { sum.value &+= $0 } }
+                            benchmark.startMeasurement()
+                            for value in 0..<puts { subject.send(value) }
+                            benchmark.stopMeasurement()
+                            cancellables.forEach { $0.cancel() }
+                            blackHole(sum.value)
+                        }
+                    ),
+                    (
+                        .limit,
+                        { (benchmark: any MeasurementWindow) in
+                            let fanOut = LimitFanOut<Int>()
+                            let sum = Sum()
+                            for _ in 0..<subscribers { _ = fanOut.add(LimitStage { sum.value &+= $0 }) }
+                            fanOut.freeze()
+                            benchmark.startMeasurement()
+                            for value in 0..<puts { fanOut.push(value) }
+                            benchmark.stopMeasurement()
+                            blackHole(sum.value)
+                        }
+                    ),
+                ]
+            ))
+    }
+
+    let total = million
+    for subscribers in [10, 100, 1000, 10_000] {
+        let rounds = total / subscribers
+        let order = shuffledIndices(subscribers)
+        workloads.append(
+            workload(
+                "W3 churn of \(subscribers) subscribers per subscriber",
+                operations: million,
+                maxSeconds: 3,
+                [
+                    (
+                        .signalKit,
+                        { _ in
+                            let pipe = ValuePipe<Int>()
+                            var disposables: [Disposable] = []
+                            disposables.reserveCapacity(subscribers)
+                            for _ in 0..<rounds {
+                                for _ in 0..<subscribers { disposables.append(pipe.signal().start(next: { blackHole($0) })) }
+                                for index in order { disposables[index].dispose() }
+                                disposables.removeAll(keepingCapacity: true)
+                            }
+                        }
+                    ),
+                    (
+                        .openCombine,
+                        { _ in
+                            let subject = PassthroughSubject<Int, Never>()
+                            var cancellables: [AnyCancellable] = []
+                            cancellables.reserveCapacity(subscribers)
+                            for _ in 0..<rounds {
+                                for _ in 0..<subscribers { cancellables.append(subject.sink { blackHole($0) }) }
+                                for index in order { cancellables[index].cancel() }
+                                cancellables.removeAll(keepingCapacity: true)
+                            }
+                        }
+                    ),
+                    (
+                        .limit,
+                        { _ in
+                            let fanOut = LimitFanOut<Int>()
+                            var keys: [Int] = []
+                            keys.reserveCapacity(subscribers)
+                            for _ in 0..<rounds {
+                                for _ in 0..<subscribers { keys.append(fanOut.add(LimitStage { blackHole($0) })) }
+                                for index in order { fanOut.remove(keys[index]) }
+                                keys.removeAll(keepingCapacity: true)
+                            }
+                        }
+                    ),
+                ]
+            ))
+    }
+    return workloads
+}
+
+/// W4: `combineLatest` of 2, 3 and 8 sources, and the array form with 8 and 32 (per emission).
+/// OpenCombine 0.14 has no `combineLatest`, so there is no third column here.
+func w4CombineLatest() -> [Workload] {
+    var workloads: [Workload] = []
+    workloads.append(
+        workload(
+            "W4 combineLatest of 2 per emission",
             operations: million,
             [
                 (
                     .signalKit,
                     { (benchmark: any MeasurementWindow) in
-                        let pipe = ValuePipe<Int>()
+                        let pipes = (0..<2).map { _ in ValuePipe<Int>() }
                         let sum = Sum()
-                        let disposables = (0..<subscribers).map { _ in pipe.signal().start(next: { sum.value &+= $0 }) }
+                        measureEmissions(benchmark, pipes: pipes) {
+                            combineLatest(pipes[0].signal(), pipes[1].signal()).start(next: { sum.value &+= $0.0 &+ $0.1 })
+                        }
+                        blackHole(sum.value)
+                    }
+                ),
+                combineLatestLimit(arity: 2, copyingArray: false),
+            ]
+        ))
+
+    workloads.append(
+        workload(
+            "W4 combineLatest of 3 per emission",
+            operations: million,
+            [
+                (
+                    .signalKit,
+                    { (benchmark: any MeasurementWindow) in
+                        let pipes = (0..<3).map { _ in ValuePipe<Int>() }
+                        let sum = Sum()
+                        measureEmissions(benchmark, pipes: pipes) {
+                            combineLatest(pipes[0].signal(), pipes[1].signal(), pipes[2].signal())
+                                .start(next: { sum.value &+= $0.0 &+ $0.2 })
+                        }
+                        blackHole(sum.value)
+                    }
+                ),
+                combineLatestLimit(arity: 3, copyingArray: false),
+            ]
+        ))
+
+    workloads.append(
+        workload(
+            "W4 combineLatest of 8 per emission",
+            operations: million,
+            [
+                (
+                    .signalKit,
+                    { (benchmark: any MeasurementWindow) in
+                        let pipes = (0..<8).map { _ in ValuePipe<Int>() }
+                        let s = pipes.map { $0.signal() }
+                        let sum = Sum()
+                        measureEmissions(benchmark, pipes: pipes) {
+                            combineLatest(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7])
+                                .start(next: { sum.value &+= $0.0 &+ $0.7 })
+                        }
+                        blackHole(sum.value)
+                    }
+                ),
+                combineLatestLimit(arity: 8, copyingArray: false),
+            ]
+        ))
+
+    for arity in [8, 32] {
+        workloads.append(
+            workload(
+                "W4 combineLatest array of \(arity) per emission",
+                operations: million,
+                [
+                    (
+                        .signalKit,
+                        { (benchmark: any MeasurementWindow) in
+                            let pipes = (0..<arity).map { _ in ValuePipe<Int>() }
+                            let sum = Sum()
+                            measureEmissions(benchmark, pipes: pipes) {
+                                combineLatest(pipes.map { $0.signal() }).start(next: { sum.value &+= $0[0] })
+                            }
+                            blackHole(sum.value)
+                        }
+                    ),
+                    combineLatestLimit(arity: arity, copyingArray: true),
+                ]
+            ))
+    }
+    return workloads
+}
+
+/// W5: `mapToSignal` of each value to a single-value signal (per outer value).
+func w5MapToSignal() -> [Workload] {
+    var workloads: [Workload] = []
+    let count = million
+    workloads.append(
+        workload(
+            "W5 mapToSignal per outer value",
+            operations: million,
+            [
+                (
+                    .signalKit,
+                    { _ in
+                        let source = Signal<Int, NoError> { subscriber in
+                            for value in 0..<count { subscriber.putNext(value) }
+                            subscriber.putCompletion()
+                            return EmptyDisposable
+                        }
+                        let sum = Sum()
+                        (source |> mapToSignal { Signal<Int, NoError>.single($0) }).start(next: { sum.value &+= $0 })
+                        blackHole(sum.value)
+                    }
+                ),
+                (
+                    .openCombine,
+                    { _ in
+                        let subject = PassthroughSubject<Int, Never>()
+                        let sum = Sum()
+                        let cancellable = subject.flatMap(maxPublishers: .max(1)) { Just($0) }.sink { sum.value &+= $0 }
+                        for value in 0..<count { subject.send(value) }
+                        subject.send(completion: .finished)
+                        cancellable.cancel()
+                        blackHole(sum.value)
+                    }
+                ),
+                (
+                    .limit,
+                    { _ in
+                        // Per outer value: the outer stage, a new inner source (a closure, as `single` makes),
+                        // a new inner stage with its own mutex, and one lock each to install and remove it.
+                        let sum = Sum()
+                        let sink = LimitStage<Int> { sum.value &+= $0 }
+                        let registry = LimitFanOut<Int>()
+                        let outer = LimitStage<Int> { value in
+                            let inner: (LimitStage<Int>) -> Void = { $0.push(value) }
+                            let stage = LimitStage<Int> { sink.push($0) }
+                            let key = registry.add(stage)
+                            inner(stage)
+                            registry.remove(key)
+                        }
+                        for value in 0..<count { outer.push(value) }
+                        blackHole(sum.value)
+                    }
+                ),
+            ]
+        ))
+    return workloads
+}
+
+/// W6: `ValuePromise.set` and `Promise.set(.single)` with 10 subscribers (per set).
+func w6Promises() -> [Workload] {
+    var workloads: [Workload] = []
+    let subscribers = 10
+    workloads.append(
+        workload(
+            "W6 ValuePromise.set to 10 subscribers per set",
+            operations: thousand,
+            [
+                (
+                    .signalKit,
+                    { (benchmark: any MeasurementWindow) in
+                        let promise = ValuePromise<Int>(0)
+                        let sum = Sum()
+                        let disposables = (0..<subscribers).map { _ in promise.get().start(next: { sum.value &+= $0 }) }
                         benchmark.startMeasurement()
-                        for value in 0..<puts { pipe.putNext(value) }
+                        for value in 0..<thousand { promise.set(value) }
                         benchmark.stopMeasurement()
                         disposables.forEach { $0.dispose() }
                         blackHole(sum.value)
@@ -139,11 +398,11 @@ func w3ValuePipe() -> [Workload] {
                 (
                     .openCombine,
                     { (benchmark: any MeasurementWindow) in
-                        let subject = PassthroughSubject<Int, Never>()
+                        let subject = CurrentValueSubject<Int, Never>(0)
                         let sum = Sum()
                         let cancellables = (0..<subscribers).map { _ in subject.sink { sum.value &+= $0 } }
                         benchmark.startMeasurement()
-                        for value in 0..<puts { subject.send(value) }
+                        for value in 0..<thousand { subject.send(value) }
                         benchmark.stopMeasurement()
                         cancellables.forEach { $0.cancel() }
                         blackHole(sum.value)
@@ -157,325 +416,77 @@ func w3ValuePipe() -> [Workload] {
                         for _ in 0..<subscribers { _ = fanOut.add(LimitStage { sum.value &+= $0 }) }
                         fanOut.freeze()
                         benchmark.startMeasurement()
-                        for value in 0..<puts { fanOut.push(value) }
+                        for value in 0..<thousand { fanOut.push(value) }
                         benchmark.stopMeasurement()
                         blackHole(sum.value)
                     }
                 ),
             ]
         ))
-    }
 
-    let total = million
-    for subscribers in [10, 100, 1000, 10_000] {
-        let rounds = total / subscribers
-        let order = shuffledIndices(subscribers)
-        workloads.append(workload(
-            "W3 churn of \(subscribers) subscribers per subscriber",
-            operations: million,
-            maxSeconds: 3,
-            [
-                (
-                    .signalKit,
-                    { _ in
-                        let pipe = ValuePipe<Int>()
-                        var disposables: [Disposable] = []
-                        disposables.reserveCapacity(subscribers)
-                        for _ in 0..<rounds {
-                            for _ in 0..<subscribers { disposables.append(pipe.signal().start(next: { blackHole($0) })) }
-                            for index in order { disposables[index].dispose() }
-                            disposables.removeAll(keepingCapacity: true)
-                        }
-                    }
-                ),
-                (
-                    .openCombine,
-                    { _ in
-                        let subject = PassthroughSubject<Int, Never>()
-                        var cancellables: [AnyCancellable] = []
-                        cancellables.reserveCapacity(subscribers)
-                        for _ in 0..<rounds {
-                            for _ in 0..<subscribers { cancellables.append(subject.sink { blackHole($0) }) }
-                            for index in order { cancellables[index].cancel() }
-                            cancellables.removeAll(keepingCapacity: true)
-                        }
-                    }
-                ),
-                (
-                    .limit,
-                    { _ in
-                        let fanOut = LimitFanOut<Int>()
-                        var keys: [Int] = []
-                        keys.reserveCapacity(subscribers)
-                        for _ in 0..<rounds {
-                            for _ in 0..<subscribers { keys.append(fanOut.add(LimitStage { blackHole($0) })) }
-                            for index in order { fanOut.remove(keys[index]) }
-                            keys.removeAll(keepingCapacity: true)
-                        }
-                    }
-                ),
-            ]
-        ))
-    }
-    return workloads
-}
-
-/// W4: `combineLatest` of 2, 3 and 8 sources, and the array form with 8 and 32 (per emission).
-/// OpenCombine 0.14 has no `combineLatest`, so there is no third column here.
-func w4CombineLatest() -> [Workload] {
-    var workloads: [Workload] = []
-    workloads.append(workload(
-        "W4 combineLatest of 2 per emission",
-        operations: million,
-        [
-            (
-                .signalKit,
-                { (benchmark: any MeasurementWindow) in
-                    let pipes = (0..<2).map { _ in ValuePipe<Int>() }
-                    let sum = Sum()
-                    measureEmissions(benchmark, pipes: pipes) {
-                        combineLatest(pipes[0].signal(), pipes[1].signal()).start(next: { sum.value &+= $0.0 &+ $0.1 })
-                    }
-                    blackHole(sum.value)
-                }
-            ),
-            combineLatestLimit(arity: 2, copyingArray: false),
-        ]
-    ))
-
-    workloads.append(workload(
-        "W4 combineLatest of 3 per emission",
-        operations: million,
-        [
-            (
-                .signalKit,
-                { (benchmark: any MeasurementWindow) in
-                    let pipes = (0..<3).map { _ in ValuePipe<Int>() }
-                    let sum = Sum()
-                    measureEmissions(benchmark, pipes: pipes) {
-                        combineLatest(pipes[0].signal(), pipes[1].signal(), pipes[2].signal())
-                            .start(next: { sum.value &+= $0.0 &+ $0.2 })
-                    }
-                    blackHole(sum.value)
-                }
-            ),
-            combineLatestLimit(arity: 3, copyingArray: false),
-        ]
-    ))
-
-    workloads.append(workload(
-        "W4 combineLatest of 8 per emission",
-        operations: million,
-        [
-            (
-                .signalKit,
-                { (benchmark: any MeasurementWindow) in
-                    let pipes = (0..<8).map { _ in ValuePipe<Int>() }
-                    let s = pipes.map { $0.signal() }
-                    let sum = Sum()
-                    measureEmissions(benchmark, pipes: pipes) {
-                        combineLatest(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7])
-                            .start(next: { sum.value &+= $0.0 &+ $0.7 })
-                    }
-                    blackHole(sum.value)
-                }
-            ),
-            combineLatestLimit(arity: 8, copyingArray: false),
-        ]
-    ))
-
-    for arity in [8, 32] {
-        workloads.append(workload(
-            "W4 combineLatest array of \(arity) per emission",
-            operations: million,
+    workloads.append(
+        workload(
+            "W6 Promise.set(single) to 10 subscribers per set",
+            operations: thousand,
             [
                 (
                     .signalKit,
                     { (benchmark: any MeasurementWindow) in
-                        let pipes = (0..<arity).map { _ in ValuePipe<Int>() }
+                        let promise = Promise<Int>()
                         let sum = Sum()
-                        measureEmissions(benchmark, pipes: pipes) {
-                            combineLatest(pipes.map { $0.signal() }).start(next: { sum.value &+= $0[0] })
-                        }
+                        let disposables = (0..<subscribers).map { _ in promise.get().start(next: { sum.value &+= $0 }) }
+                        benchmark.startMeasurement()
+                        for value in 0..<thousand { promise.set(.single(value)) }
+                        benchmark.stopMeasurement()
+                        disposables.forEach { $0.dispose() }
                         blackHole(sum.value)
                     }
                 ),
-                combineLatestLimit(arity: arity, copyingArray: true),
+                (
+                    .openCombine,
+                    { (benchmark: any MeasurementWindow) in
+                        let subject = CurrentValueSubject<Int, Never>(0)
+                        let sum = Sum()
+                        let cancellables = (0..<subscribers).map { _ in subject.sink { sum.value &+= $0 } }
+                        var source: AnyCancellable?
+                        benchmark.startMeasurement()
+                        for value in 0..<thousand {
+                            source?.cancel()
+                            source = Just(value).sink { subject.send($0) }
+                        }
+                        benchmark.stopMeasurement()
+                        cancellables.forEach { $0.cancel() }
+                        blackHole(sum.value)
+                    }
+                ),
+                (
+                    .limit,
+                    { (benchmark: any MeasurementWindow) in
+                        // Per set: a new source (a closure), a stage subscribed to it, one lock to swap the
+                        // current source, and the fan-out of the value.
+                        let fanOut = LimitFanOut<Int>()
+                        let sum = Sum()
+                        for _ in 0..<subscribers { _ = fanOut.add(LimitStage { sum.value &+= $0 }) }
+                        fanOut.freeze()
+                        let current = LimitMutex()
+                        var currentStage: LimitStage<Int>?
+                        benchmark.startMeasurement()
+                        for value in 0..<thousand {
+                            let source: (LimitStage<Int>) -> Void = { $0.push(value) }
+                            let stage = LimitStage<Int> { fanOut.push($0) }
+                            current.lock()
+                            let previous = currentStage
+                            currentStage = stage
+                            current.unlock()
+                            previous?.close()
+                            source(stage)
+                        }
+                        benchmark.stopMeasurement()
+                        blackHole(sum.value)
+                    }
+                ),
             ]
         ))
-    }
-    return workloads
-}
-
-/// W5: `mapToSignal` of each value to a single-value signal (per outer value).
-func w5MapToSignal() -> [Workload] {
-    var workloads: [Workload] = []
-    let count = million
-    workloads.append(workload(
-        "W5 mapToSignal per outer value",
-        operations: million,
-        [
-            (
-                .signalKit,
-                { _ in
-                    let source = Signal<Int, NoError> { subscriber in
-                        for value in 0..<count { subscriber.putNext(value) }
-                        subscriber.putCompletion()
-                        return EmptyDisposable
-                    }
-                    let sum = Sum()
-                    (source |> mapToSignal { Signal<Int, NoError>.single($0) }).start(next: { sum.value &+= $0 })
-                    blackHole(sum.value)
-                }
-            ),
-            (
-                .openCombine,
-                { _ in
-                    let subject = PassthroughSubject<Int, Never>()
-                    let sum = Sum()
-                    let cancellable = subject.flatMap(maxPublishers: .max(1)) { Just($0) }.sink { sum.value &+= $0 }
-                    for value in 0..<count { subject.send(value) }
-                    subject.send(completion: .finished)
-                    cancellable.cancel()
-                    blackHole(sum.value)
-                }
-            ),
-            (
-                .limit,
-                { _ in
-                    // Per outer value: the outer stage, a new inner source (a closure, as `single` makes),
-                    // a new inner stage with its own mutex, and one lock each to install and remove it.
-                    let sum = Sum()
-                    let sink = LimitStage<Int> { sum.value &+= $0 }
-                    let registry = LimitFanOut<Int>()
-                    let outer = LimitStage<Int> { value in
-                        let inner: (LimitStage<Int>) -> Void = { $0.push(value) }
-                        let stage = LimitStage<Int> { sink.push($0) }
-                        let key = registry.add(stage)
-                        inner(stage)
-                        registry.remove(key)
-                    }
-                    for value in 0..<count { outer.push(value) }
-                    blackHole(sum.value)
-                }
-            ),
-        ]
-    ))
-    return workloads
-}
-
-/// W6: `ValuePromise.set` and `Promise.set(.single)` with 10 subscribers (per set).
-func w6Promises() -> [Workload] {
-    var workloads: [Workload] = []
-    let subscribers = 10
-    workloads.append(workload(
-        "W6 ValuePromise.set to 10 subscribers per set",
-        operations: thousand,
-        [
-            (
-                .signalKit,
-                { (benchmark: any MeasurementWindow) in
-                    let promise = ValuePromise<Int>(0)
-                    let sum = Sum()
-                    let disposables = (0..<subscribers).map { _ in promise.get().start(next: { sum.value &+= $0 }) }
-                    benchmark.startMeasurement()
-                    for value in 0..<thousand { promise.set(value) }
-                    benchmark.stopMeasurement()
-                    disposables.forEach { $0.dispose() }
-                    blackHole(sum.value)
-                }
-            ),
-            (
-                .openCombine,
-                { (benchmark: any MeasurementWindow) in
-                    let subject = CurrentValueSubject<Int, Never>(0)
-                    let sum = Sum()
-                    let cancellables = (0..<subscribers).map { _ in subject.sink { sum.value &+= $0 } }
-                    benchmark.startMeasurement()
-                    for value in 0..<thousand { subject.send(value) }
-                    benchmark.stopMeasurement()
-                    cancellables.forEach { $0.cancel() }
-                    blackHole(sum.value)
-                }
-            ),
-            (
-                .limit,
-                { (benchmark: any MeasurementWindow) in
-                    let fanOut = LimitFanOut<Int>()
-                    let sum = Sum()
-                    for _ in 0..<subscribers { _ = fanOut.add(LimitStage { sum.value &+= $0 }) }
-                    fanOut.freeze()
-                    benchmark.startMeasurement()
-                    for value in 0..<thousand { fanOut.push(value) }
-                    benchmark.stopMeasurement()
-                    blackHole(sum.value)
-                }
-            ),
-        ]
-    ))
-
-    workloads.append(workload(
-        "W6 Promise.set(single) to 10 subscribers per set",
-        operations: thousand,
-        [
-            (
-                .signalKit,
-                { (benchmark: any MeasurementWindow) in
-                    let promise = Promise<Int>()
-                    let sum = Sum()
-                    let disposables = (0..<subscribers).map { _ in promise.get().start(next: { sum.value &+= $0 }) }
-                    benchmark.startMeasurement()
-                    for value in 0..<thousand { promise.set(.single(value)) }
-                    benchmark.stopMeasurement()
-                    disposables.forEach { $0.dispose() }
-                    blackHole(sum.value)
-                }
-            ),
-            (
-                .openCombine,
-                { (benchmark: any MeasurementWindow) in
-                    let subject = CurrentValueSubject<Int, Never>(0)
-                    let sum = Sum()
-                    let cancellables = (0..<subscribers).map { _ in subject.sink { sum.value &+= $0 } }
-                    var source: AnyCancellable?
-                    benchmark.startMeasurement()
-                    for value in 0..<thousand {
-                        source?.cancel()
-                        source = Just(value).sink { subject.send($0) }
-                    }
-                    benchmark.stopMeasurement()
-                    cancellables.forEach { $0.cancel() }
-                    blackHole(sum.value)
-                }
-            ),
-            (
-                .limit,
-                { (benchmark: any MeasurementWindow) in
-                    // Per set: a new source (a closure), a stage subscribed to it, one lock to swap the
-                    // current source, and the fan-out of the value.
-                    let fanOut = LimitFanOut<Int>()
-                    let sum = Sum()
-                    for _ in 0..<subscribers { _ = fanOut.add(LimitStage { sum.value &+= $0 }) }
-                    fanOut.freeze()
-                    let current = LimitMutex()
-                    var currentStage: LimitStage<Int>?
-                    benchmark.startMeasurement()
-                    for value in 0..<thousand {
-                        let source: (LimitStage<Int>) -> Void = { $0.push(value) }
-                        let stage = LimitStage<Int> { fanOut.push($0) }
-                        current.lock()
-                        let previous = currentStage
-                        currentStage = stage
-                        current.unlock()
-                        previous?.close()
-                        source(stage)
-                    }
-                    benchmark.stopMeasurement()
-                    blackHole(sum.value)
-                }
-            ),
-        ]
-    ))
     return workloads
 }
 
@@ -483,58 +494,59 @@ func w6Promises() -> [Workload] {
 func w7DeliverOn() -> [Workload] {
     var workloads: [Workload] = []
     let count = million
-    workloads.append(workload(
-        "W7 deliverOn per value",
-        operations: million,
-        [
-            (
-                .signalKit,
-                { _ in
-                    let queue = Queue()
-                    let done = DispatchSemaphore(value: 0)
-                    let sum = Sum()
-                    let source = Signal<Int, NoError> { subscriber in
-                        for value in 0..<count { subscriber.putNext(value) }
-                        subscriber.putCompletion()
-                        return EmptyDisposable
+    workloads.append(
+        workload(
+            "W7 deliverOn per value",
+            operations: million,
+            [
+                (
+                    .signalKit,
+                    { _ in
+                        let queue = Queue()
+                        let done = DispatchSemaphore(value: 0)
+                        let sum = Sum()
+                        let source = Signal<Int, NoError> { subscriber in
+                            for value in 0..<count { subscriber.putNext(value) }
+                            subscriber.putCompletion()
+                            return EmptyDisposable
+                        }
+                        (source |> deliverOn(queue)).start(next: { sum.value &+= $0 }, completed: { done.signal() })
+                        done.wait()
+                        blackHole(sum.value)
                     }
-                    (source |> deliverOn(queue)).start(next: { sum.value &+= $0 }, completed: { done.signal() })
-                    done.wait()
-                    blackHole(sum.value)
-                }
-            ),
-            (
-                .openCombine,
-                { _ in
-                    let queue = DispatchQueue(label: "W7")
-                    let done = DispatchSemaphore(value: 0)
-                    let sum = Sum()
-                    let subject = PassthroughSubject<Int, Never>()
-                    let cancellable = subject.receive(on: queue.ocombine)
-                        .sink(receiveCompletion: { _ in done.signal() }, receiveValue: { sum.value &+= $0 })
-                    for value in 0..<count { subject.send(value) }
-                    subject.send(completion: .finished)
-                    done.wait()
-                    cancellable.cancel()
-                    blackHole(sum.value)
-                }
-            ),
-            (
-                .limit,
-                { _ in
-                    // One stage before the hop, then one dispatch per value.
-                    let queue = DispatchQueue(label: "W7")
-                    let done = DispatchSemaphore(value: 0)
-                    let sum = Sum()
-                    let stage = LimitStage<Int> { value in queue.async { sum.value &+= value } }
-                    for value in 0..<count { stage.push(value) }
-                    queue.async { done.signal() }
-                    done.wait()
-                    blackHole(sum.value)
-                }
-            ),
-        ]
-    ))
+                ),
+                (
+                    .openCombine,
+                    { _ in
+                        let queue = DispatchQueue(label: "W7")
+                        let done = DispatchSemaphore(value: 0)
+                        let sum = Sum()
+                        let subject = PassthroughSubject<Int, Never>()
+                        let cancellable = subject.receive(on: queue.ocombine)
+                            .sink(receiveCompletion: { _ in done.signal() }, receiveValue: { sum.value &+= $0 })
+                        for value in 0..<count { subject.send(value) }
+                        subject.send(completion: .finished)
+                        done.wait()
+                        cancellable.cancel()
+                        blackHole(sum.value)
+                    }
+                ),
+                (
+                    .limit,
+                    { _ in
+                        // One stage before the hop, then one dispatch per value.
+                        let queue = DispatchQueue(label: "W7")
+                        let done = DispatchSemaphore(value: 0)
+                        let sum = Sum()
+                        let stage = LimitStage<Int> { value in queue.async { sum.value &+= value } }
+                        for value in 0..<count { stage.push(value) }
+                        queue.async { done.signal() }
+                        done.wait()
+                        blackHole(sum.value)
+                    }
+                ),
+            ]
+        ))
     return workloads
 }
 
@@ -542,65 +554,66 @@ func w7DeliverOn() -> [Workload] {
 func w8TwoThreads() -> [Workload] {
     var workloads: [Workload] = []
     let perThread = million / 2
-    workloads.append(workload(
-        "W8 two threads into one subscriber per event",
-        operations: million,
-        [
-            (
-                .signalKit,
-                { _ in
-                    let slot = SubscriberSlot()
-                    let sum = SharedSum()
-                    let disposable = Signal<Int, NoError> { subscriber in
-                        slot.subscriber = subscriber
-                        return EmptyDisposable
-                    }.start(next: { sum.add($0) })
-                    let subscriber = slot.subscriber!
-                    onThreads(2) { _ in
-                        for value in 0..<perThread { subscriber.putNext(value) }
+    workloads.append(
+        workload(
+            "W8 two threads into one subscriber per event",
+            operations: million,
+            [
+                (
+                    .signalKit,
+                    { _ in
+                        let slot = SubscriberSlot()
+                        let sum = SharedSum()
+                        let disposable = Signal<Int, NoError> { subscriber in
+                            slot.subscriber = subscriber
+                            return EmptyDisposable
+                        }.start(next: { sum.add($0) })
+                        let subscriber = slot.subscriber!
+                        onThreads(2) { _ in
+                            for value in 0..<perThread { subscriber.putNext(value) }
+                        }
+                        disposable.dispose()
+                        blackHole(sum.value.load(ordering: .relaxed))
                     }
-                    disposable.dispose()
-                    blackHole(sum.value.load(ordering: .relaxed))
-                }
-            ),
-            (
-                .openCombine,
-                { _ in
-                    let subject = PassthroughSubject<Int, Never>()
-                    let sum = SharedSum()
-                    let cancellable = subject.sink { sum.add($0) }
-                    let shared = Unchecked(value: subject)
-                    onThreads(2) { _ in
-                        for value in 0..<perThread { shared.value.send(value) }
+                ),
+                (
+                    .openCombine,
+                    { _ in
+                        let subject = PassthroughSubject<Int, Never>()
+                        let sum = SharedSum()
+                        let cancellable = subject.sink { sum.add($0) }
+                        let shared = Unchecked(value: subject)
+                        onThreads(2) { _ in
+                            for value in 0..<perThread { shared.value.send(value) }
+                        }
+                        cancellable.cancel()
+                        blackHole(sum.value.load(ordering: .relaxed))
                     }
-                    cancellable.cancel()
-                    blackHole(sum.value.load(ordering: .relaxed))
-                }
-            ),
-            (
-                .limit,
-                { _ in
-                    let sum = SharedSum()
-                    let stage = LimitStage<Int> { sum.add($0) }
-                    onThreads(2) { _ in
-                        for value in 0..<perThread { stage.push(value) }
+                ),
+                (
+                    .limit,
+                    { _ in
+                        let sum = SharedSum()
+                        let stage = LimitStage<Int> { sum.add($0) }
+                        onThreads(2) { _ in
+                            for value in 0..<perThread { stage.push(value) }
+                        }
+                        blackHole(sum.value.load(ordering: .relaxed))
                     }
-                    blackHole(sum.value.load(ordering: .relaxed))
-                }
-            ),
-            (
-                .contractFloor,
-                { _ in
-                    let sum = SharedSum()
-                    let stage = ContractStage<Int> { sum.add($0) }
-                    onThreads(2) { _ in
-                        for value in 0..<perThread { stage.push(value) }
+                ),
+                (
+                    .contractFloor,
+                    { _ in
+                        let sum = SharedSum()
+                        let stage = ContractStage<Int> { sum.add($0) }
+                        onThreads(2) { _ in
+                            for value in 0..<perThread { stage.push(value) }
+                        }
+                        blackHole(sum.value.load(ordering: .relaxed))
                     }
-                    blackHole(sum.value.load(ordering: .relaxed))
-                }
-            ),
-        ]
-    ))
+                ),
+            ]
+        ))
     return workloads
 }
 
@@ -648,5 +661,6 @@ private func measureEmissions(_ benchmark: any MeasurementWindow, pipes: [ValueP
 
 /// The core library's workloads, W1 to W8.
 func coreWorkloads() -> [Workload] {
-    return w1MapFilter() + w2SubscriptionLifecycle() + w3ValuePipe() + w4CombineLatest() + w5MapToSignal() + w6Promises() + w7DeliverOn() + w8TwoThreads()
+    return w1MapFilter() + w2SubscriptionLifecycle() + w3ValuePipe() + w4CombineLatest() + w5MapToSignal() + w6Promises() + w7DeliverOn()
+        + w8TwoThreads()
 }

@@ -34,21 +34,30 @@ public enum Variant: String, CaseIterable, Sendable {
 
 /// What a workload body may ask of the harness: exclude its setup from the measurement.
 public protocol MeasurementWindow {
+    /// Starts measuring; work before this call is setup.
     func startMeasurement()
+    /// Stops measuring; work after this call is teardown.
     func stopMeasurement()
 }
 
 /// One workload: a name, how many operations one run performs (1,000 or 1,000,000, so that the
 /// benchmark tool can report per operation), and one body per implementation.
 public struct Workload: Sendable {
+    /// One implementation's run of the workload.
     public enum Body: Sendable {
+        /// A synchronous run.
         case sync(@Sendable (any MeasurementWindow) -> Void)
+        /// A run that awaits.
         case async(@Sendable (any MeasurementWindow) async -> Void)
     }
 
+    /// The workload's name, which also says what one operation is ("per event", "per subscriber").
     public let name: String
+    /// The operations one run performs.
     public let operations: Int
+    /// How long the benchmark tool may repeat the run.
     public let maxSeconds: Int
+    /// One body per implementation measured.
     public let variants: [(variant: Variant, body: Body)]
 
     /// The benchmark's full name: the workload, then the implementation.

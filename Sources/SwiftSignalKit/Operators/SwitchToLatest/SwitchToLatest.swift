@@ -72,7 +72,8 @@ public func switchToLatest<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T,
 ///
 /// - Parameter f: Makes a signal from each value.
 /// - Returns: An operator for `|>`.
-@inlinable @preconcurrency public func mapToSignal<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
+@inlinable @preconcurrency
+public func mapToSignal<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
     return { signal in
         return signal |> map(f) |> switchToLatest
     }
