@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 
 if [[ "${1:-}" == "--ci" ]]; then
     swift package --allow-writing-to-package-directory benchmark baseline update ci \
-        --filter 'SignalKit$' --no-progress --quiet
+        --filter '.* · SignalKit' --no-progress --quiet
     python3 Scripts/report.py ci --check-mallocs malloc-thresholds.json
 else
     swift package --allow-writing-to-package-directory benchmark baseline update current --no-progress --quiet
