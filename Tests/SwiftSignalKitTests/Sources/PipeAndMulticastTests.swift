@@ -27,6 +27,22 @@ import Testing
         #expect(recorder.events.isEmpty)
         _ = pipe
     }
+
+    /// A subscription refers to the pipe's list weakly, like the signal to the pipe: disposing it after
+    /// the pipe is gone finds nothing to remove, and still releases the callbacks.
+    @Test func disposingAfterThePipeIsReleasedIsHarmlessAndReleasesTheCallbacks() {
+        let tracker = LifetimeTracker()
+        var pipe: ValuePipe<Int>? = ValuePipe()
+        let subscription = pipe!.signal().start(next: { [captured = tracker.make()] _ in
+            withExtendedLifetime(captured) {}
+        })
+        pipe = nil
+        #expect(tracker.live.value == 1)
+        subscription.dispose()
+        subscription.dispose()
+        #expect(tracker.live.value == 0)
+        _ = pipe
+    }
 }
 
 @Suite struct MulticastTests {
