@@ -28,8 +28,7 @@ import Testing
         _ = pipe
     }
 
-    /// A subscription refers to the pipe's list weakly, like the signal to the pipe: disposing it after
-    /// the pipe is gone finds nothing to remove, and still releases the callbacks.
+    /// Disposing a subscription after its pipe is gone is harmless, and still releases the callbacks.
     @Test func disposingAfterThePipeIsReleasedIsHarmlessAndReleasesTheCallbacks() {
         let tracker = LifetimeTracker()
         var pipe: ValuePipe<Int>? = ValuePipe()
