@@ -29,8 +29,7 @@ def overload(n):
 ///   - queue: If given, each source delivers on this queue first.
 {source_docs}
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
-@inlinable
-public func combineLatest<{generics}>(queue: Queue? = nil, {params}) -> Signal<{tup}, E> {{
+@inlinable public func combineLatest<{generics}>(queue: Queue? = nil, {params}) -> Signal<{tup}, E> {{
     return Signal {{ subscriber in
 {slots}
         let storage = CombineLatestStorage<{tup}, E>(arity: {n}, subscriber: subscriber) {{

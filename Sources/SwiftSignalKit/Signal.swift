@@ -92,8 +92,7 @@ public final class Signal<T, E>: Sendable {
 
     /// Starts the signal for an operator whose events go on to `downstream`, so that loops inside the
     /// operator can tell when `downstream` has ended (see `Subscriber.isTerminated`).
-    @inlinable
-    func start<R, F>(
+    @inlinable func start<R, F>(
         linkedTo downstream: Subscriber<R, F>,
         next: (@Sendable (T) -> Void)? = nil,
         error: (@Sendable (E) -> Void)? = nil,
@@ -102,8 +101,7 @@ public final class Signal<T, E>: Sendable {
         return self.run(Subscriber<T, E>(downstream: downstream, next: next, error: error, completed: completed))
     }
 
-    @inlinable
-    func run(_ subscriber: Subscriber<T, E>) -> Disposable {
+    @inlinable func run(_ subscriber: Subscriber<T, E>) -> Disposable {
         subscriber.assignDisposable(self.generator(subscriber))
         return SubscriberDisposable(subscriber: subscriber)
     }
@@ -149,8 +147,7 @@ public final class Signal<T, E>: Sendable {
     ///
     /// - Parameter value: The value to send.
     /// - Returns: A synchronous single-value signal.
-    @inlinable
-    public static func single(_ value: T) -> Signal<T, E> where T: Sendable {
+    @inlinable public static func single(_ value: T) -> Signal<T, E> where T: Sendable {
         return Signal<T, E> { subscriber in
             subscriber.putNext(value)
             subscriber.putCompletion()
@@ -190,17 +187,14 @@ public final class Signal<T, E>: Sendable {
 }
 
 /// The disposable that `start` returns: ends the subscriber, then disposes what the generator returned.
-@usableFromInline
-final class SubscriberDisposable<T, E>: Disposable {
+@usableFromInline final class SubscriberDisposable<T, E>: Disposable {
     @usableFromInline let subscriber: Subscriber<T, E>
 
-    @inlinable
-    init(subscriber: Subscriber<T, E>) {
+    @inlinable init(subscriber: Subscriber<T, E>) {
         self.subscriber = subscriber
     }
 
-    @inlinable
-    func dispose() {
+    @inlinable func dispose() {
         self.subscriber.disposeSubscription()
     }
 }

@@ -61,8 +61,7 @@ public final class Subscriber<T, E>: CustomStringConvertible {
     }
 
     /// Creates an operator's subscriber that forwards to `downstream`.
-    @inlinable
-    init(
+    @inlinable init(
         downstream: any DownstreamLink,
         next: (@Sendable (T) -> Void)?,
         error: (@Sendable (E) -> Void)?,
@@ -79,8 +78,7 @@ public final class Subscriber<T, E>: CustomStringConvertible {
 
     /// Creates an operator's subscriber that handles values with `next` and sends its error or
     /// completion on to `downstream`, which must have the same error type.
-    @inlinable
-    init<R>(forwardingTerminalsTo downstream: Subscriber<R, E>, next: @escaping @Sendable (T) -> Void) {
+    @inlinable init<R>(forwardingTerminalsTo downstream: Subscriber<R, E>, next: @escaping @Sendable (T) -> Void) {
         self.state = .init(SubscriberStateMachine())
         self.next = next
         self.error = nil
@@ -103,8 +101,7 @@ public final class Subscriber<T, E>: CustomStringConvertible {
     /// Sends a value. Dropped if the subscriber has terminated or been disposed.
     ///
     /// - Parameter next: The value.
-    @inlinable
-    public func putNext(_ next: T) {
+    @inlinable public func putNext(_ next: T) {
         let thread = pthread_self()
         var callback: (@Sendable (T) -> Void)? = nil
         self.state.withLock { state in
@@ -122,8 +119,7 @@ public final class Subscriber<T, E>: CustomStringConvertible {
     /// After the error callback returns, the generator's disposable is disposed.
     ///
     /// - Parameter error: The error.
-    @inlinable
-    public func putError(_ error: E) {
+    @inlinable public func putError(_ error: E) {
         let thread = pthread_self()
         var callbacks = Callbacks()
         let action = self.state.withLock { state in
@@ -146,8 +142,7 @@ public final class Subscriber<T, E>: CustomStringConvertible {
     /// Completes the subscriber. Dropped if it has already terminated.
     ///
     /// After the completion callback returns, the generator's disposable is disposed.
-    @inlinable
-    public func putCompletion() {
+    @inlinable public func putCompletion() {
         let thread = pthread_self()
         var callbacks = Callbacks()
         let action = self.state.withLock { state in
@@ -185,8 +180,7 @@ public final class Subscriber<T, E>: CustomStringConvertible {
     /// Loops that run inside a generator (``restart(_:)``, ``queue(_:)``) check it: a terminal event
     /// downstream disposes upstream subscriptions only once their generators have returned, so a loop
     /// still inside its generator would otherwise not learn that nobody listens any more.
-    @usableFromInline
-    var isTerminated: Bool {
+    @usableFromInline var isTerminated: Bool {
         if self.state.withLock({ $0.isTerminated }) {
             return true
         }
@@ -194,8 +188,7 @@ public final class Subscriber<T, E>: CustomStringConvertible {
     }
 
     /// Stores the generator's disposable, or disposes it at once if the subscriber already terminated.
-    @inlinable
-    func assignDisposable(_ disposable: Disposable) {
+    @inlinable func assignDisposable(_ disposable: Disposable) {
         let alreadyTerminated = self.state.withLock { state -> Bool in
             if state.isTerminated { return true }
             state.disposable = disposable
@@ -208,8 +201,7 @@ public final class Subscriber<T, E>: CustomStringConvertible {
 
     /// Ends the subscription from outside: drops further events, waits for callbacks running on other
     /// threads, then disposes the generator's disposable.
-    @inlinable
-    func disposeSubscription() {
+    @inlinable func disposeSubscription() {
         let thread = pthread_self()
         var callbacks = Callbacks()
         let action = self.state.withLock { state in
@@ -224,14 +216,12 @@ public final class Subscriber<T, E>: CustomStringConvertible {
     }
 
     /// The callbacks taken out of a terminated subscriber, to be called or released outside the lock.
-    @usableFromInline
-    struct Callbacks {
+    @usableFromInline struct Callbacks {
         @usableFromInline var next: (@Sendable (T) -> Void)?
         @usableFromInline var error: (@Sendable (E) -> Void)?
         @usableFromInline var completed: (@Sendable () -> Void)?
 
-        @inlinable
-        init(
+        @inlinable init(
             next: (@Sendable (T) -> Void)? = nil,
             error: (@Sendable (E) -> Void)? = nil,
             completed: (@Sendable () -> Void)? = nil
@@ -244,8 +234,7 @@ public final class Subscriber<T, E>: CustomStringConvertible {
 
     /// Moves the callbacks out; call only with `state` locked. The caller's copy keeps each closure alive,
     /// so clearing the stored ones never releases a closure under the lock.
-    @inlinable
-    func takeCallbacks() -> Callbacks {
+    @inlinable func takeCallbacks() -> Callbacks {
         let callbacks = Callbacks(next: self.next, error: self.error, completed: self.completed)
         self.next = nil
         self.error = nil
@@ -253,8 +242,7 @@ public final class Subscriber<T, E>: CustomStringConvertible {
         return callbacks
     }
 
-    @inlinable
-    func endDelivery(on thread: pthread_t) {
+    @inlinable func endDelivery(on thread: pthread_t) {
         guard self.state.withLock({ $0.endDelivery(on: thread) }) else { return }
         // Rare: a disposer waits. Which waiters may go is decided afresh under the lock.
         for semaphore in self.state.withLock({ $0.takeReleasedWaiters() }) {

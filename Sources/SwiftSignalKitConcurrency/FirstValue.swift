@@ -23,8 +23,7 @@ extension Signal where E: Error, T: Sendable {
     /// - Returns: The first value.
     /// - Throws: The signal's error; `CancellationError` when the task is cancelled;
     ///   `SignalError.completedWithoutValue` when the signal completes without a value.
-    @inlinable
-    public func get(isolation: isolated (any Actor)? = #isolation) async throws -> T {
+    @inlinable public func get(isolation: isolated (any Actor)? = #isolation) async throws -> T {
         switch await self.firstOutcome(isolation: isolation) {
         case .value(let value):
             return value
@@ -51,8 +50,7 @@ extension Signal where E: Error, T: Sendable {
     /// - Parameter isolation: Where the call runs; defaults to the caller's actor.
     /// - Returns: The first value, or nil if the signal completed without one or the task was cancelled.
     /// - Throws: The signal's error, typed.
-    @inlinable
-    public func first(isolation: isolated (any Actor)? = #isolation) async throws(E) -> T? {
+    @inlinable public func first(isolation: isolated (any Actor)? = #isolation) async throws(E) -> T? {
         switch await self.firstOutcome(isolation: isolation) {
         case .value(let value):
             return value
@@ -64,8 +62,7 @@ extension Signal where E: Error, T: Sendable {
     }
 
     /// Runs on the caller's isolation (`#isolation`), so awaiting from an actor does not hop off it.
-    @inlinable
-    func firstOutcome(isolation: isolated (any Actor)?) async -> FirstValueOutcome<T, E> {
+    @inlinable func firstOutcome(isolation: isolated (any Actor)?) async -> FirstValueOutcome<T, E> {
         // A task cancelled before the call never starts the signal.
         if Task.isCancelled { return .cancelled }
         let waiter = FirstValueWaiter<T, E>()
@@ -98,8 +95,7 @@ extension Signal where E: Error, T: Sendable {
 }
 
 /// How a wait for the first value ended.
-@usableFromInline
-enum FirstValueOutcome<T: Sendable, E: Error>: Sendable {
+@usableFromInline enum FirstValueOutcome<T: Sendable, E: Error>: Sendable {
     case value(T)
     case failure(E)
     case completed
@@ -111,25 +107,21 @@ enum FirstValueOutcome<T: Sendable, E: Error>: Sendable {
 ///
 /// Inlinable, so that a client's `get()` is specialised for its types: unspecialised, its generic state
 /// cost about twenty runtime metadata lookups per call.
-@usableFromInline
-final class FirstValueWaiter<T: Sendable, E: Error>: Sendable {
+@usableFromInline final class FirstValueWaiter<T: Sendable, E: Error>: Sendable {
     @usableFromInline typealias Event = FirstValueOutcome<T, E>
 
-    @usableFromInline
-    enum Phase: Sendable {
+    @usableFromInline enum Phase: Sendable {
         /// Not yet waiting; an event here (a value sent while starting, a cancellation) is remembered.
         case idle(early: Event?)
         case waiting(UnsafeContinuation<FirstValueOutcome<T, E>, Never>)
         case finished
     }
 
-    @usableFromInline
-    struct State: Sendable {
+    @usableFromInline struct State: Sendable {
         @usableFromInline var phase: Phase
         @usableFromInline var subscription: Disposable?
 
-        @inlinable
-        init() {
+        @inlinable init() {
             self.phase = .idle(early: nil)
             self.subscription = nil
         }
@@ -139,15 +131,13 @@ final class FirstValueWaiter<T: Sendable, E: Error>: Sendable {
     /// unlocking.
     @usableFromInline let state: LockedState<State>
 
-    @inlinable
-    init() {
+    @inlinable init() {
         self.state = LockedState(State())
     }
 
     /// Called once `start` has returned: returns the outcome if an event already arrived (the caller then
     /// disposes the subscription), or keeps the subscription for whoever ends the wait.
-    @inlinable
-    func takeEarlyOutcome(orKeep disposable: Disposable) -> FirstValueOutcome<T, E>? {
+    @inlinable func takeEarlyOutcome(orKeep disposable: Disposable) -> FirstValueOutcome<T, E>? {
         let early: Event? = self.state.withLock { state in
             guard case .idle(let early) = state.phase else {
                 preconditionFailure("FirstValueWaiter started twice")
@@ -164,8 +154,7 @@ final class FirstValueWaiter<T: Sendable, E: Error>: Sendable {
 
     /// Installs the continuation, or resumes it at once (and disposes the subscription) if an event
     /// arrived since ``takeEarlyOutcome(orKeep:)``.
-    @inlinable
-    func install(_ continuation: UnsafeContinuation<FirstValueOutcome<T, E>, Never>) {
+    @inlinable func install(_ continuation: UnsafeContinuation<FirstValueOutcome<T, E>, Never>) {
         let (early, subscription): (Event?, Disposable?) = self.state.withLock { state in
             guard case .idle(let early) = state.phase else {
                 preconditionFailure("FirstValueWaiter installed twice")
@@ -186,8 +175,7 @@ final class FirstValueWaiter<T: Sendable, E: Error>: Sendable {
     }
 
     /// Ends the wait with `event` if it has not ended yet.
-    @inlinable
-    func finish(_ event: Event) {
+    @inlinable func finish(_ event: Event) {
         let (continuation, subscription) = self.state.withLock {
             state -> (UnsafeContinuation<FirstValueOutcome<T, E>, Never>?, Disposable?) in
             switch state.phase {

@@ -74,8 +74,7 @@ public struct SignalValues<T: Sendable, E: Error>: AsyncSequence, Sendable {
         ///
         /// - Returns: The next value, or nil when the iteration has ended.
         /// - Throws: The signal's error, once; later calls return nil.
-        @inlinable
-        public mutating func next() async throws(E) -> T? {
+        @inlinable public mutating func next() async throws(E) -> T? {
             if let value = self.lifetime.nextBuffered() { return value }
             return try await self.lifetime.storage.next(isolation: nil)
         }
@@ -85,8 +84,7 @@ public struct SignalValues<T: Sendable, E: Error>: AsyncSequence, Sendable {
         /// - Parameter actor: The caller's isolation.
         /// - Returns: The next value, or nil when the iteration has ended.
         /// - Throws: The signal's error, once; later calls return nil.
-        @inlinable
-        public mutating func next(isolation actor: isolated (any Actor)?) async throws(E) -> T? {
+        @inlinable public mutating func next(isolation actor: isolated (any Actor)?) async throws(E) -> T? {
             if let value = self.lifetime.nextBuffered() { return value }
             return try await self.lifetime.storage.next(isolation: actor)
         }
@@ -102,8 +100,7 @@ extension SignalValues.Iterator: Sendable {}
 /// consumer's side, not a lock and a continuation per value.
 ///
 /// Not `Sendable`: it belongs to the iterator, which belongs to one task.
-@usableFromInline
-final class IteratorLifetime<T: Sendable, E: Error> {
+@usableFromInline final class IteratorLifetime<T: Sendable, E: Error> {
     @usableFromInline let storage: SignalValuesStorage<T, E>
     /// Values taken from the storage and not yet handed out, from `batchIndex` on.
     @usableFromInline var batch: [T] = []
@@ -115,8 +112,7 @@ final class IteratorLifetime<T: Sendable, E: Error> {
 
     /// The next value already available without waiting, or nil if the caller must ask the storage.
     /// Honours cancellation like the storage does: a cancelled task gets nil (through the storage).
-    @inlinable
-    func nextBuffered() -> T? {
+    @inlinable func nextBuffered() -> T? {
         if self.batchIndex == self.batch.count {
             self.batch.removeAll(keepingCapacity: true)
             self.batchIndex = 0

@@ -2,18 +2,15 @@ import SwiftSignalKit
 
 /// The state of one iteration over ``SignalValues``: the subscription, the buffer and the waiting
 /// consumer. Continuations are resumed and the subscription disposed only after unlocking.
-@usableFromInline
-final class SignalValuesStorage<T: Sendable, E: Error>: Sendable {
+@usableFromInline final class SignalValuesStorage<T: Sendable, E: Error>: Sendable {
     @usableFromInline typealias Waiter = UnsafeContinuation<Result<T?, E>, Never>
 
-    @usableFromInline
-    enum Terminal: Sendable {
+    @usableFromInline enum Terminal: Sendable {
         case completed
         case failed(E)
     }
 
-    @usableFromInline
-    struct State: Sendable {
+    @usableFromInline struct State: Sendable {
         @usableFromInline var isStarted = false
         /// Iteration over: a terminal event was handed out, or the consumer cancelled or went away.
         @usableFromInline var isFinished = false
@@ -57,8 +54,7 @@ final class SignalValuesStorage<T: Sendable, E: Error>: Sendable {
         self.policy = bufferingPolicy
     }
 
-    @inlinable
-    func next(isolation actor: isolated (any Actor)?) async throws(E) -> T? {
+    @inlinable func next(isolation actor: isolated (any Actor)?) async throws(E) -> T? {
         if Task.isCancelled {
             self.cancel()
             return nil
@@ -77,8 +73,7 @@ final class SignalValuesStorage<T: Sendable, E: Error>: Sendable {
     /// With the `.unbounded` policy, moves every buffered value into `batch` (which must be empty) and
     /// returns true; returns false when nothing is buffered, or under a bounded policy, whose limit must
     /// hold for values the consumer has not taken one by one.
-    @inlinable
-    func takeBuffered(into batch: inout [T]) -> Bool {
+    @inlinable func takeBuffered(into batch: inout [T]) -> Bool {
         guard case .unbounded = self.policy else { return false }
         return self.state.withLock { state in
             guard state.bufferedCount > 0, !state.isFinished else { return false }
@@ -94,8 +89,7 @@ final class SignalValuesStorage<T: Sendable, E: Error>: Sendable {
     }
 
     /// Ends the iteration: disposes the subscription and wakes a waiting consumer with nil.
-    @inlinable
-    func cancel() {
+    @inlinable func cancel() {
         let (waiter, subscription, dropped) = self.state.withLock { state -> (Waiter?, Disposable?, [T]) in
             state.isFinished = true
             let waiter = state.waiter
@@ -112,8 +106,7 @@ final class SignalValuesStorage<T: Sendable, E: Error>: Sendable {
         subscription?.dispose()
     }
 
-    @inlinable
-    func startIfNeeded() {
+    @inlinable func startIfNeeded() {
         let start = self.state.withLock { state -> Bool in
             if state.isStarted || state.isFinished { return false }
             state.isStarted = true
@@ -135,8 +128,7 @@ final class SignalValuesStorage<T: Sendable, E: Error>: Sendable {
         }
     }
 
-    @inlinable
-    func wait(with continuation: Waiter) {
+    @inlinable func wait(with continuation: Waiter) {
         let ready: Result<T?, E>? = self.state.withLock { state in
             if state.bufferedCount > 0 {
                 return .success(state.popFirst())
@@ -160,8 +152,7 @@ final class SignalValuesStorage<T: Sendable, E: Error>: Sendable {
         }
     }
 
-    @inlinable
-    func received(_ value: T) {
+    @inlinable func received(_ value: T) {
         let (waiter, dropped) = self.state.withLock { state -> (Waiter?, T?) in
             if state.isFinished { return (nil, value) }
             if let waiter = state.waiter {
@@ -190,8 +181,7 @@ final class SignalValuesStorage<T: Sendable, E: Error>: Sendable {
         waiter?.resume(returning: .success(value))
     }
 
-    @inlinable
-    func ended(_ terminal: Terminal) {
+    @inlinable func ended(_ terminal: Terminal) {
         let (waiter, subscription) = self.state.withLock { state -> (Waiter?, Disposable?) in
             if state.isFinished || state.terminal != nil { return (nil, nil) }
             // The subscription ended by itself; it is only released here, after unlocking.

@@ -13,13 +13,11 @@
 /// The mutex is tail-allocated in the same heap object as the value (``LockStorage``), so it never moves
 /// and is never passed as `&storedProperty` (which Swift may copy to a temporary). Access goes only
 /// through ``withLock(_:)``; callers must not call user code, `dispose()` or resume continuations inside.
-@usableFromInline
-package struct LockedState<State> {
+@usableFromInline package struct LockedState<State> {
     @usableFromInline package let storage: LockStorage<State>
 
     /// Creates a lock guarding `initialState`.
-    @usableFromInline
-    package init(_ initialState: State) {
+    @usableFromInline package init(_ initialState: State) {
         self.storage = LockStorage.make(initialState)
     }
 
@@ -43,8 +41,7 @@ package struct LockedState<State> {
 extension LockedState: @unchecked Sendable where State: Sendable {}
 
 /// The heap object behind ``LockedState``: the state as header, the mutex as the single element.
-@usableFromInline
-package final class LockStorage<State>: ManagedBuffer<State, pthread_mutex_t> {
+@usableFromInline package final class LockStorage<State>: ManagedBuffer<State, pthread_mutex_t> {
     @inlinable
     static func make(_ initialState: State) -> LockStorage<State> {
         let buffer = self.create(minimumCapacity: 1) { _ in initialState }
@@ -84,8 +81,7 @@ package final class LockStorage<State>: ManagedBuffer<State, pthread_mutex_t> {
 ///
 /// Used only where the library can show that the value is touched by one thread at a time (for example
 /// objects that are merely kept alive and released, never read). Each use site says why it is safe.
-@usableFromInline
-struct UnsafeTransfer<Value>: @unchecked Sendable {
+@usableFromInline struct UnsafeTransfer<Value>: @unchecked Sendable {
     // Safe by contract: see the type's comment; every use documents its own confinement.
     @usableFromInline var value: Value
     @inlinable init(_ value: Value) { self.value = value }

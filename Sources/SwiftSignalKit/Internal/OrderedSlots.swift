@@ -4,15 +4,13 @@
 /// amortised O(1). Iteration is O(n) without sorting, and copying the structure (to iterate outside a
 /// lock) only retains its buffers. Removed elements are returned, never released in place, so that a
 /// caller holding a lock can release them after unlocking.
-@usableFromInline
-struct OrderedSlots<Element> {
+@usableFromInline struct OrderedSlots<Element> {
     @usableFromInline var keys: [Int] = []
     @usableFromInline var items: [Element?] = []
     @usableFromInline var holes = 0
     @usableFromInline var nextKey = 0
 
-    @inlinable
-    init() {}
+    @inlinable init() {}
 
     @inlinable var count: Int { self.items.count - self.holes }
     @inlinable var isEmpty: Bool { self.count == 0 }
@@ -48,8 +46,7 @@ struct OrderedSlots<Element> {
         return all
     }
 
-    @inlinable
-    func element(forKey key: Int) -> Element? {
+    @inlinable func element(forKey key: Int) -> Element? {
         guard let slot = self.slot(of: key) else { return nil }
         return self.items[slot]
     }
@@ -64,8 +61,7 @@ struct OrderedSlots<Element> {
         return result
     }
 
-    @inlinable
-    func slot(of key: Int) -> Int? {
+    @inlinable func slot(of key: Int) -> Int? {
         var low = 0
         var high = self.keys.count
         while low < high {
@@ -96,12 +92,10 @@ struct OrderedSlots<Element> {
 }
 
 extension OrderedSlots: Sequence {
-    @usableFromInline
-    struct Iterator: IteratorProtocol {
+    @usableFromInline struct Iterator: IteratorProtocol {
         @usableFromInline var base: IndexingIterator<[Element?]>
 
-        @inlinable
-        init(base: IndexingIterator<[Element?]>) {
+        @inlinable init(base: IndexingIterator<[Element?]>) {
             self.base = base
         }
 
@@ -114,8 +108,7 @@ extension OrderedSlots: Sequence {
         }
     }
 
-    @inlinable
-    func makeIterator() -> Iterator {
+    @inlinable func makeIterator() -> Iterator {
         return Iterator(base: self.items.makeIterator())
     }
 }

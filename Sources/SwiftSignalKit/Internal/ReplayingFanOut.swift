@@ -5,10 +5,8 @@
 /// finds nobody draining). This is what guarantees ordering: a subscriber never sees an older value after
 /// a newer one, and a new subscriber's replay is never overtaken by a later broadcast. Values that leave
 /// the state (a replaced latest value, a delivered queue entry) are released after unlocking.
-@usableFromInline
-final class ReplayingFanOut<T: Sendable>: Sendable {
-    @usableFromInline
-    enum Delivery: Sendable {
+@usableFromInline final class ReplayingFanOut<T: Sendable>: Sendable {
+    @usableFromInline enum Delivery: Sendable {
         /// A published value with its sequence number.
         case broadcast(T, sequence: UInt64)
         /// The latest value, replayed to one new subscriber.
@@ -17,8 +15,7 @@ final class ReplayingFanOut<T: Sendable>: Sendable {
 
     /// One delivery taken off the queue, to run unlocked. A struct rather than an enum: copying a
     /// generic multi-payload enum allocated on every delivery.
-    @usableFromInline
-    struct Work {
+    @usableFromInline struct Work {
         @usableFromInline let value: T
         /// For a broadcast: its sequence number and the members to deliver to.
         @usableFromInline let sequence: UInt64
@@ -27,8 +24,7 @@ final class ReplayingFanOut<T: Sendable>: Sendable {
         @usableFromInline let replayTarget: Subscriber<T, NoError>?
         @usableFromInline let isReplay: Bool
 
-        @inlinable
-        init(
+        @inlinable init(
             value: T, sequence: UInt64, members: OrderedSlots<FanOutMember>, replayTarget: Subscriber<T, NoError>?,
             isReplay: Bool
         ) {
@@ -40,8 +36,7 @@ final class ReplayingFanOut<T: Sendable>: Sendable {
         }
     }
 
-    @usableFromInline
-    struct State: Sendable {
+    @usableFromInline struct State: Sendable {
         @usableFromInline var value: T?
         @usableFromInline var members = OrderedSlots<FanOutMember>()
         @usableFromInline var sequence: UInt64 = 0
@@ -54,8 +49,7 @@ final class ReplayingFanOut<T: Sendable>: Sendable {
         @usableFromInline var source: Disposable?
         @usableFromInline var isClosed = false
 
-        @usableFromInline
-        init(value: T?) {
+        @usableFromInline init(value: T?) {
             self.value = value
         }
     }
@@ -117,8 +111,7 @@ final class ReplayingFanOut<T: Sendable>: Sendable {
         return true
     }
 
-    @inlinable
-    func drain() {
+    @inlinable func drain() {
         while let work = self.state.withLock({ Self.takeWork(&$0) }) {
             if work.isReplay {
                 work.replayTarget?.putNext(work.value)
@@ -155,8 +148,7 @@ final class ReplayingFanOut<T: Sendable>: Sendable {
 /// A subscriber of a ``ReplayingFanOut``. Not generic, and not nested in the generic class (the subscriber is stored as `AnyObject & Sendable`, and is always a
 /// `Subscriber<T, NoError>`), so that copying and iterating the members is concrete code: in this
 /// module's unspecialised generic code a generic element type costs a metadata lookup per step.
-@usableFromInline
-struct FanOutMember: Sendable {
+@usableFromInline struct FanOutMember: Sendable {
     @usableFromInline let object: any AnyObject & Sendable
     /// The sequence number of the last broadcast published before this member joined.
     @usableFromInline let joinedAfter: UInt64
@@ -166,8 +158,7 @@ struct FanOutMember: Sendable {
         self.joinedAfter = joinedAfter
     }
 
-    @inlinable
-    func subscriber<T>(of type: T.Type) -> Subscriber<T, NoError> {
+    @inlinable func subscriber<T>(of type: T.Type) -> Subscriber<T, NoError> {
         return unsafeDowncast(self.object, to: Subscriber<T, NoError>.self)
     }
 }

@@ -1,8 +1,7 @@
 extension Signal {
     /// Starts the signal, sending its events on to `subscriber`; a handler given here replaces the
     /// forwarding of that kind of event.
-    @inlinable
-    func start(
+    @inlinable func start(
         forwardingTo subscriber: Subscriber<T, E>,
         error: (@Sendable (E) -> Void)? = nil,
         completed: (@Sendable () -> Void)? = nil
@@ -17,8 +16,7 @@ extension Signal {
 
     /// Starts the signal, sending its values on to `subscriber`, whose error type may differ: the error
     /// handler is required, and a completion handler given here replaces forwarding the completion.
-    @inlinable
-    func start<F>(
+    @inlinable func start<F>(
         forwardingValuesTo subscriber: Subscriber<T, F>,
         error: @escaping @Sendable (E) -> Void,
         completed: (@Sendable () -> Void)? = nil

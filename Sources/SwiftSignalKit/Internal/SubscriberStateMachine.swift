@@ -14,26 +14,22 @@ import Dispatch
 /// It is deliberately not generic: the subscriber's hot path runs in the library's unspecialised generic
 /// code, and a generic state type there costs a runtime metadata lookup on every lock. The callbacks,
 /// which are generic, live in the subscriber itself, guarded by the same lock.
-@usableFromInline
-struct SubscriberStateMachine {
+@usableFromInline struct SubscriberStateMachine {
     /// What to run, unlocked, after a terminal event or disposal (besides the subscriber's callbacks).
-    @usableFromInline
-    struct TerminateAction {
+    @usableFromInline struct TerminateAction {
         /// Kept only to be released outside the lock (their deinit may run user code).
         @usableFromInline var released: [AnyObject]
         @usableFromInline var disposable: Disposable?
         @usableFromInline var waitForOtherThreads: DispatchSemaphore?
 
-        @usableFromInline
-        init(released: [AnyObject], disposable: Disposable?) {
+        @usableFromInline init(released: [AnyObject], disposable: Disposable?) {
             self.released = released
             self.disposable = disposable
             self.waitForOtherThreads = nil
         }
 
         /// Disposes the generator's disposable.
-        @inlinable
-        func finish() {
+        @inlinable func finish() {
             self.disposable?.dispose()
         }
     }
@@ -47,8 +43,7 @@ struct SubscriberStateMachine {
     @usableFromInline var firstDepth = 0
     /// Callbacks in progress on threads other than `firstThread`: concurrent emitters, which are rare.
     @usableFromInline var otherThreads: [pthread_t] = []
-    @usableFromInline
-    init() {}
+    @usableFromInline init() {}
 
     /// Disposers waiting for callbacks on other threads to return.
     @usableFromInline var waiters: [(thread: pthread_t, semaphore: DispatchSemaphore)] = []

@@ -9,15 +9,13 @@
 ///
 /// - Parameter queue: Where callbacks run.
 /// - Returns: An operator for `|>`.
-@inlinable
-public func deliverOn<T: Sendable, E: Sendable>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
+@inlinable public func deliverOn<T: Sendable, E: Sendable>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
     return deliverOnQueue(queue)
 }
 
 /// The implementation of ``deliverOn(_:)-(Queue)``, also used by `combineLatest(queue:)`, whose error type
 /// is not required to be `Sendable`: an error crosses to the queue once and is not kept by the source.
-@inlinable
-func deliverOnQueue<T: Sendable, E>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
+@inlinable func deliverOnQueue<T: Sendable, E>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
             return signal.start(

@@ -74,8 +74,7 @@ public final class Promise<T: Sendable>: Sendable {
     /// The latest value is cleared; subscribers receive the new source's values as they arrive.
     ///
     /// - Parameter signal: The new source.
-    @inlinable
-    public func set(_ signal: Signal<T, NoError>) {
+    @inlinable public func set(_ signal: Signal<T, NoError>) {
         let (generation, previous, cleared) = self.core.state.withLock { state -> (UInt64, Disposable?, T?) in
             state.generation += 1
             let cleared = state.value
@@ -158,8 +157,7 @@ public final class ValuePromise<T: Equatable & Sendable>: Sendable {
     /// The comparison (your `==`) runs outside the lock.
     ///
     /// - Parameter value: The new value.
-    @inlinable
-    public func set(_ value: T) {
+    @inlinable public func set(_ value: T) {
         guard self.ignoreRepeated else {
             self.core.publish(value)
             return

@@ -23,8 +23,7 @@ public final class ValuePipe<T>: Sendable {
     /// A signal of the values put after subscription. It never completes.
     ///
     /// - Returns: A hot signal.
-    @inlinable
-    public func signal() -> Signal<T, NoError> {
+    @inlinable public func signal() -> Signal<T, NoError> {
         return Signal { [weak self] subscriber in
             guard let self else { return EmptyDisposable }
             let key = self.subscribers.withLock { $0.add(subscriber) }
@@ -35,8 +34,7 @@ public final class ValuePipe<T>: Sendable {
     /// Sends `next` to every current subscriber.
     ///
     /// - Parameter next: The value.
-    @inlinable
-    public func putNext(_ next: T) {
+    @inlinable public func putNext(_ next: T) {
         // Copying the list only retains its storage; it is iterated after unlocking.
         let targets = self.subscribers.withLock { $0 }
         for subscriber in targets {
@@ -52,20 +50,17 @@ public final class ValuePipe<T>: Sendable {
 /// pipe's subscriber list, not the pipe: a released pipe sends nothing more, and the list it leaves
 /// behind holds only subscribers whose own disposables are still alive. A strong reference, because a
 /// weak one cost three runtime calls per subscription (form, load, destroy).
-@usableFromInline
-final class ValuePipeMembership: Disposable {
+@usableFromInline final class ValuePipeMembership: Disposable {
     @usableFromInline let list: LockedState<OrderedSlots<any AnyObject & Sendable>>
     @usableFromInline let key: Int
 
-    @inlinable
-    init(list: LockedState<OrderedSlots<any AnyObject & Sendable>>, key: Int) {
+    @inlinable init(list: LockedState<OrderedSlots<any AnyObject & Sendable>>, key: Int) {
         self.list = list
         self.key = key
     }
 
     /// Removes the subscriber; later calls find nothing to remove.
-    @inlinable
-    func dispose() {
+    @inlinable func dispose() {
         let removed = self.list.withLock { $0.remove(self.key) }
         // The subscriber is released here, after unlocking.
         withExtendedLifetime(removed) {}

@@ -8,8 +8,7 @@
 ///   - s2: Source 2.
 ///   - s3: Source 3.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
-@inlinable
-public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, E>(
+@inlinable public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, E>(
     queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>
 ) -> Signal<(T1, T2, T3), E> {
     return Signal { subscriber in
@@ -36,8 +35,7 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, E>(
 ///   - s3: Source 3.
 ///   - s4: Source 4.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
-@inlinable
-public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, E>(
+@inlinable public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, E>(
     queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>
 ) -> Signal<(T1, T2, T3, T4), E> {
     return Signal { subscriber in
@@ -67,8 +65,7 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 ///   - s4: Source 4.
 ///   - s5: Source 5.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
-@inlinable
-public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, E>(
+@inlinable public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, E>(
     queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>
 ) -> Signal<(T1, T2, T3, T4, T5), E> {
     return Signal { subscriber in
@@ -101,8 +98,7 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 ///   - s5: Source 5.
 ///   - s6: Source 6.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
-@inlinable
-public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, E>(
+@inlinable public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, E>(
     queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>,
     _ s6: Signal<T6, E>
 ) -> Signal<(T1, T2, T3, T4, T5, T6), E> {
@@ -139,8 +135,7 @@ public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable
 ///   - s6: Source 6.
 ///   - s7: Source 7.
 /// - Returns: A signal of tuples, sent once every source has a value and on every value after that.
-@inlinable
-public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, E>(
+@inlinable public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, E>(
     queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>, _ s4: Signal<T4, E>, _ s5: Signal<T5, E>,
     _ s6: Signal<T6, E>, _ s7: Signal<T7, E>
 ) -> Signal<(T1, T2, T3, T4, T5, T6, T7), E> {

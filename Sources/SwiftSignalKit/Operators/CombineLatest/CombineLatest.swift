@@ -16,8 +16,7 @@
 ///   - s1: The first source.
 ///   - s2: The second source.
 /// - Returns: A signal of tuples.
-@inlinable
-public func combineLatest<T1: Sendable, T2: Sendable, E>(
+@inlinable public func combineLatest<T1: Sendable, T2: Sendable, E>(
     queue: Queue? = nil, _ s1: Signal<T1, E>, _ s2: Signal<T2, E>
 ) -> Signal<(T1, T2), E> {
     return Signal { subscriber in
@@ -42,8 +41,7 @@ public func combineLatest<T1: Sendable, T2: Sendable, E>(
 ///   - s2: The second source.
 ///   - v2: The second source's value until it sends one.
 /// - Returns: A signal of tuples, starting with `(v1, v2)`.
-@inlinable
-public func combineLatest<T1: Sendable, T2: Sendable, E>(
+@inlinable public func combineLatest<T1: Sendable, T2: Sendable, E>(
     queue: Queue? = nil, _ s1: Signal<T1, E>, _ v1: T1, _ s2: Signal<T2, E>, _ v2: T2
 ) -> Signal<(T1, T2), E> {
     return Signal { subscriber in
@@ -68,8 +66,7 @@ public func combineLatest<T1: Sendable, T2: Sendable, E>(
 ///   - queue: If given, each source delivers on this queue first.
 ///   - signals: The sources.
 /// - Returns: A signal of arrays, in the order of `signals`.
-@inlinable
-public func combineLatest<T: Sendable, E>(queue: Queue? = nil, _ signals: [Signal<T, E>]) -> Signal<[T], E> {
+@inlinable public func combineLatest<T: Sendable, E>(queue: Queue? = nil, _ signals: [Signal<T, E>]) -> Signal<[T], E> {
     if signals.isEmpty {
         return Signal<[T], E>.single([])
     }

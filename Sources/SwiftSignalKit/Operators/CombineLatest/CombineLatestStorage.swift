@@ -3,17 +3,14 @@
 /// Each source writes its latest value into a typed slot (no `Any` boxing), under this object's lock;
 /// once every source has a value, each new value produces a combined value, built under the lock and sent
 /// outside it.
-@usableFromInline
-final class CombineLatestStorage<R, E>: Sendable {
-    @usableFromInline
-    struct State: Sendable {
+@usableFromInline final class CombineLatestStorage<R, E>: Sendable {
+    @usableFromInline struct State: Sendable {
         @usableFromInline var hasValue: [Bool]
         @usableFromInline var valueCount: Int
         @usableFromInline var completedCount = 0
         @usableFromInline var isTerminated = false
 
-        @usableFromInline
-        init(hasValue: [Bool], valueCount: Int) {
+        @usableFromInline init(hasValue: [Bool], valueCount: Int) {
             self.hasValue = hasValue
             self.valueCount = valueCount
         }
@@ -34,8 +31,7 @@ final class CombineLatestStorage<R, E>: Sendable {
     }
 
     /// Sends the combined initial values when every slot started filled.
-    @inlinable
-    func sendInitialIfFilled() {
+    @inlinable func sendInitialIfFilled() {
         let value = self.state.withLock { state -> R? in
             state.valueCount == self.arity ? self.combine() : nil
         }
@@ -63,8 +59,7 @@ final class CombineLatestStorage<R, E>: Sendable {
             })
     }
 
-    @inlinable
-    func received<V: Sendable>(index: Int, value: V, slot: CombineLatestSlot<V>) {
+    @inlinable func received<V: Sendable>(index: Int, value: V, slot: CombineLatestSlot<V>) {
         let (combined, replaced) = self.state.withLock { state -> (R?, V?) in
             guard !state.isTerminated else { return (nil, nil) }
             let replaced = slot.value
@@ -82,8 +77,7 @@ final class CombineLatestStorage<R, E>: Sendable {
         }
     }
 
-    @inlinable
-    func failed(_ error: E) {
+    @inlinable func failed(_ error: E) {
         let first = self.state.withLock { state -> Bool in
             guard !state.isTerminated else { return false }
             state.isTerminated = true
@@ -94,8 +88,7 @@ final class CombineLatestStorage<R, E>: Sendable {
         }
     }
 
-    @inlinable
-    func completed(index: Int) {
+    @inlinable func completed(index: Int) {
         let all = self.state.withLock { state -> Bool in
             guard !state.isTerminated else { return false }
             state.completedCount += 1
@@ -112,13 +105,11 @@ final class CombineLatestStorage<R, E>: Sendable {
 }
 
 /// The latest value of one `combineLatest` source.
-@usableFromInline
-final class CombineLatestSlot<V: Sendable>: @unchecked Sendable {
+@usableFromInline final class CombineLatestSlot<V: Sendable>: @unchecked Sendable {
     // Safe: read and written only while the owning `CombineLatestStorage` holds its lock.
     @usableFromInline var value: V?
 
-    @inlinable
-    init(_ value: V? = nil) {
+    @inlinable init(_ value: V? = nil) {
         self.value = value
     }
 }

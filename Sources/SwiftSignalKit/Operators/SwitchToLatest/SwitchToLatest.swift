@@ -13,8 +13,7 @@
 ///
 /// - Parameter signal: The signal of signals.
 /// - Returns: The flattened signal.
-@inlinable
-public func switchToLatest<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
+@inlinable public func switchToLatest<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
     return Signal { subscriber in
         let state = LockedState<SwitchToLatestStateMachine>(SwitchToLatestStateMachine())
         let outer = signal.start(

@@ -3,18 +3,15 @@
 /// Inner signals are numbered; events from any inner signal but the current one are ignored. The result
 /// completes only when the outer signal has completed and the *current* inner signal has completed, so a
 /// replaced inner signal that completes late cannot end the result early.
-@usableFromInline
-struct SwitchToLatestStateMachine: Sendable {
-    @usableFromInline
-    enum InnerStartedAction {
+@usableFromInline struct SwitchToLatestStateMachine: Sendable {
+    @usableFromInline enum InnerStartedAction {
         /// Keep the new inner subscription and dispose the one it replaced, if any.
         case keep(disposePrevious: Disposable?)
         /// The inner signal was already replaced or the result ended: dispose the new subscription.
         case disposeNew
     }
 
-    @usableFromInline
-    init() {}
+    @usableFromInline init() {}
 
     private var outerCompleted = false
     private var currentInner: UInt64?
@@ -43,8 +40,7 @@ struct SwitchToLatestStateMachine: Sendable {
     }
 
     /// Whether events of inner signal `id` are passed on.
-    @usableFromInline
-    func isCurrent(_ id: UInt64) -> Bool {
+    @usableFromInline func isCurrent(_ id: UInt64) -> Bool {
         return !self.isTerminated && self.currentInner == id
     }
 
