@@ -1,5 +1,8 @@
 /// Passes on the first `count` values, then completes and disposes the source.
 ///
+/// Values sent from several threads at once: exactly `count` pass, and the completion follows every one
+/// of them (it is sent by whichever thread finishes delivering the last of them).
+///
 /// - Parameter count: How many values to pass; with 0 the result completes at once without starting the
 ///   source.
 /// - Returns: An operator for `|>`.
@@ -11,23 +14,34 @@ public func take<T, E>(_ count: Int) -> (Signal<T, E>) -> Signal<T, E> {
                 subscriber.putCompletion()
                 return EmptyDisposable
             }
-            let taken = LockedState<Int>(0)
+            let progress = LockedState<TakeProgress>(TakeProgress())
             return signal.start(
                 forwardingTerminalsTo: subscriber,
                 next: { value in
-                    let index = taken.withLock { taken -> Int in
-                        taken += 1
-                        return taken
+                    let index = progress.withLock { progress -> Int in
+                        progress.taken += 1
+                        return progress.taken
                     }
-                    if index <= count {
-                        subscriber.putNext(value)
+                    guard index <= count else { return }
+                    subscriber.putNext(value)
+                    // Completing only after the last admitted value is delivered: a thread that admitted
+                    // the final value must not complete while another is still delivering an earlier one.
+                    let deliveredAll = progress.withLock { progress -> Bool in
+                        progress.delivered += 1
+                        return progress.delivered == count
                     }
-                    if index >= count {
+                    if deliveredAll {
                         subscriber.putCompletion()
                     }
                 })
         }
     }
+}
+
+/// How far a ``take(_:)`` subscription has got: values admitted, and values delivered.
+struct TakeProgress: Sendable {
+    var taken = 0
+    var delivered = 0
 }
 
 /// What ``take(until:)`` does with a value.

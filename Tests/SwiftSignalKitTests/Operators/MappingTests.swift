@@ -1,3 +1,4 @@
+import Dispatch
 import Testing
 
 @testable import SwiftSignalKit
@@ -103,6 +104,38 @@ func values<T: Sendable, E>(_ values: [T], _ errorType: E.Type = NoError.self) -
         #expect(empty.events == [.next(nil), .completed])
     }
 
+    /// The thread that admits take's last value must not complete while another thread is still
+    /// delivering an earlier one: that value would arrive after the completion and be dropped.
+    @Test func takeCompletesOnlyAfterEveryAdmittedValueIsDelivered() {
+        let pipe = ValuePipe<Int>()
+        let log = LockedState<[String]>([])
+        let firstEntered = DispatchSemaphore(value: 0)
+        let releaseFirst = DispatchSemaphore(value: 0)
+        let firstDone = DispatchSemaphore(value: 0)
+        let subscription = (pipe.signal() |> take(2)).start(
+            next: { value in
+                log.withLock { $0.append("next \(value)") }
+                if value == 1 {
+                    firstEntered.signal()
+                    releaseFirst.wait()
+                    log.withLock { $0.append("returned 1") }
+                }
+            },
+            completed: { log.withLock { $0.append("completed") } })
+        DispatchQueue.global().async {
+            pipe.putNext(1)
+            firstDone.signal()
+        }
+        firstEntered.wait()
+        pipe.putNext(2)
+        let whileTheFirstIsDelivered = log.withLock { $0 }
+        releaseFirst.signal()
+        firstDone.wait()
+        #expect(whileTheFirstIsDelivered == ["next 1", "next 2"])
+        #expect(log.withLock { $0 } == ["next 1", "next 2", "returned 1", "completed"])
+        subscription.dispose()
+    }
+
     @Test func takeFromManyThreadsPassesExactlyCount() {
         let pipe = ValuePipe<Int>()
         let recorder = Recorder<Int, NoError>()
@@ -112,10 +145,11 @@ func values<T: Sendable, E>(_ values: [T], _ errorType: E.Type = NoError.self) -
                 pipe.putNext(thread * 1_000 + value)
             }
         }
-        // Exactly 100 values pass. A value that passed the count on one thread may still be on its way
-        // when another thread completes, so only the presence of the completion is checked, not its place.
+        // Exactly 100 values pass, and the completion comes after all of them, even though the thread
+        // that admits the last one may finish before another thread delivers an earlier one.
         #expect(recorder.values.count == 100)
         #expect(recorder.events.filter { $0 == .completed }.count == 1)
+        #expect(recorder.events.last == .completed)
     }
 }
 
