@@ -105,8 +105,8 @@ public final class Subscriber<T, E>: CustomStringConvertible {
         let thread = pthread_self()
         var callback: (@Sendable (T) -> Void)? = nil
         self.state.withLock { state in
-            if self.next != nil && state.beginDelivery(on: thread) {
-                callback = self.next
+            if let next = self.next, state.beginDelivery(on: thread) {
+                callback = next
             }
         }
         guard let callback else { return }

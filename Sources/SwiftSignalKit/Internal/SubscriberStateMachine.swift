@@ -43,10 +43,10 @@ import Dispatch
     @usableFromInline var firstDepth = 0
     /// Callbacks in progress on threads other than `firstThread`: concurrent emitters, which are rare.
     @usableFromInline var otherThreads: [pthread_t] = []
-    @usableFromInline init() {}
-
     /// Disposers waiting for callbacks on other threads to return.
     @usableFromInline var waiters: [(thread: pthread_t, semaphore: DispatchSemaphore)] = []
+
+    @usableFromInline init() {}
 
     /// An event arrives: returns whether to deliver it (and counts the delivery), or false to drop it.
     @inlinable
