@@ -87,7 +87,7 @@ public final class Signal<T, E>: Sendable {
         error: (@Sendable (E) -> Void)? = nil,
         completed: (@Sendable () -> Void)? = nil
     ) -> Disposable {
-        return self.run(Subscriber<T, E>(next: next, error: error, completed: completed))
+        return self.run(SubscriptionSubscriber<T, E>(next: next, error: error, completed: completed))
     }
 
     /// Starts the signal for an operator whose events go on to `downstream`, so that loops inside the
@@ -98,12 +98,12 @@ public final class Signal<T, E>: Sendable {
         error: (@Sendable (E) -> Void)? = nil,
         completed: (@Sendable () -> Void)? = nil
     ) -> Disposable {
-        return self.run(Subscriber<T, E>(downstream: downstream, next: next, error: error, completed: completed))
+        return self.run(SubscriptionSubscriber<T, E>(downstream: downstream, next: next, error: error, completed: completed))
     }
 
-    @inlinable func run(_ subscriber: Subscriber<T, E>) -> Disposable {
+    @inlinable func run(_ subscriber: SubscriptionSubscriber<T, E>) -> Disposable {
         subscriber.assignDisposable(self.generator(subscriber))
-        return SubscriberDisposable(subscriber: subscriber)
+        return subscriber
     }
 
     /// Subscribes to the signal; the same as ``start(next:error:completed:)``.
@@ -183,18 +183,5 @@ public final class Signal<T, E>: Sendable {
         return Signal<T, E> { _ in
             return EmptyDisposable
         }
-    }
-}
-
-/// The disposable that `start` returns: ends the subscriber, then disposes what the generator returned.
-@usableFromInline final class SubscriberDisposable<T, E>: Disposable {
-    @usableFromInline let subscriber: Subscriber<T, E>
-
-    @inlinable init(subscriber: Subscriber<T, E>) {
-        self.subscriber = subscriber
-    }
-
-    @inlinable func dispose() {
-        self.subscriber.disposeSubscription()
     }
 }

@@ -23,15 +23,23 @@ import Dispatch
 ///
 /// > Warning: Because `dispose()` waits for callbacks running on other threads, do not dispose a
 /// > subscription while holding a lock that one of its callbacks takes.
-public final class Subscriber<T, E>: CustomStringConvertible {
-    @usableFromInline let state: LockedState<SubscriberStateMachine>
-    /// The callbacks: read and written only while `state` is locked. They are stored here, not in the
+///
+/// The class is not `final` only so that the library can make the subscriber that ``Signal/start(next:error:completed:)``
+/// creates be the subscription's disposable as well; it cannot be subclassed outside the library, and its
+/// members are `final`.
+public class Subscriber<T, E>: CustomStringConvertible {
+    /// The mutex that guards `machine` and the callbacks: shared with other subscribers (see
+    /// ``SubscriberLockTable``). Set once in the initialiser, then only read.
+    @exclusivity(unchecked) @usableFromInline final var mutex: UnsafeMutablePointer<pthread_mutex_t>
+    /// Read and written only while `mutex` is locked, through ``withState(_:)``.
+    @exclusivity(unchecked) @usableFromInline final var machine = SubscriberStateMachine()
+    /// The callbacks: read and written only while `mutex` is locked. They are stored here, not in the
     /// state machine, so that the state machine is not generic (see ``SubscriberStateMachine``).
     /// `@exclusivity(unchecked)`: every access is already serialised by the lock, and the dynamic check
     /// cost two runtime calls per event.
-    @exclusivity(unchecked) @usableFromInline var next: (@Sendable (T) -> Void)?
-    @exclusivity(unchecked) @usableFromInline var error: (@Sendable (E) -> Void)?
-    @exclusivity(unchecked) @usableFromInline var completed: (@Sendable () -> Void)?
+    @exclusivity(unchecked) @usableFromInline final var next: (@Sendable (T) -> Void)?
+    @exclusivity(unchecked) @usableFromInline final var error: (@Sendable (E) -> Void)?
+    @exclusivity(unchecked) @usableFromInline final var completed: (@Sendable () -> Void)?
     /// The subscriber this one forwards to, when an operator made it (see ``isTerminated``).
     @usableFromInline let downstream: (any DownstreamLink)?
     /// For an operator that only transforms values: how an error or completion goes on to `downstream`.
@@ -51,13 +59,14 @@ public final class Subscriber<T, E>: CustomStringConvertible {
         error: (@Sendable (E) -> Void)? = nil,
         completed: (@Sendable () -> Void)? = nil
     ) {
-        self.state = .init(SubscriberStateMachine())
+        self.mutex = SubscriberLockTable.placeholder
         self.next = next
         self.error = error
         self.completed = completed
         self.downstream = nil
         self.forwardError = nil
         self.forwardCompletion = nil
+        self.mutex = SubscriberLockTable.mutex(for: ObjectIdentifier(self))
     }
 
     /// Creates an operator's subscriber that forwards to `downstream`.
@@ -67,19 +76,20 @@ public final class Subscriber<T, E>: CustomStringConvertible {
         error: (@Sendable (E) -> Void)?,
         completed: (@Sendable () -> Void)?
     ) {
-        self.state = .init(SubscriberStateMachine())
+        self.mutex = SubscriberLockTable.placeholder
         self.next = next
         self.error = error
         self.completed = completed
         self.downstream = downstream
         self.forwardError = nil
         self.forwardCompletion = nil
+        self.mutex = SubscriberLockTable.mutex(for: ObjectIdentifier(self))
     }
 
     /// Creates an operator's subscriber that handles values with `next` and sends its error or
     /// completion on to `downstream`, which must have the same error type.
     @inlinable init<R>(forwardingTerminalsTo downstream: Subscriber<R, E>, next: @escaping @Sendable (T) -> Void) {
-        self.state = .init(SubscriberStateMachine())
+        self.mutex = SubscriberLockTable.placeholder
         self.next = next
         self.error = nil
         self.completed = nil
@@ -90,21 +100,22 @@ public final class Subscriber<T, E>: CustomStringConvertible {
         self.forwardCompletion = { target in
             unsafeDowncast(target, to: Subscriber<R, E>.self).putCompletion()
         }
+        self.mutex = SubscriberLockTable.mutex(for: ObjectIdentifier(self))
     }
 
     /// A short description of the subscriber's state, for debugging.
-    public var description: String {
-        let terminated = self.state.withLock { $0.isTerminated }
+    public final var description: String {
+        let terminated = self.withState { $0.isTerminated }
         return "Subscriber { terminated: \(terminated) }"
     }
 
     /// Sends a value. Dropped if the subscriber has terminated or been disposed.
     ///
     /// - Parameter next: The value.
-    @inlinable public func putNext(_ next: T) {
+    @inlinable public final func putNext(_ next: T) {
         let thread = pthread_self()
         var callback: (@Sendable (T) -> Void)? = nil
-        self.state.withLock { state in
+        self.withState { state in
             if let next = self.next, state.beginDelivery(on: thread) {
                 callback = next
             }
@@ -119,10 +130,10 @@ public final class Subscriber<T, E>: CustomStringConvertible {
     /// After the error callback returns, the generator's disposable is disposed.
     ///
     /// - Parameter error: The error.
-    @inlinable public func putError(_ error: E) {
+    @inlinable public final func putError(_ error: E) {
         let thread = pthread_self()
         var callbacks = Callbacks()
-        let action = self.state.withLock { state in
+        let action = self.withState { state in
             let action = state.terminate(on: thread, delivering: self.error != nil || self.forwardError != nil)
             if action != nil { callbacks = self.takeCallbacks() }
             return action
@@ -142,10 +153,10 @@ public final class Subscriber<T, E>: CustomStringConvertible {
     /// Completes the subscriber. Dropped if it has already terminated.
     ///
     /// After the completion callback returns, the generator's disposable is disposed.
-    @inlinable public func putCompletion() {
+    @inlinable public final func putCompletion() {
         let thread = pthread_self()
         var callbacks = Callbacks()
-        let action = self.state.withLock { state in
+        let action = self.withState { state in
             let action = state.terminate(on: thread, delivering: self.completed != nil || self.forwardCompletion != nil)
             if action != nil { callbacks = self.takeCallbacks() }
             return action
@@ -166,8 +177,8 @@ public final class Subscriber<T, E>: CustomStringConvertible {
     ///
     /// - Parameter object: Any object; released (outside the lock) when the subscription ends, or at once
     ///   if it has already ended.
-    public func keepAlive(_ object: AnyObject) {
-        let rejected: AnyObject? = self.state.withLock { state in
+    public final func keepAlive(_ object: AnyObject) {
+        let rejected: AnyObject? = self.withState { state in
             if state.isTerminated { return object }
             state.keepAliveObjects.append(object)
             return nil
@@ -180,16 +191,16 @@ public final class Subscriber<T, E>: CustomStringConvertible {
     /// Loops that run inside a generator (``restart(_:)``, ``queue(_:)``) check it: a terminal event
     /// downstream disposes upstream subscriptions only once their generators have returned, so a loop
     /// still inside its generator would otherwise not learn that nobody listens any more.
-    @usableFromInline var isTerminated: Bool {
-        if self.state.withLock({ $0.isTerminated }) {
+    @usableFromInline final var isTerminated: Bool {
+        if self.withState({ $0.isTerminated }) {
             return true
         }
         return self.downstream?.isTerminated ?? false
     }
 
     /// Stores the generator's disposable, or disposes it at once if the subscriber already terminated.
-    @inlinable func assignDisposable(_ disposable: Disposable) {
-        let alreadyTerminated = self.state.withLock { state -> Bool in
+    @inlinable final func assignDisposable(_ disposable: Disposable) {
+        let alreadyTerminated = self.withState { state -> Bool in
             if state.isTerminated { return true }
             state.disposable = disposable
             return false
@@ -201,10 +212,10 @@ public final class Subscriber<T, E>: CustomStringConvertible {
 
     /// Ends the subscription from outside: drops further events, waits for callbacks running on other
     /// threads, then disposes the generator's disposable.
-    @inlinable func disposeSubscription() {
+    @inlinable final func disposeSubscription() {
         let thread = pthread_self()
         var callbacks = Callbacks()
-        let action = self.state.withLock { state in
+        let action = self.withState { state in
             let (action, wasTerminated) = state.dispose(on: thread)
             if !wasTerminated { callbacks = self.takeCallbacks() }
             return action
@@ -234,7 +245,7 @@ public final class Subscriber<T, E>: CustomStringConvertible {
 
     /// Moves the callbacks out; call only with `state` locked. The caller's copy keeps each closure alive,
     /// so clearing the stored ones never releases a closure under the lock.
-    @inlinable func takeCallbacks() -> Callbacks {
+    @inlinable final func takeCallbacks() -> Callbacks {
         let callbacks = Callbacks(next: self.next, error: self.error, completed: self.completed)
         self.next = nil
         self.error = nil
@@ -242,10 +253,23 @@ public final class Subscriber<T, E>: CustomStringConvertible {
         return callbacks
     }
 
-    @inlinable func endDelivery(on thread: pthread_t) {
-        guard self.state.withLock({ $0.endDelivery(on: thread) }) else { return }
+    /// Runs `body` with `mutex` locked. `body` must only read and write the state machine and the
+    /// callbacks: the mutex is shared, so calling out (or taking another lock) could deadlock.
+    @inlinable @inline(__always)
+    final func withState<Result>(_ body: (inout SubscriberStateMachine) -> Result) -> Result {
+        let locked = pthread_mutex_lock(self.mutex)
+        if _slowPath(locked != 0) { SubscriberLockTable.failed("lock", locked) }
+        defer {
+            let unlocked = pthread_mutex_unlock(self.mutex)
+            if _slowPath(unlocked != 0) { SubscriberLockTable.failed("unlock", unlocked) }
+        }
+        return body(&self.machine)
+    }
+
+    @inlinable final func endDelivery(on thread: pthread_t) {
+        guard self.withState({ $0.endDelivery(on: thread) }) else { return }
         // Rare: a disposer waits. Which waiters may go is decided afresh under the lock.
-        for semaphore in self.state.withLock({ $0.takeReleasedWaiters() }) {
+        for semaphore in self.withState({ $0.takeReleasedWaiters() }) {
             semaphore.signal()
         }
     }
@@ -259,9 +283,42 @@ protocol DownstreamLink: AnyObject, Sendable {
 
 extension Subscriber: DownstreamLink {}
 
-// Safe: all mutable state is in `state`, a `LockedState` read and written only under its mutex, or is
-// one of the callbacks, which are read and written only while that mutex is held;
+// Safe: all mutable state is `machine` or one of the callbacks, which are read and written only while
+// `mutex` is held; `mutex` is written only in the initialiser, before the subscriber is shared;
 // `downstream` is immutable and itself Sendable. The
 // subscriber never stores a value of `T` or `E`; it hands each one from the sending thread to the
 // callback on that same thread. Objects given to `keepAlive` are only retained and released.
 extension Subscriber: @unchecked Sendable {}
+
+/// The subscriber that `Signal.start` creates, which is also the disposable it returns: a subscription
+/// is then one object fewer than with a separate disposable that points to the subscriber.
+///
+/// `dispose()` ends the subscription as described on ``Subscriber``.
+///
+/// `@unchecked Sendable`: restated from ``Subscriber``; this subclass adds no stored state.
+@usableFromInline final class SubscriptionSubscriber<T, E>: Subscriber<T, E>, Disposable, @unchecked Sendable {
+    @inlinable @preconcurrency override init(
+        next: (@Sendable (T) -> Void)? = nil,
+        error: (@Sendable (E) -> Void)? = nil,
+        completed: (@Sendable () -> Void)? = nil
+    ) {
+        super.init(next: next, error: error, completed: completed)
+    }
+
+    @inlinable override init(
+        downstream: any DownstreamLink,
+        next: (@Sendable (T) -> Void)?,
+        error: (@Sendable (E) -> Void)?,
+        completed: (@Sendable () -> Void)?
+    ) {
+        super.init(downstream: downstream, next: next, error: error, completed: completed)
+    }
+
+    @inlinable override init<R>(forwardingTerminalsTo downstream: Subscriber<R, E>, next: @escaping @Sendable (T) -> Void) {
+        super.init(forwardingTerminalsTo: downstream, next: next)
+    }
+
+    @inlinable func dispose() {
+        self.disposeSubscription()
+    }
+}
