@@ -139,7 +139,8 @@ func w3ValuePipe() -> [Workload] {
                         .openCombine,
                         openCombineFanOut(subscribers: subscribers, sends: puts) { OpenCombineSubject(PassthroughSubject()) }
                     ),
-                    (.limit, limitFanOut(subscribers: subscribers, sends: puts)),
+                    (.limit, stageFanOut(subscribers: subscribers, sends: puts, stage: LimitStage.init)),
+                    (.contractFloor, stageFanOut(subscribers: subscribers, sends: puts, stage: ContractStage.init)),
                 ]
             ))
     }
@@ -183,7 +184,7 @@ func w3ValuePipe() -> [Workload] {
                     (
                         .limit,
                         { _ in
-                            let fanOut = LimitFanOut<Int>()
+                            let fanOut = LimitFanOut<LimitStage<Int>>()
                             var keys: [Int] = []
                             keys.reserveCapacity(subscribers)
                             for _ in 0..<rounds {
@@ -327,7 +328,7 @@ func w5MapToSignal() -> [Workload] {
                         // a new inner stage with its own mutex, and one lock each to install and remove it.
                         let sum = Sum()
                         let sink = LimitStage<Int> { sum.value &+= $0 }
-                        let registry = LimitFanOut<Int>()
+                        let registry = LimitFanOut<LimitStage<Int>>()
                         let outer = LimitStage<Int> { value in
                             let inner: (LimitStage<Int>) -> Void = { $0.push(value) }
                             let stage = LimitStage<Int> { sink.push($0) }
@@ -370,7 +371,8 @@ func w6Promises() -> [Workload] {
                     .openCombine,
                     openCombineFanOut(subscribers: subscribers, sends: thousand) { OpenCombineSubject(CurrentValueSubject(0)) }
                 ),
-                (.limit, limitFanOut(subscribers: subscribers, sends: thousand)),
+                (.limit, stageFanOut(subscribers: subscribers, sends: thousand, stage: LimitStage.init)),
+                (.contractFloor, stageFanOut(subscribers: subscribers, sends: thousand, stage: ContractStage.init)),
             ]
         ))
 
@@ -409,32 +411,8 @@ func w6Promises() -> [Workload] {
                         blackHole(sum.value)
                     }
                 ),
-                (
-                    .limit,
-                    { (benchmark: any MeasurementWindow) in
-                        // Per set: a new source (a closure), a stage subscribed to it, one lock to swap the
-                        // current source, and the fan-out of the value.
-                        let fanOut = LimitFanOut<Int>()
-                        let sum = Sum()
-                        for _ in 0..<subscribers { _ = fanOut.add(LimitStage { sum.value &+= $0 }) }
-                        fanOut.freeze()
-                        let current = LimitMutex()
-                        var currentStage: LimitStage<Int>?
-                        benchmark.startMeasurement()
-                        for value in 0..<thousand {
-                            let source: (LimitStage<Int>) -> Void = { $0.push(value) }
-                            let stage = LimitStage<Int> { fanOut.push($0) }
-                            current.lock()
-                            let previous = currentStage
-                            currentStage = stage
-                            current.unlock()
-                            previous?.close()
-                            source(stage)
-                        }
-                        benchmark.stopMeasurement()
-                        blackHole(sum.value)
-                    }
-                ),
+                (.limit, swappedSourceFanOut(subscribers: subscribers, sets: thousand, stage: LimitStage.init)),
+                (.contractFloor, swappedSourceFanOut(subscribers: subscribers, sets: thousand, stage: ContractStage.init)),
             ]
         ))
     return workloads
@@ -573,7 +551,7 @@ private func combineLatestLimit(arity: Int, copyingArray: Bool) -> (Variant, @Se
             let arraySink = LimitStage<[Int]> { sum.value &+= $0[0] }
             let combiner = LimitCombiner(arity: arity) { sink.push($0[0] &+ $0[arity - 1]) }
             let sources = (0..<arity).map { index in
-                let fanOut = LimitFanOut<Int>()
+                let fanOut = LimitFanOut<LimitStage<Int>>()
                 _ = fanOut.add(
                     LimitStage<Int> { value in
                         if copyingArray {
@@ -651,14 +629,50 @@ private func openCombineFanOut(
 }
 
 /// The limit's multicast: a locked registry of `subscribers` stages, then `sends` values (measured).
-private func limitFanOut(subscribers: Int, sends: Int) -> @Sendable (any MeasurementWindow) -> Void {
+/// A fan-out floor: the limit's registry delivering `sends` values to `subscribers` stages, which are
+/// `LimitStage`s for the limit and `ContractStage`s for the contract floor.
+private func stageFanOut<Stage: PushStage<Int>>(
+    subscribers: Int,
+    sends: Int,
+    stage makeStage: @escaping @Sendable (@escaping (Int) -> Void) -> Stage
+) -> @Sendable (any MeasurementWindow) -> Void {
     return { benchmark in
-        let fanOut = LimitFanOut<Int>()
+        let fanOut = LimitFanOut<Stage>()
         let sum = Sum()
-        for _ in 0..<subscribers { _ = fanOut.add(LimitStage { sum.value &+= $0 }) }
+        for _ in 0..<subscribers { _ = fanOut.add(makeStage { sum.value &+= $0 }) }
         fanOut.freeze()
         benchmark.startMeasurement()
         for value in 0..<sends { fanOut.push(value) }
+        benchmark.stopMeasurement()
+        blackHole(sum.value)
+    }
+}
+
+/// The floor of `Promise.set(.single(x))`: per set, a new source (a closure), a stage subscribed to it,
+/// one lock to swap the current source, and the fan-out of the value to `subscribers` stages.
+private func swappedSourceFanOut<Stage: PushStage<Int>>(
+    subscribers: Int,
+    sets: Int,
+    stage makeStage: @escaping @Sendable (@escaping (Int) -> Void) -> Stage
+) -> @Sendable (any MeasurementWindow) -> Void {
+    return { benchmark in
+        let fanOut = LimitFanOut<Stage>()
+        let sum = Sum()
+        for _ in 0..<subscribers { _ = fanOut.add(makeStage { sum.value &+= $0 }) }
+        fanOut.freeze()
+        let current = LimitMutex()
+        var currentStage: Stage?
+        benchmark.startMeasurement()
+        for value in 0..<sets {
+            let source: (Stage) -> Void = { $0.push(value) }
+            let stage = makeStage { fanOut.push($0) }
+            current.lock()
+            let previous = currentStage
+            currentStage = stage
+            current.unlock()
+            previous?.close()
+            source(stage)
+        }
         benchmark.stopMeasurement()
         blackHole(sum.value)
     }

@@ -30,8 +30,15 @@ final class LimitMutex: @unchecked Sendable {
     func unlock() { pthread_mutex_unlock(self.mutex) }
 }
 
+/// A stage a fan-out can deliver to and close.
+protocol PushStage<Input>: AnyObject, Sendable {
+    associatedtype Input
+    func push(_ value: Input)
+    func close()
+}
+
 /// One stage: lock, look at its own state, unlock, call the next closure.
-final class LimitStage<Input>: @unchecked Sendable {
+final class LimitStage<Input>: PushStage, @unchecked Sendable {
     // Safe: `isOpen` is read and written only under `mutex`; `next` is immutable.
     private let mutex = LimitMutex()
     private var isOpen = true
@@ -57,14 +64,15 @@ final class LimitStage<Input>: @unchecked Sendable {
 }
 
 /// A mutex-guarded registry of stages: what a multicast source must at least do.
-final class LimitFanOut<Value>: @unchecked Sendable {
+final class LimitFanOut<Stage: PushStage>: @unchecked Sendable {
+    typealias Value = Stage.Input
     // Safe: `stages` and `nextKey` are read and written only under `mutex`.
     private let mutex = LimitMutex()
-    private var stages: [Int: LimitStage<Value>] = [:]
-    private var order: [LimitStage<Value>] = []
+    private var stages: [Int: Stage] = [:]
+    private var order: [Stage] = []
     private var nextKey = 0
 
-    func add(_ stage: LimitStage<Value>) -> Int {
+    func add(_ stage: Stage) -> Int {
         self.mutex.lock()
         let key = self.nextKey
         self.nextKey += 1
@@ -161,7 +169,7 @@ final class LimitCombiner: @unchecked Sendable {
 /// progress, under the lock, on entry and exit) and must release the callbacks (so each delivery takes
 /// its own reference to the callback under the lock). That is two lock round trips and a retain/release
 /// per stage, against the limit's one lock round trip.
-final class ContractStage<Input>: @unchecked Sendable {
+final class ContractStage<Input>: PushStage, @unchecked Sendable {
     // Safe: `next` and `delivering` are read and written only under `mutex`.
     private let mutex = LimitMutex()
     private var next: ((Input) -> Void)?
@@ -182,5 +190,14 @@ final class ContractStage<Input>: @unchecked Sendable {
         self.mutex.lock()
         self.delivering -= 1
         self.mutex.unlock()
+    }
+
+    /// Drops the callback; it is released after the lock is let go.
+    func close() {
+        self.mutex.lock()
+        let callback = self.next
+        self.next = nil
+        self.mutex.unlock()
+        withExtendedLifetime(callback) {}
     }
 }
