@@ -132,21 +132,27 @@ public class Subscriber<T, E>: CustomStringConvertible {
     /// - Parameter error: The error.
     @inlinable public final func putError(_ error: E) {
         let thread = pthread_self()
-        var callbacks = Callbacks()
+        // The callbacks are moved into these locals under the lock and released after it (see
+        // `takeCallbacks`). Plain locals, not a generic struct: `dispose()` reached through the
+        // `Disposable` existential runs unspecialised, and a generic struct would cost a metadata lookup.
+        var next: (@Sendable (T) -> Void)? = nil
+        var callback: (@Sendable (E) -> Void)? = nil
+        var completed: (@Sendable () -> Void)? = nil
         let action = self.withState { state in
             let action = state.terminate(on: thread, delivering: self.error != nil || self.forwardError != nil)
-            if action != nil { callbacks = self.takeCallbacks() }
+            if action != nil { self.takeCallbacks(next: &next, error: &callback, completed: &completed) }
             return action
         }
         guard let action else { return }
-        if let callback = callbacks.error {
+        if let callback {
             callback(error)
             self.endDelivery(on: thread)
         } else if let forward = self.forwardError, let downstream = self.downstream {
             forward(downstream, error)
             self.endDelivery(on: thread)
         }
-        withExtendedLifetime(callbacks) {}
+        next = nil
+        completed = nil
         action.finish()
     }
 
@@ -155,21 +161,24 @@ public class Subscriber<T, E>: CustomStringConvertible {
     /// After the completion callback returns, the generator's disposable is disposed.
     @inlinable public final func putCompletion() {
         let thread = pthread_self()
-        var callbacks = Callbacks()
+        var next: (@Sendable (T) -> Void)? = nil
+        var error: (@Sendable (E) -> Void)? = nil
+        var callback: (@Sendable () -> Void)? = nil
         let action = self.withState { state in
             let action = state.terminate(on: thread, delivering: self.completed != nil || self.forwardCompletion != nil)
-            if action != nil { callbacks = self.takeCallbacks() }
+            if action != nil { self.takeCallbacks(next: &next, error: &error, completed: &callback) }
             return action
         }
         guard let action else { return }
-        if let callback = callbacks.completed {
+        if let callback {
             callback()
             self.endDelivery(on: thread)
         } else if let forward = self.forwardCompletion, let downstream = self.downstream {
             forward(downstream)
             self.endDelivery(on: thread)
         }
-        withExtendedLifetime(callbacks) {}
+        next = nil
+        error = nil
         action.finish()
     }
 
@@ -214,43 +223,36 @@ public class Subscriber<T, E>: CustomStringConvertible {
     /// threads, then disposes the generator's disposable.
     @inlinable final func disposeSubscription() {
         let thread = pthread_self()
-        var callbacks = Callbacks()
+        var next: (@Sendable (T) -> Void)? = nil
+        var error: (@Sendable (E) -> Void)? = nil
+        var completed: (@Sendable () -> Void)? = nil
         let action = self.withState { state in
             let (action, wasTerminated) = state.dispose(on: thread)
-            if !wasTerminated { callbacks = self.takeCallbacks() }
+            if !wasTerminated { self.takeCallbacks(next: &next, error: &error, completed: &completed) }
             return action
         }
         action.waitForOtherThreads?.wait()
         // The callbacks (and what they captured) are released here, outside the lock.
-        withExtendedLifetime(callbacks) {}
+        next = nil
+        error = nil
+        completed = nil
         action.finish()
     }
 
-    /// The callbacks taken out of a terminated subscriber, to be called or released outside the lock.
-    @usableFromInline struct Callbacks {
-        @usableFromInline var next: (@Sendable (T) -> Void)?
-        @usableFromInline var error: (@Sendable (E) -> Void)?
-        @usableFromInline var completed: (@Sendable () -> Void)?
-
-        @inlinable init(
-            next: (@Sendable (T) -> Void)? = nil,
-            error: (@Sendable (E) -> Void)? = nil,
-            completed: (@Sendable () -> Void)? = nil
-        ) {
-            self.next = next
-            self.error = error
-            self.completed = completed
-        }
-    }
-
-    /// Moves the callbacks out; call only with `state` locked. The caller's copy keeps each closure alive,
-    /// so clearing the stored ones never releases a closure under the lock.
-    @inlinable final func takeCallbacks() -> Callbacks {
-        let callbacks = Callbacks(next: self.next, error: self.error, completed: self.completed)
+    /// Moves the callbacks into the caller's locals; call only with `mutex` locked. The locals keep each
+    /// closure alive, so clearing the stored ones never releases a closure under the lock; the caller
+    /// releases them after unlocking.
+    @inlinable final func takeCallbacks(
+        next: inout (@Sendable (T) -> Void)?,
+        error: inout (@Sendable (E) -> Void)?,
+        completed: inout (@Sendable () -> Void)?
+    ) {
+        next = self.next
+        error = self.error
+        completed = self.completed
         self.next = nil
         self.error = nil
         self.completed = nil
-        return callbacks
     }
 
     /// Runs `body` with `mutex` locked. `body` must only read and write the state machine and the

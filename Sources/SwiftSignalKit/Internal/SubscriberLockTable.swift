@@ -23,11 +23,12 @@
     // read afterwards; the mutexes it points to are only touched through pthread calls.
     @usableFromInline let base: UnsafeMutableRawPointer
 
-    /// Number of mutexes; a power of two.
-    static let count = 256
+    /// Number of mutexes; a power of two. (Computed, like `stride`, so that reading it costs no lazy
+    /// initialisation check.)
+    static var count: Int { 256 }
     /// Bytes between two mutexes: at least a cache line, so that mutexes of unrelated subscribers do not
     /// share one.
-    static let stride = (MemoryLayout<pthread_mutex_t>.stride + 63) / 64 * 64
+    static var stride: Int { (MemoryLayout<pthread_mutex_t>.stride + 63) / 64 * 64 }
 
     @usableFromInline static let shared = SubscriberLockTable()
 
