@@ -24,10 +24,14 @@ public final class ValuePipe<T>: Sendable {
     ///
     /// - Returns: A hot signal.
     @inlinable public func signal() -> Signal<T, NoError> {
-        return Signal { [weak self] subscriber in
-            guard let self else { return EmptyDisposable }
-            let key = self.subscribers.withLock { $0.add(subscriber) }
-            return ValuePipeMembership(list: self.subscribers, key: key)
+        // The signal holds the subscriber list, not the pipe, so it does not keep the pipe alive. (It used
+        // to hold the pipe weakly; a weak reference gives the pipe a side table, which made every retain
+        // and release of it take the runtime's slow path.) A subscription made after the pipe is gone
+        // joins a list nobody puts into, and leaves it when disposed.
+        let subscribers = self.subscribers
+        return Signal { subscriber in
+            let key = subscribers.withLock { $0.add(subscriber) }
+            return ValuePipeMembership(list: subscribers, key: key)
         }
     }
 

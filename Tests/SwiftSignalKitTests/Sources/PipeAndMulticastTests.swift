@@ -28,6 +28,18 @@ import Testing
         _ = pipe
     }
 
+    /// Neither the signal nor a subscription to it keeps the pipe alive.
+    @Test func signalAndSubscriptionDoNotRetainThePipe() {
+        var pipe: ValuePipe<Int>? = ValuePipe()
+        weak let weakPipe = pipe
+        let signal = pipe!.signal()
+        let subscription = signal.start(next: { _ in })
+        pipe = nil
+        #expect(weakPipe == nil)
+        subscription.dispose()
+        _ = pipe
+    }
+
     /// Disposing a subscription after its pipe is gone is harmless, and still releases the callbacks.
     @Test func disposingAfterThePipeIsReleasedIsHarmlessAndReleasesTheCallbacks() {
         let tracker = LifetimeTracker()

@@ -107,7 +107,9 @@
 /// The latest value of one `combineLatest` source.
 @usableFromInline final class CombineLatestSlot<V: Sendable>: @unchecked Sendable {
     // Safe: read and written only while the owning `CombineLatestStorage` holds its lock.
-    @usableFromInline var value: V?
+    // `@exclusivity(unchecked)` for the same reason: that lock already serialises every access, and the
+    // dynamic check was a third of the instructions of an emission of eight sources.
+    @exclusivity(unchecked) @usableFromInline var value: V?
 
     @inlinable init(_ value: V? = nil) {
         self.value = value
