@@ -209,6 +209,9 @@ public class Subscriber<T, E>: CustomStringConvertible {
 
     /// Stores the generator's disposable, or disposes it at once if the subscriber already terminated.
     @inlinable final func assignDisposable(_ disposable: Disposable) {
+        // Synchronous generators (`single`, `complete`, ...) return the shared empty disposable; storing it
+        // would only cost a lock round trip, since disposing it does nothing.
+        if ObjectIdentifier(disposable) == ObjectIdentifier(EmptyDisposable) { return }
         let alreadyTerminated = self.withState { state -> Bool in
             if state.isTerminated { return true }
             state.disposable = disposable
