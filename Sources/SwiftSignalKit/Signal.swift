@@ -106,6 +106,12 @@ public final class Signal<T, E>: Sendable {
         return subscriber
     }
 
+    /// Starts the signal with a subscriber that carries its owner's state (see `StatefulSubscriber`);
+    /// the subscriber is the subscription's disposable.
+    @inlinable package func start<Extra>(_ subscriber: StatefulSubscriber<T, E, Extra>) {
+        subscriber.assignDisposable(self.generator(subscriber))
+    }
+
     /// Subscribes to the signal; the same as ``start(next:error:completed:)``.
     ///
     /// Kept for source compatibility with code that marks subscriptions it deliberately never disposes.

@@ -327,3 +327,45 @@ extension Subscriber: @unchecked Sendable {}
         self.disposeSubscription()
     }
 }
+
+/// A subscriber that carries state of its owner's choosing, guarded by the subscriber's own mutex, and
+/// that is its own disposable: a subscription and the state that goes with it in one object.
+///
+/// `package`: a building block for the concurrency bridges (`get()`), not API. The owner sets the
+/// callbacks with ``setCallbacks(next:error:completed:)`` before starting the signal; they may capture
+/// the subscriber itself, since a subscriber releases its callbacks when it terminates or is disposed.
+/// ``withExtra(_:)`` holds the subscriber's mutex, which is shared (see ``SubscriberLockTable``): its
+/// body must only read and write `extra`, never call out or release an object that could deinitialise.
+///
+/// `@unchecked Sendable`: as ``Subscriber``; `extra` is read and written only under the mutex.
+@usableFromInline package final class StatefulSubscriber<T, E, Extra>: Subscriber<T, E>, Disposable, @unchecked Sendable {
+    @exclusivity(unchecked) @usableFromInline var extra: Extra
+
+    @inlinable package init(extra: Extra) {
+        self.extra = extra
+        super.init(next: nil, error: nil, completed: nil)
+    }
+
+    /// Sets the callbacks; call once, before the subscriber is started. Not locked: until the subscriber
+    /// is handed to a generator no other thread can see it, and handing it over publishes these stores
+    /// as the initialiser's are.
+    @inlinable package func setCallbacks(
+        next: @escaping @Sendable (T) -> Void,
+        error: @escaping @Sendable (E) -> Void,
+        completed: @escaping @Sendable () -> Void
+    ) {
+        self.next = next
+        self.error = error
+        self.completed = completed
+    }
+
+    /// Runs `body` with the subscriber's mutex held.
+    @inlinable @inline(__always)
+    package func withExtra<Result>(_ body: (inout Extra) -> Result) -> Result {
+        return self.withState { _ in body(&self.extra) }
+    }
+
+    @inlinable package func dispose() {
+        self.disposeSubscription()
+    }
+}

@@ -8,8 +8,8 @@ extension Signal where E: Error, T: Sendable {
     /// ```
     ///
     /// The signal is started when `get()` is called; the first value ends the wait and the subscription
-    /// is disposed at once. Exactly one outcome is delivered, to the awaiting task, whatever the order of
-    /// value, error, completion and cancellation.
+    /// is disposed at once, before `get()` returns. Exactly one outcome is delivered, to the awaiting
+    /// task, whatever the order of value, error, completion and cancellation.
     ///
     /// Cancellation: if the awaiting task is cancelled (also before `get()` is called), the subscription
     /// is disposed at once and `CancellationError` is thrown; a task cancelled before the call never
@@ -65,15 +65,18 @@ extension Signal where E: Error, T: Sendable {
     @inlinable func firstOutcome(isolation: isolated (any Actor)?) async -> FirstValueOutcome<T, E> {
         // A task cancelled before the call never starts the signal.
         if Task.isCancelled { return .cancelled }
-        let waiter = FirstValueWaiter<T, E>()
-        let disposable = self.start(
+        // One object is the subscriber, the subscription and the wait's state (guarded by the
+        // subscriber's mutex). The callbacks hold it; it releases them when it terminates or is disposed.
+        let waiter = FirstValueWaiter<T, E>(extra: FirstValueWait())
+        waiter.setCallbacks(
             next: { value in waiter.finish(.value(value)) },
             error: { error in waiter.finish(.failure(error)) },
             completed: { waiter.finish(.completed) }
         )
+        self.start(waiter)
         // Fast path: a signal that answers while starting (a cached value, `single`) needs no suspension.
-        if let outcome = waiter.takeEarlyOutcome(orKeep: disposable) {
-            disposable.dispose()
+        // (The first event already disposed the subscription.)
+        if let outcome = waiter.takeEarlyOutcome() {
             return outcome
         }
         return await withTaskCancellationHandler(
@@ -102,98 +105,81 @@ extension Signal where E: Error, T: Sendable {
     case cancelled
 }
 
-/// The state of one `get()` or `first()` call: resumes its continuation exactly once
-/// and disposes the subscription exactly once, never while holding its lock.
+/// One `get()` or `first()` call: the subscriber, which is also the subscription, with the state of the
+/// wait. The first event (value, error, completion or cancellation) disposes the subscription at once,
+/// so the rest of a signal's events cost nothing; the continuation is resumed exactly once. Neither
+/// happens while the lock is held.
 ///
 /// Inlinable, so that a client's `get()` is specialised for its types: unspecialised, its generic state
 /// cost about twenty runtime metadata lookups per call.
-@usableFromInline final class FirstValueWaiter<T: Sendable, E: Error>: Sendable {
-    @usableFromInline typealias Event = FirstValueOutcome<T, E>
+@usableFromInline typealias FirstValueWaiter<T: Sendable, E: Error> = StatefulSubscriber<T, E, FirstValueWait<T, E>>
 
-    @usableFromInline enum Phase: Sendable {
+/// The state of a wait for the first value; read and written under the waiter's lock.
+@usableFromInline struct FirstValueWait<T: Sendable, E: Error> {
+    @usableFromInline enum Phase {
         /// Not yet waiting; an event here (a value sent while starting, a cancellation) is remembered.
-        case idle(early: Event?)
+        case idle(early: FirstValueOutcome<T, E>?)
         case waiting(UnsafeContinuation<FirstValueOutcome<T, E>, Never>)
         case finished
     }
 
-    @usableFromInline struct State: Sendable {
-        @usableFromInline var phase: Phase
-        @usableFromInline var subscription: Disposable?
+    @usableFromInline var phase: Phase = .idle(early: nil)
 
-        @inlinable init() {
-            self.phase = .idle(early: nil)
-            self.subscription = nil
-        }
-    }
+    @inlinable init() {}
+}
 
-    /// Everything that leaves the lock (a continuation, the subscription) is resumed or disposed after
-    /// unlocking.
-    @usableFromInline let state: LockedState<State>
-
-    @inlinable init() {
-        self.state = LockedState(State())
-    }
-
-    /// Called once `start` has returned: returns the outcome if an event already arrived (the caller then
-    /// disposes the subscription), or keeps the subscription for whoever ends the wait.
-    @inlinable func takeEarlyOutcome(orKeep disposable: Disposable) -> FirstValueOutcome<T, E>? {
-        let early: Event? = self.state.withLock { state in
-            guard case .idle(let early) = state.phase else {
+extension StatefulSubscriber where T: Sendable, E: Error, Extra == FirstValueWait<T, E> {
+    /// Called once `start` has returned: returns the outcome if an event already arrived.
+    @inlinable func takeEarlyOutcome() -> FirstValueOutcome<T, E>? {
+        return self.withExtra { wait in
+            guard case .idle(let early) = wait.phase else {
                 preconditionFailure("FirstValueWaiter started twice")
             }
             if let early {
-                state.phase = .finished
+                wait.phase = .finished
                 return early
             }
-            state.subscription = disposable
             return nil
         }
-        return early
     }
 
-    /// Installs the continuation, or resumes it at once (and disposes the subscription) if an event
-    /// arrived since ``takeEarlyOutcome(orKeep:)``.
+    /// Installs the continuation, or resumes it at once if an event arrived since ``takeEarlyOutcome()``.
     @inlinable func install(_ continuation: UnsafeContinuation<FirstValueOutcome<T, E>, Never>) {
-        let (early, subscription): (Event?, Disposable?) = self.state.withLock { state in
-            guard case .idle(let early) = state.phase else {
+        let early: FirstValueOutcome<T, E>? = self.withExtra { wait in
+            guard case .idle(let early) = wait.phase else {
                 preconditionFailure("FirstValueWaiter installed twice")
             }
             if let early {
-                state.phase = .finished
-                let subscription = state.subscription
-                state.subscription = nil
-                return (early, subscription)
+                wait.phase = .finished
+                return early
             }
-            state.phase = .waiting(continuation)
-            return (nil, nil)
+            wait.phase = .waiting(continuation)
+            return nil
         }
         if let early {
             continuation.resume(returning: early)
-            subscription?.dispose()
         }
     }
 
-    /// Ends the wait with `event` if it has not ended yet.
-    @inlinable func finish(_ event: Event) {
-        let (continuation, subscription) = self.state.withLock {
-            state -> (UnsafeContinuation<FirstValueOutcome<T, E>, Never>?, Disposable?) in
-            switch state.phase {
+    /// Ends the wait with `event` if it has not ended yet: disposes the subscription, then resumes the
+    /// waiting task. Called from the subscriber's own callbacks (where disposing does not wait) or from
+    /// the cancellation handler.
+    @inlinable func finish(_ event: FirstValueOutcome<T, E>) {
+        let (continuation, first) = self.withExtra {
+            wait -> (UnsafeContinuation<FirstValueOutcome<T, E>, Never>?, Bool) in
+            switch wait.phase {
             case .idle(early: nil):
-                state.phase = .idle(early: event)
-                return (nil, nil)
-            case .idle:
-                return (nil, nil)
+                wait.phase = .idle(early: event)
+                return (nil, true)
+            case .idle, .finished:
+                return (nil, false)
             case .waiting(let continuation):
-                state.phase = .finished
-                let subscription = state.subscription
-                state.subscription = nil
-                return (continuation, subscription)
-            case .finished:
-                return (nil, nil)
+                wait.phase = .finished
+                return (continuation, true)
             }
         }
+        // Disposed before resuming, so that when `get()` returns the subscription has ended.
+        if first { self.dispose() }
         continuation?.resume(returning: event)
-        subscription?.dispose()
     }
 }
