@@ -86,9 +86,10 @@
     /// - Returns: Whether the value was published.
     @inlinable @discardableResult
     func publish(_ value: T, ifGeneration generation: UInt64? = nil, advancing: Bool = false) -> Bool {
-        let (published, drain, replaced) = self.state.withLock { state -> (Bool, Bool, T?) in
+        let (published, sequence, members, replaced) = self.state.withLock {
+            state -> (Bool, UInt64, OrderedSlots<FanOutMember>?, T?) in
             if let generation, state.generation != generation {
-                return (false, false, nil)
+                return (false, 0, nil, nil)
             }
             if advancing {
                 state.generation += 1
@@ -96,12 +97,36 @@
             let replaced = state.value
             state.value = value
             state.sequence += 1
-            state.pending.append(.broadcast(value, sequence: state.sequence))
-            return (true, Self.claimDrain(&state), replaced)
+            guard Self.claimDrain(&state) else {
+                // Another thread is delivering; it takes this value from the queue in order.
+                state.pending.append(.broadcast(value, sequence: state.sequence))
+                return (true, 0, nil, replaced)
+            }
+            // Nobody is delivering, so the queue is empty (see `takeWork`): this thread delivers this value
+            // without queueing it, then whatever was queued meanwhile.
+            return (true, state.sequence, state.members, replaced)
         }
         withExtendedLifetime(replaced) {}
-        if drain { self.drain() }
+        if let members {
+            Self.broadcast(value, sequence: sequence, to: members)
+            self.drain()
+        }
         return published
+    }
+
+    /// Delivers `value` to the members that joined before it was published.
+    @inlinable
+    static func broadcast(_ value: T, sequence: UInt64, to members: OrderedSlots<FanOutMember>) {
+        // `members` holds every subscriber strongly until this returns, so each one is used at +0 rather
+        // than retained and released around its delivery (two atomic operations per subscriber).
+        members.items.withUnsafeBufferPointer { items in
+            for case let member? in items where member.joinedAfter < sequence {
+                let object = Unmanaged<AnyObject>.passUnretained(member.object).toOpaque()
+                Unmanaged<Subscriber<T, NoError>>.fromOpaque(object)._withUnsafeGuaranteedRef { subscriber in
+                    subscriber.putNext(value)
+                }
+            }
+        }
     }
 
     @inlinable
@@ -111,14 +136,15 @@
         return true
     }
 
+    /// Delivers queued work until the queue is empty, then gives up the drainer's role (in `takeWork`, under
+    /// the lock, so a publisher that finds no drainer also finds an empty queue). Call only after claiming
+    /// the role.
     @inlinable func drain() {
         while let work = self.state.withLock({ Self.takeWork(&$0) }) {
             if work.isReplay {
                 work.replayTarget?.putNext(work.value)
-                continue
-            }
-            for member in work.members where member.joinedAfter < work.sequence {
-                member.subscriber(of: T.self).putNext(work.value)
+            } else {
+                Self.broadcast(work.value, sequence: work.sequence, to: work.members)
             }
         }
     }
