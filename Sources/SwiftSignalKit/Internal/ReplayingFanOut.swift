@@ -108,25 +108,10 @@
         }
         withExtendedLifetime(replaced) {}
         if let members {
-            Self.broadcast(value, sequence: sequence, to: members)
+            members.broadcast(value, publishedAs: sequence)
             self.drain()
         }
         return published
-    }
-
-    /// Delivers `value` to the members that joined before it was published.
-    @inlinable
-    static func broadcast(_ value: T, sequence: UInt64, to members: OrderedSlots<FanOutMember>) {
-        // `members` holds every subscriber strongly until this returns, so each one is used at +0 rather
-        // than retained and released around its delivery (two atomic operations per subscriber).
-        members.items.withUnsafeBufferPointer { items in
-            for case let member? in items where member.joinedAfter < sequence {
-                let object = Unmanaged<AnyObject>.passUnretained(member.object).toOpaque()
-                Unmanaged<Subscriber<T, NoError>>.fromOpaque(object)._withUnsafeGuaranteedRef { subscriber in
-                    subscriber.putNext(value)
-                }
-            }
-        }
     }
 
     @inlinable
@@ -144,7 +129,7 @@
             if work.isReplay {
                 work.replayTarget?.putNext(work.value)
             } else {
-                Self.broadcast(work.value, sequence: work.sequence, to: work.members)
+                work.members.broadcast(work.value, publishedAs: work.sequence)
             }
         }
     }
@@ -175,16 +160,44 @@
 /// `Subscriber<T, NoError>`), so that copying and iterating the members is concrete code: in this
 /// module's unspecialised generic code a generic element type costs a metadata lookup per step.
 @usableFromInline struct FanOutMember: Sendable {
+    /// Owns the subscriber.
     @usableFromInline let object: any AnyObject & Sendable
+    /// The same subscriber's address (an integer, so that the struct stays Sendable): a broadcast reads
+    /// only this field and `joinedAfter`, so that looking at a member does not retain and release it
+    /// (the broadcast's snapshot of the members owns it).
+    @usableFromInline let address: UInt
     /// The sequence number of the last broadcast published before this member joined.
     @usableFromInline let joinedAfter: UInt64
 
-    init<T>(_ subscriber: Subscriber<T, NoError>, joinedAfter: UInt64) {
+    @inlinable init<T>(_ subscriber: Subscriber<T, NoError>, joinedAfter: UInt64) {
         self.object = subscriber
+        self.address = UInt(bitPattern: Unmanaged.passUnretained(subscriber).toOpaque())
         self.joinedAfter = joinedAfter
     }
 
     @inlinable func subscriber<T>(of type: T.Type) -> Subscriber<T, NoError> {
         return unsafeDowncast(self.object, to: Subscriber<T, NoError>.self)
+    }
+}
+
+extension OrderedSlots where Element == FanOutMember {
+    /// Delivers `value` to each member that joined before broadcast number `sequence`, in order. Call
+    /// outside every lock, on a snapshot of the members: the snapshot owns them while this runs.
+    ///
+    /// Every member must be a `Subscriber<T, NoError>`.
+    @inlinable
+    func broadcast<T>(_ value: T, publishedAs sequence: UInt64) {
+        // Each member is used at +0 (its address, not its owning reference, is read), which saves a
+        // retain and a release, two atomic operations, per member and value.
+        self.items.withUnsafeBufferPointer { items in
+            for index in items.indices {
+                guard let joinedAfter = items[index]?.joinedAfter, joinedAfter < sequence,
+                    let address = items[index]?.address, let object = UnsafeRawPointer(bitPattern: address)
+                else { continue }
+                Unmanaged<Subscriber<T, NoError>>.fromOpaque(object)._withUnsafeGuaranteedRef { subscriber in
+                    subscriber.putNext(value)
+                }
+            }
+        }
     }
 }

@@ -12,10 +12,11 @@
 ///
 /// The signal holds the pipe weakly: once the pipe is released, new subscriptions receive nothing.
 public final class ValuePipe<T>: Sendable {
-    /// Each element is a `Subscriber<T, NoError>`, stored as `AnyObject & Sendable` so that the list and its iteration
-    /// are concrete code: in this module's unspecialised generic code, a list of a generic element type
-    /// looks up type metadata on every copy and every step of iteration.
-    @usableFromInline let subscribers = LockedState<OrderedSlots<any AnyObject & Sendable>>(OrderedSlots())
+    /// Each element holds a `Subscriber<T, NoError>` type-erased (``FanOutMember``, shared with the
+    /// promises' fan-out) so that the list and its iteration are concrete code: in this module's
+    /// unspecialised generic code, a list of a generic element type looks up type metadata on every copy
+    /// and every step of iteration.
+    @usableFromInline let subscribers = LockedState<OrderedSlots<FanOutMember>>(OrderedSlots())
 
     /// Creates a pipe with no subscribers.
     public init() {}
@@ -30,7 +31,7 @@ public final class ValuePipe<T>: Sendable {
         // joins a list nobody puts into, and leaves it when disposed.
         let subscribers = self.subscribers
         return Signal { subscriber in
-            let key = subscribers.withLock { $0.add(subscriber) }
+            let key = subscribers.withLock { $0.add(FanOutMember(subscriber, joinedAfter: 0)) }
             return ValuePipeMembership(list: subscribers, key: key)
         }
     }
@@ -41,24 +42,15 @@ public final class ValuePipe<T>: Sendable {
     @inlinable public func putNext(_ next: T) {
         // Copying the list only retains its storage; it is iterated after unlocking.
         let targets = self.subscribers.withLock { $0 }
-        for subscriber in targets {
-            // Only `Subscriber<T, NoError>` objects are ever added (see `signal()`).
-            unsafeDowncast(subscriber, to: Subscriber<T, NoError>.self).putNext(next)
-        }
+        targets.broadcast(next, publishedAs: .max)
     }
 }
 
-/// A subscription's place in a ``ValuePipe``: disposing it removes the subscriber.
-///
-/// One small object instead of an `ActionDisposable` (a closure, its context and a lock). It holds the
-/// pipe's subscriber list, not the pipe: a released pipe sends nothing more, and the list it leaves
-/// behind holds only subscribers whose own disposables are still alive. A strong reference, because a
-/// weak one cost three runtime calls per subscription (form, load, destroy).
 @usableFromInline final class ValuePipeMembership: Disposable {
-    @usableFromInline let list: LockedState<OrderedSlots<any AnyObject & Sendable>>
+    @usableFromInline let list: LockedState<OrderedSlots<FanOutMember>>
     @usableFromInline let key: Int
 
-    @inlinable init(list: LockedState<OrderedSlots<any AnyObject & Sendable>>, key: Int) {
+    @inlinable init(list: LockedState<OrderedSlots<FanOutMember>>, key: Int) {
         self.list = list
         self.key = key
     }
