@@ -189,7 +189,7 @@ public class Subscriber<T, E>: CustomStringConvertible {
     public final func keepAlive(_ object: AnyObject) {
         let rejected: AnyObject? = self.withState { state in
             if state.isTerminated { return object }
-            state.keepAliveObjects.append(object)
+            state.keepAlive(object)
             return nil
         }
         withExtendedLifetime(rejected) {}

@@ -36,17 +36,52 @@ import Dispatch
 
     @usableFromInline private(set) var isTerminated = false
     @usableFromInline var disposable: Disposable?
-    var keepAliveObjects: [AnyObject] = []
     /// The callbacks in progress, as a multiset of threads (a thread appears more than once when a callback
     /// re-enters the subscriber). The common case, one thread, needs no array: `firstThread` with its depth.
     @usableFromInline var firstThread: pthread_t?
     @usableFromInline var firstDepth = 0
-    /// Callbacks in progress on threads other than `firstThread`: concurrent emitters, which are rare.
-    @usableFromInline var otherThreads: [pthread_t] = []
-    /// Disposers waiting for callbacks on other threads to return.
-    @usableFromInline var waiters: [(thread: pthread_t, semaphore: DispatchSemaphore)] = []
+    /// What most subscribers never need, allocated on first use: a subscriber without it is smaller, and
+    /// creating and destroying it costs no array retains and releases.
+    @usableFromInline var rare: Rare?
+
+    /// The state of kept-alive objects, concurrent emitters and waiting disposers. Touched only under the
+    /// subscriber's lock, like the rest of the state machine.
+    @usableFromInline final class Rare {
+        var keepAliveObjects: [AnyObject] = []
+        /// Callbacks in progress on threads other than `firstThread`: concurrent emitters.
+        @usableFromInline var otherThreads: [pthread_t] = []
+        /// Disposers waiting for callbacks on other threads to return.
+        @usableFromInline var waiters: [(thread: pthread_t, semaphore: DispatchSemaphore)] = []
+
+        init() {}
+    }
 
     @usableFromInline init() {}
+
+    /// The rare state, created if needed. Allocating under the lock is fine: it runs no user code.
+    @usableFromInline mutating func rareState() -> Rare {
+        if let rare = self.rare { return rare }
+        let rare = Rare()
+        self.rare = rare
+        return rare
+    }
+
+    /// Whether callbacks are in progress on threads other than `firstThread`.
+    @inlinable var hasOtherThreads: Bool {
+        guard let rare = self.rare else { return false }
+        return !rare.otherThreads.isEmpty
+    }
+
+    /// Whether disposers are waiting.
+    @inlinable var hasWaiters: Bool {
+        guard let rare = self.rare else { return false }
+        return !rare.waiters.isEmpty
+    }
+
+    /// Keeps `object` until the subscriber terminates.
+    mutating func keepAlive(_ object: AnyObject) {
+        self.rareState().keepAliveObjects.append(object)
+    }
 
     /// An event arrives: returns whether to deliver it (and counts the delivery), or false to drop it.
     @inlinable
@@ -65,7 +100,7 @@ import Dispatch
         } else if let first = self.firstThread, pthread_equal(first, thread) != 0 {
             self.firstDepth += 1
         } else {
-            self.otherThreads.append(thread)
+            self.rareState().otherThreads.append(thread)
         }
     }
 
@@ -77,14 +112,14 @@ import Dispatch
     mutating func endDelivery(on thread: pthread_t) -> Bool {
         if self.firstDepth > 1, let first = self.firstThread, pthread_equal(first, thread) != 0 {
             self.firstDepth -= 1
-            return !self.waiters.isEmpty
+            return self.hasWaiters
         }
-        if self.firstDepth == 1, self.otherThreads.isEmpty, let first = self.firstThread,
+        if self.firstDepth == 1, !self.hasOtherThreads, let first = self.firstThread,
             pthread_equal(first, thread) != 0
         {
             self.firstDepth = 0
             self.firstThread = nil
-            return !self.waiters.isEmpty
+            return self.hasWaiters
         }
         return self.endDeliveryWithOtherThreads(on: thread)
     }
@@ -96,37 +131,40 @@ import Dispatch
             self.firstDepth -= 1
             if self.firstDepth == 0 {
                 self.firstThread = nil
-                if !self.otherThreads.isEmpty {
-                    let next = self.otherThreads.removeLast()
+                if let rare = self.rare, !rare.otherThreads.isEmpty {
+                    let next = rare.otherThreads.removeLast()
                     self.firstThread = next
                     self.firstDepth = 1
-                    while let index = self.otherThreads.firstIndex(where: { pthread_equal($0, next) != 0 }) {
-                        self.otherThreads.remove(at: index)
+                    while let index = rare.otherThreads.firstIndex(where: { pthread_equal($0, next) != 0 }) {
+                        rare.otherThreads.remove(at: index)
                         self.firstDepth += 1
                     }
                 }
             }
-        } else if let index = self.otherThreads.firstIndex(where: { pthread_equal($0, thread) != 0 }) {
-            self.otherThreads.remove(at: index)
+        } else if let rare = self.rare,
+            let index = rare.otherThreads.firstIndex(where: { pthread_equal($0, thread) != 0 })
+        {
+            rare.otherThreads.remove(at: index)
         } else {
             preconditionFailure("Subscriber callback ended on a thread that did not start it")
         }
-        return !self.waiters.isEmpty
+        return self.hasWaiters
     }
 
     /// Removes and returns the disposers that no longer need to wait.
     @usableFromInline
     mutating func takeReleasedWaiters() -> [DispatchSemaphore] {
+        guard let rare = self.rare else { return [] }
         var released: [DispatchSemaphore] = []
         var stillWaiting: [(thread: pthread_t, semaphore: DispatchSemaphore)] = []
-        for waiter in self.waiters {
+        for waiter in rare.waiters {
             if self.deliveringOnOtherThreads(than: waiter.thread) {
                 stillWaiting.append(waiter)
             } else {
                 released.append(waiter.semaphore)
             }
         }
-        self.waiters = stillWaiting
+        rare.waiters = stillWaiting
         return released
     }
 
@@ -156,7 +194,7 @@ import Dispatch
         // running anyway, and two such disposers on different threads would wait for each other.
         if self.deliveringOnOtherThreads(than: thread) && !self.isDelivering(on: thread) {
             let semaphore = DispatchSemaphore(value: 0)
-            self.waiters.append((thread, semaphore))
+            self.rareState().waiters.append((thread, semaphore))
             action.waitForOtherThreads = semaphore
         }
         return (action, wasTerminated)
@@ -164,9 +202,9 @@ import Dispatch
 
     private mutating func takeEverything() -> TerminateAction {
         self.isTerminated = true
-        let action = TerminateAction(released: self.keepAliveObjects, disposable: self.disposable)
+        let action = TerminateAction(released: self.rare?.keepAliveObjects ?? [], disposable: self.disposable)
         self.disposable = nil
-        self.keepAliveObjects = []
+        self.rare?.keepAliveObjects = []
         return action
     }
 
@@ -174,13 +212,13 @@ import Dispatch
         if self.firstDepth > 0, let first = self.firstThread, pthread_equal(first, thread) != 0 {
             return true
         }
-        return self.otherThreads.contains { pthread_equal($0, thread) != 0 }
+        return self.rare?.otherThreads.contains { pthread_equal($0, thread) != 0 } ?? false
     }
 
     private func deliveringOnOtherThreads(than thread: pthread_t) -> Bool {
         if self.firstDepth > 0, let first = self.firstThread, pthread_equal(first, thread) == 0 {
             return true
         }
-        return self.otherThreads.contains { pthread_equal($0, thread) == 0 }
+        return self.rare?.otherThreads.contains { pthread_equal($0, thread) == 0 } ?? false
     }
 }
