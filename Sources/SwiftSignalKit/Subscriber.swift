@@ -211,7 +211,7 @@ public class Subscriber<T, E>: CustomStringConvertible {
     @inlinable final func assignDisposable(_ disposable: Disposable) {
         // Synchronous generators (`single`, `complete`, ...) return the shared empty disposable; storing it
         // would only cost a lock round trip, since disposing it does nothing.
-        if ObjectIdentifier(disposable) == ObjectIdentifier(EmptyDisposable) { return }
+        if type(of: disposable) == _EmptyDisposable.self { return }
         let alreadyTerminated = self.withState { state -> Bool in
             if state.isTerminated { return true }
             state.disposable = disposable

@@ -11,8 +11,11 @@
 }
 
 /// A disposable that does nothing; the return value of generators with nothing to stop.
-final class _EmptyDisposable: Disposable {
-    func dispose() {}
+///
+/// `@usableFromInline` so that a subscriber can recognise it by type (see `Subscriber.assignDisposable`)
+/// without reading the lazily initialised global.
+@usableFromInline final class _EmptyDisposable: Disposable {
+    @usableFromInline func dispose() {}
 }
 
 /// The shared disposable that does nothing.
