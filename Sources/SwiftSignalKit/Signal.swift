@@ -106,9 +106,9 @@ public final class Signal<T, E>: Sendable {
         return subscriber
     }
 
-    /// Starts the signal with a subscriber that carries its owner's state (see `StatefulSubscriber`);
-    /// the subscriber is the subscription's disposable.
-    @inlinable package func start<Extra>(_ subscriber: StatefulSubscriber<T, E, Extra>) {
+    /// Starts the signal with a subscriber of the library's own making that is also the subscription's
+    /// disposable (`StatefulSubscriber`, `PromiseSource`).
+    @inlinable package func start(_ subscriber: some Subscriber<T, E> & Disposable) {
         subscriber.assignDisposable(self.generator(subscriber))
     }
 

@@ -350,9 +350,9 @@ extension Subscriber: @unchecked Sendable {}
     /// is handed to a generator no other thread can see it, and handing it over publishes these stores
     /// as the initialiser's are.
     @inlinable package func setCallbacks(
-        next: @escaping @Sendable (T) -> Void,
-        error: @escaping @Sendable (E) -> Void,
-        completed: @escaping @Sendable () -> Void
+        next: (@Sendable (T) -> Void)?,
+        error: (@Sendable (E) -> Void)?,
+        completed: (@Sendable () -> Void)?
     ) {
         self.next = next
         self.error = error

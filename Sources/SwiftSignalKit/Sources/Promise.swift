@@ -85,10 +85,8 @@ public final class Promise<T: Sendable>: Sendable {
         }
         withExtendedLifetime(cleared) {}
         previous?.dispose()
-        let core = self.core
-        let disposable = signal.start(next: { value in
-            core.publish(value, ifGeneration: generation)
-        })
+        let disposable = PromiseSource(core: self.core, generation: generation)
+        signal.start(disposable)
         let stale = self.core.state.withLock { state -> Disposable? in
             guard state.generation == generation, !state.isClosed else { return disposable }
             state.source = disposable
@@ -184,5 +182,31 @@ public final class ValuePromise<T: Equatable & Sendable>: Sendable {
                 self.core.unsubscribe(key)
             }
         }
+    }
+}
+
+/// The subscription of a ``Promise`` to the signal it was set to: publishes each value to the promise's
+/// subscribers unless a later `set` replaced this source. It is its own disposable, and its callback
+/// captures only itself (a closure capturing a single object needs no context allocation), so a `set`
+/// costs one object for the subscription.
+@usableFromInline final class PromiseSource<T: Sendable>: Subscriber<T, NoError>, Disposable, @unchecked Sendable {
+    // `@unchecked Sendable`: restated from `Subscriber`; the two stored properties are immutable and
+    // Sendable.
+    @usableFromInline let core: ReplayingFanOut<T>
+    @usableFromInline let generation: UInt64
+
+    @inlinable init(core: ReplayingFanOut<T>, generation: UInt64) {
+        self.core = core
+        self.generation = generation
+        super.init(next: nil, error: nil, completed: nil)
+        // The callback holds the source; the source releases it when it terminates or is disposed.
+        // Set before the source is shared, like an initialiser's stores.
+        self.next = { value in
+            self.core.publish(value, ifGeneration: self.generation)
+        }
+    }
+
+    @inlinable func dispose() {
+        self.disposeSubscription()
     }
 }

@@ -91,6 +91,26 @@ import Testing
         #expect(deinits.value == 1)
     }
 
+    /// The source's subscriber holds its own callback (a cycle that saves an allocation per `set`); releasing
+    /// the promise disposes the source, which breaks the cycle.
+    @Test func releasingThePromiseFreesTheSourceSubscriber() {
+        final class WeakBox: @unchecked Sendable {
+            // Safe: written once by the generator, read after it returned, on the same thread.
+            weak var subscriber: Subscriber<Int, NoError>?
+        }
+        let box = WeakBox()
+        do {
+            let promise = Promise<Int>()
+            promise.set(
+                Signal { subscriber in
+                    box.subscriber = subscriber
+                    return EmptyDisposable
+                })
+            #expect(box.subscriber != nil)
+        }
+        #expect(box.subscriber == nil)
+    }
+
     @Test func reentrantSetFromACallbackKeepsOrder() {
         let promise = Promise<Int>(0)
         let recorder = Recorder<Int, NoError>()
