@@ -101,7 +101,7 @@ public final class Signal<T, E>: Sendable {
         return self.run(SubscriptionSubscriber<T, E>(downstream: downstream, next: next, error: error, completed: completed))
     }
 
-    @inlinable func run(_ subscriber: SubscriptionSubscriber<T, E>) -> Disposable {
+    @inlinable func run(_ subscriber: some Subscriber<T, E> & Disposable) -> Disposable {
         subscriber.assignDisposable(self.generator(subscriber))
         return subscriber
     }

@@ -88,7 +88,7 @@ public class Subscriber<T, E>: CustomStringConvertible {
 
     /// Creates an operator's subscriber that handles values with `next` and sends its error or
     /// completion on to `downstream`, which must have the same error type.
-    @inlinable init<R>(forwardingTerminalsTo downstream: Subscriber<R, E>, next: @escaping @Sendable (T) -> Void) {
+    @inlinable init<R>(forwardingTerminalsTo downstream: Subscriber<R, E>, next: (@Sendable (T) -> Void)?) {
         self.mutex = SubscriberLockTable.placeholder
         self.next = next
         self.error = nil
@@ -319,7 +319,7 @@ extension Subscriber: @unchecked Sendable {}
         super.init(downstream: downstream, next: next, error: error, completed: completed)
     }
 
-    @inlinable override init<R>(forwardingTerminalsTo downstream: Subscriber<R, E>, next: @escaping @Sendable (T) -> Void) {
+    @inlinable override init<R>(forwardingTerminalsTo downstream: Subscriber<R, E>, next: (@Sendable (T) -> Void)?) {
         super.init(forwardingTerminalsTo: downstream, next: next)
     }
 

@@ -9,11 +9,7 @@
 @inlinable @preconcurrency public func map<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) -> Signal<R, E> {
     return { signal in
         return Signal<R, E> { subscriber in
-            return signal.start(
-                forwardingTerminalsTo: subscriber,
-                next: { value in
-                    subscriber.putNext(f(value))
-                })
+            return signal.run(MapSubscriber(target: subscriber, transform: f))
         }
     }
 }
@@ -25,13 +21,7 @@
 @inlinable @preconcurrency public func filter<T, E>(_ f: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal<T, E> { subscriber in
-            return signal.start(
-                forwardingTerminalsTo: subscriber,
-                next: { value in
-                    if f(value) {
-                        subscriber.putNext(value)
-                    }
-                })
+            return signal.run(FilterSubscriber(target: subscriber, predicate: f))
         }
     }
 }
@@ -145,5 +135,53 @@ public func distinctUntilChanged<T: Equatable & Sendable, E>(_ signal: Signal<T,
                     }
                 })
         }
+    }
+}
+
+/// The subscriber `map` starts its source with: it holds the transform and its target, and its value
+/// callback captures only the subscriber itself (a closure that captures one object needs no context
+/// allocation, where one capturing the transform and the target needed one per subscription). The
+/// callback is released, ending the cycle, when the subscriber terminates or is disposed.
+@usableFromInline final class MapSubscriber<T, R, E>: Subscriber<T, E>, Disposable, @unchecked Sendable {
+    // `@unchecked Sendable`: restated from `Subscriber`; the two stored properties are immutable and
+    // Sendable.
+    @usableFromInline let target: Subscriber<R, E>
+    @usableFromInline let transform: @Sendable (T) -> R
+
+    @inlinable init(target: Subscriber<R, E>, transform: @escaping @Sendable (T) -> R) {
+        self.target = target
+        self.transform = transform
+        super.init(forwardingTerminalsTo: target, next: nil)
+        // Set before the subscriber is shared, like an initialiser's stores.
+        self.next = { value in
+            self.target.putNext(self.transform(value))
+        }
+    }
+
+    @inlinable func dispose() {
+        self.disposeSubscription()
+    }
+}
+
+/// The subscriber `filter` starts its source with; see ``MapSubscriber``.
+@usableFromInline final class FilterSubscriber<T, E>: Subscriber<T, E>, Disposable, @unchecked Sendable {
+    // `@unchecked Sendable`: restated from `Subscriber`; the two stored properties are immutable and
+    // Sendable.
+    @usableFromInline let target: Subscriber<T, E>
+    @usableFromInline let predicate: @Sendable (T) -> Bool
+
+    @inlinable init(target: Subscriber<T, E>, predicate: @escaping @Sendable (T) -> Bool) {
+        self.target = target
+        self.predicate = predicate
+        super.init(forwardingTerminalsTo: target, next: nil)
+        self.next = { value in
+            if self.predicate(value) {
+                self.target.putNext(value)
+            }
+        }
+    }
+
+    @inlinable func dispose() {
+        self.disposeSubscription()
     }
 }

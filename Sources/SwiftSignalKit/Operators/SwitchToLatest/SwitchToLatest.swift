@@ -21,27 +21,7 @@
             next: { inner in
                 guard let (id, previous) = state.withLock({ $0.outerSentInner() }) else { return }
                 previous?.dispose()
-                let disposable = inner.start(
-                    linkedTo: subscriber,
-                    next: { value in
-                        if state.withLock({ $0.isCurrent(id) }) {
-                            subscriber.putNext(value)
-                        }
-                    },
-                    error: { error in
-                        let inner = state.withLock { state -> Disposable?? in
-                            state.isCurrent(id) ? .some(state.terminate()) : .none
-                        }
-                        if let inner {
-                            subscriber.putError(error)
-                            inner?.dispose()
-                        }
-                    },
-                    completed: {
-                        if state.withLock({ $0.innerCompleted(id) }) {
-                            subscriber.putCompletion()
-                        }
-                    })
+                let disposable = inner.run(SwitchInnerSubscriber(target: subscriber, state: state, id: id))
                 switch state.withLock({ $0.innerStarted(id, disposable: disposable) }) {
                 case .keep(let previous):
                     previous?.dispose()
@@ -87,5 +67,47 @@ public func mapToSignal<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -
 ) -> (Signal<T, NoError>) -> Signal<R, E> {
     return { signal in
         return signal |> castError(E.self) |> map(f) |> switchToLatest
+    }
+}
+
+/// The subscriber of one inner signal of ``switchToLatest(_:)``: passes its events on while it is the
+/// current inner signal. Its callbacks capture only the subscriber itself (a closure that captures one
+/// object needs no context allocation; three closures capturing the state, the id and the target needed
+/// three per inner signal). They are released, ending the cycle, when it terminates or is disposed.
+@usableFromInline final class SwitchInnerSubscriber<T, E>: Subscriber<T, E>, Disposable, @unchecked Sendable {
+    // `@unchecked Sendable`: restated from `Subscriber`; the stored properties are immutable and Sendable.
+    @usableFromInline let target: Subscriber<T, E>
+    @usableFromInline let state: LockedState<SwitchToLatestStateMachine>
+    @usableFromInline let id: UInt64
+
+    @inlinable init(target: Subscriber<T, E>, state: LockedState<SwitchToLatestStateMachine>, id: UInt64) {
+        self.target = target
+        self.state = state
+        self.id = id
+        super.init(downstream: target, next: nil, error: nil, completed: nil)
+        // Set before the subscriber is shared, like an initialiser's stores.
+        self.next = { value in
+            if self.state.withLock({ $0.isCurrent(self.id) }) {
+                self.target.putNext(value)
+            }
+        }
+        self.error = { error in
+            let inner = self.state.withLock { state -> Disposable?? in
+                state.isCurrent(self.id) ? .some(state.terminate()) : .none
+            }
+            if let inner {
+                self.target.putError(error)
+                inner?.dispose()
+            }
+        }
+        self.completed = {
+            if self.state.withLock({ $0.innerCompleted(self.id) }) {
+                self.target.putCompletion()
+            }
+        }
+    }
+
+    @inlinable func dispose() {
+        self.disposeSubscription()
     }
 }
