@@ -46,7 +46,10 @@
         @usableFromInline var isDraining = false
         /// Free for the owner to keep its own bookkeeping under the same lock.
         @usableFromInline var generation: UInt64 = 0
-        @usableFromInline var source: Disposable?
+        /// The owner's current source subscription (a ``Promise``'s `PromiseSource<T>`), type-erased so
+        /// that the owner can call it through its concrete type: through `Disposable` the call would
+        /// run this module's unspecialised code.
+        @usableFromInline var source: (any AnyObject & Sendable)?
         @usableFromInline var isClosed = false
 
         @usableFromInline init(value: T?) {

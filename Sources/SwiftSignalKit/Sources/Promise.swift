@@ -59,14 +59,14 @@ public final class Promise<T: Sendable>: Sendable {
     }
 
     deinit {
-        let source = self.core.state.withLock { state -> Disposable? in
+        let source = self.core.state.withLock { state -> (any AnyObject & Sendable)? in
             state.isClosed = true
             let source = state.source
             state.source = nil
             return source
         }
         self.deinitHandler.withLock { $0 }?()
-        source?.dispose()
+        source.map { unsafeDowncast($0, to: PromiseSource<T>.self) }?.dispose()
     }
 
     /// Subscribes the promise to `signal`, replacing (and first disposing) the previous source.
@@ -75,7 +75,8 @@ public final class Promise<T: Sendable>: Sendable {
     ///
     /// - Parameter signal: The new source.
     @inlinable public func set(_ signal: Signal<T, NoError>) {
-        let (generation, previous, cleared) = self.core.state.withLock { state -> (UInt64, Disposable?, T?) in
+        let (generation, previous, cleared) = self.core.state.withLock {
+            state -> (UInt64, (any AnyObject & Sendable)?, T?) in
             state.generation += 1
             let cleared = state.value
             state.value = nil
@@ -84,12 +85,13 @@ public final class Promise<T: Sendable>: Sendable {
             return (state.generation, previous, cleared)
         }
         withExtendedLifetime(cleared) {}
-        previous?.dispose()
-        let disposable = PromiseSource(core: self.core, generation: generation)
-        signal.start(disposable)
-        let stale = self.core.state.withLock { state -> Disposable? in
-            guard state.generation == generation, !state.isClosed else { return disposable }
-            state.source = disposable
+        // Only `PromiseSource<T>` objects are stored as the source.
+        previous.map { unsafeDowncast($0, to: PromiseSource<T>.self) }?.dispose()
+        let source = PromiseSource(core: self.core, generation: generation)
+        signal.start(source)
+        let stale = self.core.state.withLock { state -> PromiseSource<T>? in
+            guard state.generation == generation, !state.isClosed else { return source }
+            state.source = source
             return nil
         }
         stale?.dispose()
