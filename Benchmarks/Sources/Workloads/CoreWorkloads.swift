@@ -469,6 +469,32 @@ func w7DeliverOn() -> [Workload] {
                         blackHole(sum.value)
                     }
                 ),
+                (
+                    .contractFloor,
+                    { _ in
+                        // The limit plus what the contract and `Queue.async` require: the stage before the
+                        // hop and the subscriber after it keep the subscriber contract, and each value
+                        // first asks whether it is already on the queue (which would run it inline).
+                        let queue = DispatchQueue(label: "W7")
+                        let key = DispatchSpecificKey<LimitMutex>()
+                        let marker = LimitMutex()
+                        queue.setSpecific(key: key, value: marker)
+                        let done = DispatchSemaphore(value: 0)
+                        let sum = Sum()
+                        let sink = ContractStage<Int> { sum.value &+= $0 }
+                        let stage = ContractStage<Int> { value in
+                            if DispatchQueue.getSpecific(key: key) === marker {
+                                sink.push(value)
+                            } else {
+                                queue.async { sink.push(value) }
+                            }
+                        }
+                        for value in 0..<count { stage.push(value) }
+                        queue.async { done.signal() }
+                        done.wait()
+                        blackHole(sum.value)
+                    }
+                ),
             ]
         ))
     return workloads
