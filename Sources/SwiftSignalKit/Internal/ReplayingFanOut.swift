@@ -50,7 +50,6 @@
         /// that the owner can call it through its concrete type: through `Disposable` the call would
         /// run this module's unspecialised code.
         @usableFromInline var source: (any AnyObject & Sendable)?
-        @usableFromInline var isClosed = false
 
         @usableFromInline init(value: T?) {
             self.value = value

@@ -60,7 +60,6 @@ public final class Promise<T: Sendable>: Sendable {
 
     deinit {
         let source = self.core.state.withLock { state -> (any AnyObject & Sendable)? in
-            state.isClosed = true
             let source = state.source
             state.source = nil
             return source
@@ -75,26 +74,23 @@ public final class Promise<T: Sendable>: Sendable {
     ///
     /// - Parameter signal: The new source.
     @inlinable public func set(_ signal: Signal<T, NoError>) {
-        let (generation, previous, cleared) = self.core.state.withLock {
-            state -> (UInt64, (any AnyObject & Sendable)?, T?) in
+        let (source, previous, cleared) = self.core.state.withLock {
+            state -> (PromiseSource<T>, (any AnyObject & Sendable)?, T?) in
             state.generation += 1
             let cleared = state.value
             state.value = nil
             let previous = state.source
-            state.source = nil
-            return (state.generation, previous, cleared)
+            // The new source is registered before it starts (allocating here runs no user code), so
+            // that a concurrent `set` or the promise's deinit finds and disposes it; values it sends
+            // after being replaced are dropped by the generation check.
+            let source = PromiseSource(core: self.core, generation: state.generation)
+            state.source = source
+            return (source, previous, cleared)
         }
         withExtendedLifetime(cleared) {}
         // Only `PromiseSource<T>` objects are stored as the source.
         previous.map { unsafeDowncast($0, to: PromiseSource<T>.self) }?.dispose()
-        let source = PromiseSource(core: self.core, generation: generation)
         signal.start(source)
-        let stale = self.core.state.withLock { state -> PromiseSource<T>? in
-            guard state.generation == generation, !state.isClosed else { return source }
-            state.source = source
-            return nil
-        }
-        stale?.dispose()
     }
 
     /// A signal of the latest value followed by every new one. It never completes.

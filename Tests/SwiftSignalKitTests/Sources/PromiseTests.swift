@@ -205,4 +205,30 @@ import Testing
         #expect(late.values == [reference.last!])
         subscriptions.forEach { $0.dispose() }
     }
+
+    /// `set` from several threads at once: every replaced source is disposed exactly once, the source of
+    /// the last `set` stays, and the promise (and its subscriber) end on that source's value.
+    @Test func concurrentSetsDisposeEveryReplacedSourceOnce() {
+        let sources = 4
+        for _ in 0..<300 {
+            let promise = Promise<Int>()
+            let recorder = Recorder<Int, NoError>()
+            recorder.start(promise.get())
+            let disposables = (0..<sources).map { _ in CountingDisposable() }
+            concurrently(sources) { index in
+                promise.set(
+                    Signal { subscriber in
+                        subscriber.putNext(index)
+                        return disposables[index]
+                    })
+            }
+            let remaining = (0..<sources).filter { disposables[$0].count.value == 0 }
+            #expect(remaining.count == 1)
+            #expect(disposables.allSatisfy { $0.count.value <= 1 })
+            let current = Recorder<Int, NoError>()
+            current.start(promise.get()).dispose()
+            #expect(current.values == remaining)
+            #expect(recorder.values.last.map { [$0] } == remaining)
+        }
+    }
 }
