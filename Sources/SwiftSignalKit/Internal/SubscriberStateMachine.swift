@@ -40,18 +40,24 @@ import Dispatch
     /// re-enters the subscriber). The common case, one thread, needs no array: `firstThread` with its depth.
     @usableFromInline var firstThread: pthread_t?
     @usableFromInline var firstDepth = 0
+    /// A second thread delivering at the same time, with its depth: two concurrent emitters, the usual
+    /// kind of concurrency, need no array. Invariant: `secondDepth` is 0 when `firstDepth` is, and the
+    /// rare state's `otherThreads` (a third thread and beyond) is empty when `secondDepth` is 0.
+    @usableFromInline var secondThread: pthread_t?
+    @usableFromInline var secondDepth = 0
     /// What most subscribers never need, allocated on first use: a subscriber without it is smaller, and
     /// creating and destroying it costs no array retains and releases.
     @usableFromInline var rare: Rare?
 
     /// The state of kept-alive objects, concurrent emitters and waiting disposers. Touched only under the
-    /// subscriber's lock, like the rest of the state machine.
+    /// subscriber's lock, like the rest of the state machine; hence `@exclusivity(unchecked)`, since the
+    /// dynamic check of a class property costs two runtime calls per access, on every concurrent delivery.
     @usableFromInline final class Rare {
-        var keepAliveObjects: [AnyObject] = []
-        /// Callbacks in progress on threads other than `firstThread`: concurrent emitters.
-        @usableFromInline var otherThreads: [pthread_t] = []
+        @exclusivity(unchecked) var keepAliveObjects: [AnyObject] = []
+        /// Callbacks in progress on threads other than `firstThread` and `secondThread`.
+        @exclusivity(unchecked) @usableFromInline var otherThreads: [pthread_t] = []
         /// Disposers waiting for callbacks on other threads to return.
-        @usableFromInline var waiters: [(thread: pthread_t, semaphore: DispatchSemaphore)] = []
+        @exclusivity(unchecked) @usableFromInline var waiters: [(thread: pthread_t, semaphore: DispatchSemaphore)] = []
 
         init() {}
     }
@@ -64,12 +70,6 @@ import Dispatch
         let rare = Rare()
         self.rare = rare
         return rare
-    }
-
-    /// Whether callbacks are in progress on threads other than `firstThread`.
-    @inlinable var hasOtherThreads: Bool {
-        guard let rare = self.rare else { return false }
-        return !rare.otherThreads.isEmpty
     }
 
     /// Whether disposers are waiting.
@@ -99,6 +99,11 @@ import Dispatch
             self.firstDepth = 1
         } else if let first = self.firstThread, pthread_equal(first, thread) != 0 {
             self.firstDepth += 1
+        } else if self.secondDepth == 0 {
+            self.secondThread = thread
+            self.secondDepth = 1
+        } else if let second = self.secondThread, pthread_equal(second, thread) != 0 {
+            self.secondDepth += 1
         } else {
             self.rareState().otherThreads.append(thread)
         }
@@ -114,7 +119,7 @@ import Dispatch
             self.firstDepth -= 1
             return self.hasWaiters
         }
-        if self.firstDepth == 1, !self.hasOtherThreads, let first = self.firstThread,
+        if self.firstDepth == 1, self.secondDepth == 0, let first = self.firstThread,
             pthread_equal(first, thread) != 0
         {
             self.firstDepth = 0
@@ -130,16 +135,15 @@ import Dispatch
         if self.firstDepth > 0, let first = self.firstThread, pthread_equal(first, thread) != 0 {
             self.firstDepth -= 1
             if self.firstDepth == 0 {
-                self.firstThread = nil
-                if let rare = self.rare, !rare.otherThreads.isEmpty {
-                    let next = rare.otherThreads.removeLast()
-                    self.firstThread = next
-                    self.firstDepth = 1
-                    while let index = rare.otherThreads.firstIndex(where: { pthread_equal($0, next) != 0 }) {
-                        rare.otherThreads.remove(at: index)
-                        self.firstDepth += 1
-                    }
-                }
+                // The second thread becomes the first, and a third (if any) the second.
+                self.firstThread = self.secondThread
+                self.firstDepth = self.secondDepth
+                self.promoteIntoSecond()
+            }
+        } else if self.secondDepth > 0, let second = self.secondThread, pthread_equal(second, thread) != 0 {
+            self.secondDepth -= 1
+            if self.secondDepth == 0 {
+                self.promoteIntoSecond()
             }
         } else if let rare = self.rare,
             let index = rare.otherThreads.firstIndex(where: { pthread_equal($0, thread) != 0 })
@@ -149,6 +153,21 @@ import Dispatch
             preconditionFailure("Subscriber callback ended on a thread that did not start it")
         }
         return self.hasWaiters
+    }
+
+    /// Fills the second slot from the other threads (all of one thread's entries), or empties it.
+    @usableFromInline
+    mutating func promoteIntoSecond() {
+        self.secondThread = nil
+        self.secondDepth = 0
+        guard let rare = self.rare, !rare.otherThreads.isEmpty else { return }
+        let next = rare.otherThreads.removeLast()
+        self.secondThread = next
+        self.secondDepth = 1
+        while let index = rare.otherThreads.firstIndex(where: { pthread_equal($0, next) != 0 }) {
+            rare.otherThreads.remove(at: index)
+            self.secondDepth += 1
+        }
     }
 
     /// Removes and returns the disposers that no longer need to wait.
@@ -212,11 +231,17 @@ import Dispatch
         if self.firstDepth > 0, let first = self.firstThread, pthread_equal(first, thread) != 0 {
             return true
         }
+        if self.secondDepth > 0, let second = self.secondThread, pthread_equal(second, thread) != 0 {
+            return true
+        }
         return self.rare?.otherThreads.contains { pthread_equal($0, thread) != 0 } ?? false
     }
 
     private func deliveringOnOtherThreads(than thread: pthread_t) -> Bool {
         if self.firstDepth > 0, let first = self.firstThread, pthread_equal(first, thread) == 0 {
+            return true
+        }
+        if self.secondDepth > 0, let second = self.secondThread, pthread_equal(second, thread) == 0 {
             return true
         }
         return self.rare?.otherThreads.contains { pthread_equal($0, thread) == 0 } ?? false

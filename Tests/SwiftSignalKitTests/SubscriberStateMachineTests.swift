@@ -1,0 +1,71 @@
+import Dispatch
+import Testing
+
+@testable import SwiftSignalKit
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The subscriber's bookkeeping of callbacks in progress, driven with made-up thread identities so that
+/// every interleaving below is exact: first thread, second thread, and the overflow beyond two.
+@Suite struct SubscriberStateMachineTests {
+    /// Distinct thread identities for the state machine (it only compares them with `pthread_equal`).
+    private func threads(_ count: Int) -> [pthread_t] {
+        #if canImport(Darwin)
+            return (1...count).map { pthread_t(bitPattern: $0)! }
+        #else
+            return (1...count).map { pthread_t($0) }
+        #endif
+    }
+
+    @Test func aDisposerWaitsUntilEveryOtherThreadHasReturned() {
+        let t = self.threads(5)
+        var machine = SubscriberStateMachine()
+        // Four threads deliver at once; the second one re-enters.
+        for thread in [t[0], t[1], t[2], t[1], t[3]] {
+            let delivering = machine.beginDelivery(on: thread)
+            #expect(delivering)
+        }
+        let (action, wasTerminated) = machine.dispose(on: t[4])
+        #expect(!wasTerminated)
+        #expect(action.waitForOtherThreads != nil)
+        let afterDispose = machine.beginDelivery(on: t[0])
+        #expect(!afterDispose, "no event is delivered after dispose")
+        // The deliveries end in an order that empties the second slot (refilled from the overflow), then
+        // the first (refilled from the second); the waiter is released only by the last one.
+        for thread in [t[1], t[0], t[2], t[1]] {
+            let waiters = machine.endDelivery(on: thread)
+            #expect(waiters)
+            let released = machine.takeReleasedWaiters()
+            #expect(released.isEmpty)
+        }
+        let waiters = machine.endDelivery(on: t[3])
+        #expect(waiters)
+        let released = machine.takeReleasedWaiters()
+        #expect(released.count == 1)
+        // Nothing is in progress any more: another disposer does not wait.
+        let (later, alreadyTerminated) = machine.dispose(on: t[4])
+        #expect(alreadyTerminated)
+        #expect(later.waitForOtherThreads == nil)
+    }
+
+    @Test func aDisposerInsideItsOwnCallbackDoesNotWait() {
+        let t = self.threads(3)
+        var machine = SubscriberStateMachine()
+        for thread in t {
+            let delivering = machine.beginDelivery(on: thread)
+            #expect(delivering)
+        }
+        // The third thread (in the overflow) disposes from inside its own callback: waiting there could
+        // deadlock with another such disposer, so it does not wait.
+        let (action, _) = machine.dispose(on: t[2])
+        #expect(action.waitForOtherThreads == nil)
+        for thread in [t[2], t[0], t[1]] {
+            let waiters = machine.endDelivery(on: thread)
+            #expect(!waiters)
+        }
+    }
+}
