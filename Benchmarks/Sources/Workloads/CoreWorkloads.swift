@@ -654,7 +654,18 @@ private func openCombineFanOut(
     }
 }
 
-/// The limit's multicast: a locked registry of `subscribers` stages, then `sends` values (measured).
+/// A frozen registry of `subscribers` stages, each adding what it receives to `sum`.
+private func summingFanOut<Stage: PushStage<Int>>(
+    _ subscribers: Int,
+    into sum: Sum,
+    stage makeStage: (@escaping (Int) -> Void) -> Stage
+) -> LimitFanOut<Stage> {
+    let fanOut = LimitFanOut<Stage>()
+    for _ in 0..<subscribers { _ = fanOut.add(makeStage { sum.value &+= $0 }) }
+    fanOut.freeze()
+    return fanOut
+}
+
 /// A fan-out floor: the limit's registry delivering `sends` values to `subscribers` stages, which are
 /// `LimitStage`s for the limit and `ContractStage`s for the contract floor.
 private func stageFanOut<Stage: PushStage<Int>>(
@@ -663,10 +674,8 @@ private func stageFanOut<Stage: PushStage<Int>>(
     stage makeStage: @escaping @Sendable (@escaping (Int) -> Void) -> Stage
 ) -> @Sendable (any MeasurementWindow) -> Void {
     return { benchmark in
-        let fanOut = LimitFanOut<Stage>()
         let sum = Sum()
-        for _ in 0..<subscribers { _ = fanOut.add(makeStage { sum.value &+= $0 }) }
-        fanOut.freeze()
+        let fanOut = summingFanOut(subscribers, into: sum, stage: makeStage)
         benchmark.startMeasurement()
         for value in 0..<sends { fanOut.push(value) }
         benchmark.stopMeasurement()
@@ -682,10 +691,8 @@ private func swappedSourceFanOut<Stage: PushStage<Int>>(
     stage makeStage: @escaping @Sendable (@escaping (Int) -> Void) -> Stage
 ) -> @Sendable (any MeasurementWindow) -> Void {
     return { benchmark in
-        let fanOut = LimitFanOut<Stage>()
         let sum = Sum()
-        for _ in 0..<subscribers { _ = fanOut.add(makeStage { sum.value &+= $0 }) }
-        fanOut.freeze()
+        let fanOut = summingFanOut(subscribers, into: sum, stage: makeStage)
         let current = LimitMutex()
         var currentStage: Stage?
         benchmark.startMeasurement()

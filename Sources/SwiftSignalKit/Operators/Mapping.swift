@@ -142,9 +142,10 @@ public func distinctUntilChanged<T: Equatable & Sendable, E>(_ signal: Signal<T,
 /// callback captures only the subscriber itself (a closure that captures one object needs no context
 /// allocation, where one capturing the transform and the target needed one per subscription). The
 /// callback is released, ending the cycle, when the subscriber terminates or is disposed.
+///
+/// `@unchecked Sendable`: restated from ``Subscriber``; the two stored properties are immutable and
+/// Sendable.
 @usableFromInline final class MapSubscriber<T, R, E>: Subscriber<T, E>, Disposable, @unchecked Sendable {
-    // `@unchecked Sendable`: restated from `Subscriber`; the two stored properties are immutable and
-    // Sendable.
     @usableFromInline let target: Subscriber<R, E>
     @usableFromInline let transform: @Sendable (T) -> R
 
@@ -164,9 +165,10 @@ public func distinctUntilChanged<T: Equatable & Sendable, E>(_ signal: Signal<T,
 }
 
 /// The subscriber `filter` starts its source with; see ``MapSubscriber``.
+///
+/// `@unchecked Sendable`: restated from ``Subscriber``; the two stored properties are immutable and
+/// Sendable.
 @usableFromInline final class FilterSubscriber<T, E>: Subscriber<T, E>, Disposable, @unchecked Sendable {
-    // `@unchecked Sendable`: restated from `Subscriber`; the two stored properties are immutable and
-    // Sendable.
     @usableFromInline let target: Subscriber<T, E>
     @usableFromInline let predicate: @Sendable (T) -> Bool
 

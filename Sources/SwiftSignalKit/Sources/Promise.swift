@@ -187,9 +187,10 @@ public final class ValuePromise<T: Equatable & Sendable>: Sendable {
 /// subscribers unless a later `set` replaced this source. It is its own disposable, and its callback
 /// captures only itself (a closure capturing a single object needs no context allocation), so a `set`
 /// costs one object for the subscription.
+///
+/// `@unchecked Sendable`: restated from ``Subscriber``; the two stored properties are immutable and
+/// Sendable.
 @usableFromInline final class PromiseSource<T: Sendable>: Subscriber<T, NoError>, Disposable, @unchecked Sendable {
-    // `@unchecked Sendable`: restated from `Subscriber`; the two stored properties are immutable and
-    // Sendable.
     @usableFromInline let core: ReplayingFanOut<T>
     @usableFromInline let generation: UInt64
 

@@ -74,8 +74,9 @@ public func mapToSignal<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -
 /// current inner signal. Its callbacks capture only the subscriber itself (a closure that captures one
 /// object needs no context allocation; three closures capturing the state, the id and the target needed
 /// three per inner signal). They are released, ending the cycle, when it terminates or is disposed.
+///
+/// `@unchecked Sendable`: restated from ``Subscriber``; the stored properties are immutable and Sendable.
 @usableFromInline final class SwitchInnerSubscriber<T, E>: Subscriber<T, E>, Disposable, @unchecked Sendable {
-    // `@unchecked Sendable`: restated from `Subscriber`; the stored properties are immutable and Sendable.
     @usableFromInline let target: Subscriber<T, E>
     @usableFromInline let state: LockedState<SwitchToLatestStateMachine>
     @usableFromInline let id: UInt64
