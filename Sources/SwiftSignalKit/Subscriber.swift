@@ -298,10 +298,12 @@ extension Subscriber: @unchecked Sendable {}
 /// The subscriber that `Signal.start` creates, which is also the disposable it returns: a subscription
 /// is then one object fewer than with a separate disposable that points to the subscriber.
 ///
-/// `dispose()` ends the subscription as described on ``Subscriber``.
+/// `dispose()` ends the subscription as described on ``Subscriber``. The library's other subscribers that
+/// are their own disposable (`MapSubscriber`, `FilterSubscriber`, `SwitchInnerSubscriber`,
+/// `PromiseSource`) subclass this one.
 ///
 /// `@unchecked Sendable`: restated from ``Subscriber``; this subclass adds no stored state.
-@usableFromInline final class SubscriptionSubscriber<T, E>: Subscriber<T, E>, Disposable, @unchecked Sendable {
+@usableFromInline class SubscriptionSubscriber<T, E>: Subscriber<T, E>, Disposable, @unchecked Sendable {
     @inlinable @preconcurrency override init(
         next: (@Sendable (T) -> Void)? = nil,
         error: (@Sendable (E) -> Void)? = nil,
@@ -323,7 +325,7 @@ extension Subscriber: @unchecked Sendable {}
         super.init(forwardingTerminalsTo: downstream, next: next)
     }
 
-    @inlinable func dispose() {
+    @inlinable final func dispose() {
         self.disposeSubscription()
     }
 }

@@ -145,7 +145,7 @@ public func distinctUntilChanged<T: Equatable & Sendable, E>(_ signal: Signal<T,
 ///
 /// `@unchecked Sendable`: restated from ``Subscriber``; the two stored properties are immutable and
 /// Sendable.
-@usableFromInline final class MapSubscriber<T, R, E>: Subscriber<T, E>, Disposable, @unchecked Sendable {
+@usableFromInline final class MapSubscriber<T, R, E>: SubscriptionSubscriber<T, E>, @unchecked Sendable {
     @usableFromInline let target: Subscriber<R, E>
     @usableFromInline let transform: @Sendable (T) -> R
 
@@ -158,17 +158,13 @@ public func distinctUntilChanged<T: Equatable & Sendable, E>(_ signal: Signal<T,
             self.target.putNext(self.transform(value))
         }
     }
-
-    @inlinable func dispose() {
-        self.disposeSubscription()
-    }
 }
 
 /// The subscriber `filter` starts its source with; see ``MapSubscriber``.
 ///
 /// `@unchecked Sendable`: restated from ``Subscriber``; the two stored properties are immutable and
 /// Sendable.
-@usableFromInline final class FilterSubscriber<T, E>: Subscriber<T, E>, Disposable, @unchecked Sendable {
+@usableFromInline final class FilterSubscriber<T, E>: SubscriptionSubscriber<T, E>, @unchecked Sendable {
     @usableFromInline let target: Subscriber<T, E>
     @usableFromInline let predicate: @Sendable (T) -> Bool
 
@@ -181,9 +177,5 @@ public func distinctUntilChanged<T: Equatable & Sendable, E>(_ signal: Signal<T,
                 self.target.putNext(value)
             }
         }
-    }
-
-    @inlinable func dispose() {
-        self.disposeSubscription()
     }
 }

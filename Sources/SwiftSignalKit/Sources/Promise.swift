@@ -190,7 +190,7 @@ public final class ValuePromise<T: Equatable & Sendable>: Sendable {
 ///
 /// `@unchecked Sendable`: restated from ``Subscriber``; the two stored properties are immutable and
 /// Sendable.
-@usableFromInline final class PromiseSource<T: Sendable>: Subscriber<T, NoError>, Disposable, @unchecked Sendable {
+@usableFromInline final class PromiseSource<T: Sendable>: SubscriptionSubscriber<T, NoError>, @unchecked Sendable {
     @usableFromInline let core: ReplayingFanOut<T>
     @usableFromInline let generation: UInt64
 
@@ -203,9 +203,5 @@ public final class ValuePromise<T: Equatable & Sendable>: Sendable {
         self.next = { value in
             self.core.publish(value, ifGeneration: self.generation)
         }
-    }
-
-    @inlinable func dispose() {
-        self.disposeSubscription()
     }
 }

@@ -76,7 +76,7 @@ public func mapToSignal<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -
 /// three per inner signal). They are released, ending the cycle, when it terminates or is disposed.
 ///
 /// `@unchecked Sendable`: restated from ``Subscriber``; the stored properties are immutable and Sendable.
-@usableFromInline final class SwitchInnerSubscriber<T, E>: Subscriber<T, E>, Disposable, @unchecked Sendable {
+@usableFromInline final class SwitchInnerSubscriber<T, E>: SubscriptionSubscriber<T, E>, @unchecked Sendable {
     @usableFromInline let target: Subscriber<T, E>
     @usableFromInline let state: LockedState<SwitchToLatestStateMachine>
     @usableFromInline let id: UInt64
@@ -106,9 +106,5 @@ public func mapToSignal<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -
                 self.target.putCompletion()
             }
         }
-    }
-
-    @inlinable func dispose() {
-        self.disposeSubscription()
     }
 }
