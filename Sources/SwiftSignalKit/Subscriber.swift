@@ -45,6 +45,13 @@ public class Subscriber<T, E>: CustomStringConvertible {
     /// For an operator that only transforms values: how an error or completion goes on to `downstream`.
     /// They capture nothing (the downstream is passed in), so in specialised code they allocate nothing,
     /// where two forwarding closures would each allocate a context per subscription.
+    ///
+    /// A forward is usually not counted as a delivery of this subscriber (see
+    /// ``SubscriberStateMachine/countForward(on:)``), which saves a lock round trip per
+    /// stage, so disposing this subscriber from another thread does not wait for a forward in progress.
+    /// Nothing is lost: the forward runs no code of the operator, only `downstream.putError` or
+    /// `putCompletion`, and the downstream counts its own callbacks, so the subscriber at the end of the
+    /// chain, the one a user disposes, still waits for the user's callback.
     @usableFromInline let forwardError: (@Sendable (AnyObject, E) -> Void)?
     @usableFromInline let forwardCompletion: (@Sendable (AnyObject) -> Void)?
 
@@ -138,9 +145,13 @@ public class Subscriber<T, E>: CustomStringConvertible {
         var next: (@Sendable (T) -> Void)? = nil
         var callback: (@Sendable (E) -> Void)? = nil
         var completed: (@Sendable () -> Void)? = nil
+        var countedForward = false
         let action = self.withState { state in
-            let action = state.terminate(on: thread, delivering: self.error != nil || self.forwardError != nil)
-            if action != nil { self.takeCallbacks(next: &next, error: &callback, completed: &completed) }
+            let action = state.terminate(on: thread, delivering: self.error != nil)
+            if action != nil {
+                self.takeCallbacks(next: &next, error: &callback, completed: &completed)
+                if callback == nil && self.forwardError != nil { countedForward = state.countForward(on: thread) }
+            }
             return action
         }
         guard let action else { return }
@@ -149,7 +160,7 @@ public class Subscriber<T, E>: CustomStringConvertible {
             self.endDelivery(on: thread)
         } else if let forward = self.forwardError, let downstream = self.downstream {
             forward(downstream, error)
-            self.endDelivery(on: thread)
+            if countedForward { self.endDelivery(on: thread) }
         }
         next = nil
         completed = nil
@@ -164,9 +175,13 @@ public class Subscriber<T, E>: CustomStringConvertible {
         var next: (@Sendable (T) -> Void)? = nil
         var error: (@Sendable (E) -> Void)? = nil
         var callback: (@Sendable () -> Void)? = nil
+        var countedForward = false
         let action = self.withState { state in
-            let action = state.terminate(on: thread, delivering: self.completed != nil || self.forwardCompletion != nil)
-            if action != nil { self.takeCallbacks(next: &next, error: &error, completed: &callback) }
+            let action = state.terminate(on: thread, delivering: self.completed != nil)
+            if action != nil {
+                self.takeCallbacks(next: &next, error: &error, completed: &callback)
+                if callback == nil && self.forwardCompletion != nil { countedForward = state.countForward(on: thread) }
+            }
             return action
         }
         guard let action else { return }
@@ -175,7 +190,7 @@ public class Subscriber<T, E>: CustomStringConvertible {
             self.endDelivery(on: thread)
         } else if let forward = self.forwardCompletion, let downstream = self.downstream {
             forward(downstream)
-            self.endDelivery(on: thread)
+            if countedForward { self.endDelivery(on: thread) }
         }
         next = nil
         error = nil

@@ -68,4 +68,56 @@ import Testing
             #expect(!waiters)
         }
     }
+
+    @Test func aForwardedTerminalEventIsNotCountedWhenNoCallbackRuns() {
+        let t = self.threads(2)
+        var machine = SubscriberStateMachine()
+        let action = machine.terminate(on: t[0], delivering: false)
+        #expect(action != nil)
+        // Nothing runs, and nothing can start after termination: counting the forward would cost a lock
+        // round trip for nothing.
+        let counted = machine.countForward(on: t[0])
+        #expect(!counted)
+        let (disposal, wasTerminated) = machine.dispose(on: t[1])
+        #expect(wasTerminated)
+        #expect(disposal.waitForOtherThreads == nil)
+    }
+
+    @Test func aForwardedTerminalEventIsCountedWhileAnotherThreadDelivers() {
+        let t = self.threads(3)
+        var machine = SubscriberStateMachine()
+        let delivering = machine.beginDelivery(on: t[1])
+        #expect(delivering)
+        let action = machine.terminate(on: t[0], delivering: false)
+        #expect(action != nil)
+        let counted = machine.countForward(on: t[0])
+        #expect(counted)
+        // A dispose reached from inside the forward (the downstream terminating disposes its upstream)
+        // does not wait for the other thread, as it would not from inside a callback...
+        let (inside, _) = machine.dispose(on: t[0])
+        #expect(inside.waitForOtherThreads == nil)
+        // ...while a disposer on a third thread waits for both.
+        let (outside, _) = machine.dispose(on: t[2])
+        #expect(outside.waitForOtherThreads != nil)
+        let afterForward = machine.endDelivery(on: t[0])
+        #expect(afterForward)
+        #expect(machine.takeReleasedWaiters().isEmpty)
+        let afterCallback = machine.endDelivery(on: t[1])
+        #expect(afterCallback)
+        #expect(machine.takeReleasedWaiters().count == 1)
+    }
+
+    @Test func aForwardInsideTheForwardersOwnCallbackIsNotCounted() {
+        // A re-entrant terminal event (sent from inside this subscriber's own value callback on the same
+        // thread) needs no count: that thread is already delivering.
+        let t = self.threads(1)
+        var machine = SubscriberStateMachine()
+        let delivering = machine.beginDelivery(on: t[0])
+        #expect(delivering)
+        _ = machine.terminate(on: t[0], delivering: false)
+        let counted = machine.countForward(on: t[0])
+        #expect(!counted)
+        let (inside, _) = machine.dispose(on: t[0])
+        #expect(inside.waitForOtherThreads == nil)
+    }
 }

@@ -40,6 +40,49 @@ import Testing
         }
     }
 
+    /// An operator's subscriber passes a completion on without counting it as a delivery of its own,
+    /// except while another thread is inside one of its callbacks. Then the count is what lets the
+    /// upstream disposal that the completion triggers (on the completing thread, still inside the forward)
+    /// go without waiting for that other thread, which here waits for the completion to return: waiting
+    /// would deadlock.
+    @Test func aCompletionForwardedWhileAnotherThreadMapsDoesNotWaitForIt() {
+        for _ in 0..<20 {
+            let captured = CapturedSubscriber<Int, NoError>()
+            let mapping = Flag()
+            let completionReturned = DispatchSemaphore(value: 0)
+            let waitedForCompletion = Flag()
+            let completed = Flag()
+            let mapped =
+                captured.signal()
+                |> map { (value: Int) -> Int in
+                    mapping.set()
+                    // Bounded, so that a deadlock shows as a failure, not a hang.
+                    if completionReturned.wait(timeout: .now() + 10) == .success { waitedForCompletion.set() }
+                    return value
+                }
+            let subscription = mapped.start(completed: { completed.set() })
+            let senderReturned = DispatchSemaphore(value: 0)
+            let sender = Thread {
+                captured.subscriber?.putNext(1)
+                senderReturned.signal()
+            }
+            sender.start()
+            #expect(spin(until: { mapping.isSet }))
+            // The completion goes through the map's subscriber to the one `start` made, whose termination
+            // disposes the map's subscriber from inside the forward, while the sender is still mapping.
+            let completer = Thread {
+                captured.subscriber?.putCompletion()
+                completionReturned.signal()
+            }
+            completer.start()
+            #expect(senderReturned.wait(timeout: .now() + 20) == .success)
+            #expect(completed.isSet)
+            subscription.dispose()
+            #expect(waitedForCompletion.isSet, "the completion waited for the mapping thread")
+            if !waitedForCompletion.isSet { break }
+        }
+    }
+
     @Test func concurrentEventsAndDisposeNeverDeliverAfterDispose() {
         for _ in 0..<200 {
             let captured = CapturedSubscriber<Int, NoError>()

@@ -198,6 +198,24 @@ import Dispatch
         return action
     }
 
+    /// After ``terminate(on:delivering:)`` of an operator's subscriber that passes the terminal event on
+    /// to its downstream (which counts its own callbacks): counts the forward as a delivery on `thread`
+    /// only while callbacks run on other threads, and returns whether it did (then end it with
+    /// ``endDelivery(on:)``).
+    ///
+    /// Counted then, so that a dispose reached on `thread` from inside the forward (the downstream's own
+    /// termination disposes its upstream) does not wait for those callbacks, as it would not from inside
+    /// a callback. Otherwise counting is useless: terminated, the subscriber starts no more callbacks, so
+    /// no dispose could ever have anything to wait for but the forward itself, which runs no code of the
+    /// operator.
+    @inlinable
+    mutating func countForward(on thread: pthread_t) -> Bool {
+        // `firstDepth` is 0 when no callback runs at all (the usual case): no search needed.
+        guard self.firstDepth > 0, self.deliveringOnOtherThreads(than: thread) else { return false }
+        self.countDelivery(on: thread)
+        return true
+    }
+
     /// The subscription is disposed: returns what to release and, when callbacks are running on other
     /// threads, a semaphore to wait on. `wasTerminated` tells whether it had already ended.
     @usableFromInline
@@ -237,7 +255,8 @@ import Dispatch
         return self.rare?.otherThreads.contains { pthread_equal($0, thread) != 0 } ?? false
     }
 
-    private func deliveringOnOtherThreads(than thread: pthread_t) -> Bool {
+    @usableFromInline
+    func deliveringOnOtherThreads(than thread: pthread_t) -> Bool {
         if self.firstDepth > 0, let first = self.firstThread, pthread_equal(first, thread) == 0 {
             return true
         }
