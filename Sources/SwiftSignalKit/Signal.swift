@@ -81,7 +81,9 @@ public final class Signal<T, E>: Sendable {
     ///   - error: Called once if the signal fails.
     ///   - completed: Called once if the signal completes.
     /// - Returns: A disposable that ends the subscription. Once its `dispose()` returns, no callback starts
-    ///   and none is running on another thread.
+    ///   and none is running on another thread. When the subscription has already ended by the time this
+    ///   method returns, with no callback still running (a synchronous signal), this is the empty
+    ///   disposable, since there is nothing left to end.
     @inlinable @discardableResult @preconcurrency public func start(
         next: (@Sendable (T) -> Void)? = nil,
         error: (@Sendable (E) -> Void)? = nil,
@@ -101,8 +103,14 @@ public final class Signal<T, E>: Sendable {
         return self.run(SubscriptionSubscriber<T, E>(downstream: downstream, next: next, error: error, completed: completed))
     }
 
+    /// Runs the generator for `subscriber` and returns the subscription's disposable: the subscriber, or
+    /// the empty disposable when the subscriber has finished for good, whose `dispose()` could do nothing.
+    /// Handing out the empty one saves whoever disposes it (usually a downstream subscriber, once it
+    /// terminates) a call through the existential and a lock round trip, per stage of a synchronous chain.
     @inlinable func run(_ subscriber: some Subscriber<T, E> & Disposable) -> Disposable {
-        subscriber.assignDisposable(self.generator(subscriber))
+        if subscriber.assignDisposableReportingFinished(self.generator(subscriber)) {
+            return EmptyDisposable
+        }
         return subscriber
     }
 

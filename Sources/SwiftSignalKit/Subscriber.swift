@@ -237,6 +237,23 @@ public class Subscriber<T, E>: CustomStringConvertible {
         }
     }
 
+    /// ``assignDisposable(_:)`` that also returns whether the subscriber has finished for good:
+    /// terminated, with no callback in progress on any thread. No callback can start after termination,
+    /// so disposing such a subscriber could never do anything. Unlike `assignDisposable`, it locks even
+    /// for the empty disposable, to find that out.
+    @inlinable final func assignDisposableReportingFinished(_ disposable: Disposable) -> Bool {
+        let isEmpty = type(of: disposable) == _EmptyDisposable.self
+        let (alreadyTerminated, finished) = self.withState { state -> (Bool, Bool) in
+            if state.isTerminated { return (true, state.isIdle) }
+            if !isEmpty { state.disposable = disposable }
+            return (false, false)
+        }
+        if alreadyTerminated && !isEmpty {
+            disposable.dispose()
+        }
+        return finished
+    }
+
     /// Ends the subscription from outside: drops further events, waits for callbacks running on other
     /// threads, then disposes the generator's disposable.
     @inlinable final func disposeSubscription() {

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Testing
 
 @testable import SwiftSignalKit
@@ -112,6 +113,60 @@ import Testing
         #expect(tracker.live.value == 1)
         captured.subscriber?.putCompletion()
         #expect(tracker.live.value == 0, "terminating releases the callbacks and what they captured")
+    }
+
+    @Test func aSubscriptionThatEndedWhileStartingIsTheEmptyDisposable() {
+        let tracker = LifetimeTracker()
+        let values = Counter()
+        var subscription: Disposable?
+        do {
+            let object = tracker.make()
+            let signal =
+                Signal<Int, NoError>.single(1) |> map { $0 + 1 }
+                |> filter { _ in
+                    _ = object; return true
+                }
+            subscription = signal.start(next: { _ in values.increment() })
+        }
+        #expect(values.value == 1)
+        // Nothing is left to end: every stage hands out the empty disposable instead of itself, and the
+        // stages (with what their closures captured) are gone before anyone disposes anything.
+        #expect(subscription.map { type(of: $0) == _EmptyDisposable.self } == true)
+        #expect(tracker.live.value == 0)
+        subscription?.dispose()
+        #expect(values.value == 1)
+    }
+
+    @Test func aSubscriptionThatEndedWithACallbackStillRunningIsNotReplaced() {
+        // The signal completes before `start` returns, while another thread is still inside the value
+        // callback: the subscription must stay disposable, so that disposing it waits for that callback.
+        let callbackStarted = DispatchSemaphore(value: 0)
+        let disposeCalled = Flag()
+        let disposeReturned = Flag()
+        let violations = Counter()
+        let senderDone = DispatchSemaphore(value: 0)
+        let signal = Signal<Int, NoError> { subscriber in
+            Thread {
+                subscriber.putNext(1)
+                senderDone.signal()
+            }.start()
+            callbackStarted.wait()
+            subscriber.putCompletion()
+            return EmptyDisposable
+        }
+        let subscription = signal.start(next: { _ in
+            callbackStarted.signal()
+            _ = spin(until: { disposeCalled.isSet })
+            // Give a dispose() that does not wait ample time to return.
+            for _ in 0..<20_000 { sched_yield() }
+            if disposeReturned.isSet { violations.increment() }
+        })
+        #expect(type(of: subscription) != _EmptyDisposable.self)
+        disposeCalled.set()
+        subscription.dispose()
+        disposeReturned.set()
+        #expect(senderDone.wait(timeout: .now() + 20) == .success)
+        #expect(violations.value == 0, "dispose() returned while the callback was running")
     }
 
     @Test func keepAliveHoldsObjectsUntilTermination() {

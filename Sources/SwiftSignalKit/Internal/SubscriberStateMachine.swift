@@ -72,6 +72,12 @@ import Dispatch
         return rare
     }
 
+    /// Whether no callback is in progress on any thread (`secondDepth` and the other threads are empty
+    /// whenever `firstDepth` is 0).
+    @inlinable var isIdle: Bool {
+        return self.firstDepth == 0
+    }
+
     /// Whether disposers are waiting.
     @inlinable var hasWaiters: Bool {
         guard let rare = self.rare else { return false }
