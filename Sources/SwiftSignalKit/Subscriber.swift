@@ -127,7 +127,9 @@ public class Subscriber<T, E>: CustomStringConvertible {
                 callback = next
             }
         }
-        guard let callback else { return }
+        // `consume`: binding the optional would copy the closure, a second retain and release of its
+        // context per event.
+        guard let callback = consume callback else { return }
         callback(next)
         self.endDelivery(on: thread)
     }
@@ -155,7 +157,7 @@ public class Subscriber<T, E>: CustomStringConvertible {
             return action
         }
         guard let action else { return }
-        if let callback {
+        if let callback = consume callback {
             callback(error)
             self.endDelivery(on: thread)
         } else if let forward = self.forwardError, let downstream = self.downstream {
@@ -185,7 +187,7 @@ public class Subscriber<T, E>: CustomStringConvertible {
             return action
         }
         guard let action else { return }
-        if let callback {
+        if let callback = consume callback {
             callback()
             self.endDelivery(on: thread)
         } else if let forward = self.forwardCompletion, let downstream = self.downstream {
