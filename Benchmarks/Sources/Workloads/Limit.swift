@@ -185,7 +185,8 @@ final class ContractStage<Input>: PushStage, @unchecked Sendable {
         let callback = self.next
         if callback != nil { self.delivering += 1 }
         self.mutex.unlock()
-        guard let callback else { return }
+        // `consume`: binding the optional would copy the closure, a second retain and release.
+        guard let callback = consume callback else { return }
         callback(value)
         self.mutex.lock()
         self.delivering -= 1
