@@ -229,20 +229,13 @@ public class Subscriber<T, E>: CustomStringConvertible {
         // Synchronous generators (`single`, `complete`, ...) return the shared empty disposable; storing it
         // would only cost a lock round trip, since disposing it does nothing.
         if type(of: disposable) == _EmptyDisposable.self { return }
-        let alreadyTerminated = self.withState { state -> Bool in
-            if state.isTerminated { return true }
-            state.disposable = disposable
-            return false
-        }
-        if alreadyTerminated {
-            disposable.dispose()
-        }
+        _ = self.assignDisposableReportingFinished(disposable)
     }
 
-    /// ``assignDisposable(_:)`` that also returns whether the subscriber has finished for good:
-    /// terminated, with no callback in progress on any thread. No callback can start after termination,
-    /// so disposing such a subscriber could never do anything. Unlike `assignDisposable`, it locks even
-    /// for the empty disposable, to find that out.
+    /// Stores the generator's disposable (or disposes it at once if the subscriber already terminated) and
+    /// returns whether the subscriber has finished for good: terminated, with no callback in progress on
+    /// any thread. No callback can start after termination, so disposing such a subscriber could never do
+    /// anything. Unlike ``assignDisposable(_:)``, it locks even for the empty disposable, to find that out.
     @inlinable final func assignDisposableReportingFinished(_ disposable: Disposable) -> Bool {
         let isEmpty = type(of: disposable) == _EmptyDisposable.self
         let (alreadyTerminated, finished) = self.withState { state -> (Bool, Bool) in
