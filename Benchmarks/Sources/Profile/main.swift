@@ -32,5 +32,13 @@ switch body {
 case .sync(let run):
     for _ in 0..<repetitions { run(Unmeasured()) }
 case .async(let run):
-    for _ in 0..<repetitions { await run(Unmeasured()) }
+    // Not a top-level `await`: that hands the main thread to `dispatch_main`, which valgrind cannot
+    // follow (it crashes when the main thread parks). The main thread waits on a semaphore instead, and the
+    // task is detached: a plain `Task` here would inherit the main actor, which that wait blocks.
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        for _ in 0..<repetitions { await run(Unmeasured()) }
+        done.signal()
+    }
+    done.wait()
 }
