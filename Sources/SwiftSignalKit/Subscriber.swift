@@ -252,15 +252,25 @@ public class Subscriber<T, E>: CustomStringConvertible {
     /// Ends the subscription from outside: drops further events, waits for callbacks running on other
     /// threads, then disposes the generator's disposable.
     @inlinable final func disposeSubscription() {
+        self.disposeSubscription(if: { true })
+    }
+
+    /// ``disposeSubscription()`` if `decide`, run with the mutex held, returns true: an owner whose own
+    /// state lives under this mutex (``StatefulSubscriber``) changes it and disposes in one lock round
+    /// trip. `decide` must only read and write state guarded by the mutex, as the body of
+    /// ``withState(_:)``.
+    @inlinable final func disposeSubscription(if decide: () -> Bool) {
         let thread = pthread_self()
         var next: (@Sendable (T) -> Void)? = nil
         var error: (@Sendable (E) -> Void)? = nil
         var completed: (@Sendable () -> Void)? = nil
-        let action = self.withState { state in
+        let decided = self.withState { state -> SubscriberStateMachine.TerminateAction? in
+            guard decide() else { return nil }
             let (action, wasTerminated) = state.dispose(on: thread)
             if !wasTerminated { self.takeCallbacks(next: &next, error: &error, completed: &completed) }
             return action
         }
+        guard let action = decided else { return }
         action.waitForOtherThreads?.wait()
         // The callbacks (and what they captured) are released here, outside the lock.
         next = nil
@@ -392,6 +402,13 @@ extension Subscriber: @unchecked Sendable {}
     @inlinable @inline(__always)
     package func withExtra<Result>(_ body: (inout Extra) -> Result) -> Result {
         return self.withState { _ in body(&self.extra) }
+    }
+
+    /// Runs `change` with the subscriber's mutex held and, if it returns true, disposes the subscription
+    /// in the same lock round trip (see ``dispose()``). `change` must only read and write `extra`.
+    @inlinable @inline(__always)
+    package func withExtra(disposingIf change: (inout Extra) -> Bool) {
+        self.disposeSubscription(if: { change(&self.extra) })
     }
 
     @inlinable package func dispose() {

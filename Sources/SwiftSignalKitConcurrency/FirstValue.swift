@@ -23,7 +23,7 @@ extension Signal where E: Error, T: Sendable {
     /// - Returns: The first value.
     /// - Throws: The signal's error; `CancellationError` when the task is cancelled;
     ///   `SignalError.completedWithoutValue` when the signal completes without a value.
-    @inlinable public func get(isolation: isolated (any Actor)? = #isolation) async throws -> T {
+    @inlinable @inline(__always) public func get(isolation: isolated (any Actor)? = #isolation) async throws -> T {
         switch await self.firstOutcome(isolation: isolation) {
         case .value(let value):
             return value
@@ -50,7 +50,7 @@ extension Signal where E: Error, T: Sendable {
     /// - Parameter isolation: Where the call runs; defaults to the caller's actor.
     /// - Returns: The first value, or nil if the signal completed without one or the task was cancelled.
     /// - Throws: The signal's error, typed.
-    @inlinable public func first(isolation: isolated (any Actor)? = #isolation) async throws(E) -> T? {
+    @inlinable @inline(__always) public func first(isolation: isolated (any Actor)? = #isolation) async throws(E) -> T? {
         switch await self.firstOutcome(isolation: isolation) {
         case .value(let value):
             return value
@@ -62,7 +62,13 @@ extension Signal where E: Error, T: Sendable {
     }
 
     /// Runs on the caller's isolation (`#isolation`), so awaiting from an actor does not hop off it.
-    @inlinable func firstOutcome(isolation: isolated (any Actor)?) async -> FirstValueOutcome<T, E> {
+    ///
+    /// Always inlined, like `get()` and `first()`: a call to an async function that takes an isolation
+    /// checks for an executor switch on the way in and on the way out, even when the isolation is the
+    /// caller's own, and those two checks were a sixth of the cost of an answer that is already there.
+    /// Inlined, the compiler sees that no switch is needed. Only the fast path is inlined; the wait is a
+    /// call, since it suspends anyway.
+    @inlinable @inline(__always) func firstOutcome(isolation: isolated (any Actor)?) async -> FirstValueOutcome<T, E> {
         // A task cancelled before the call never starts the signal.
         if Task.isCancelled { return .cancelled }
         // One object is the subscriber, the subscription and the wait's state (guarded by the
@@ -79,21 +85,7 @@ extension Signal where E: Error, T: Sendable {
         if let outcome = waiter.takeEarlyOutcome() {
             return outcome
         }
-        return await withTaskCancellationHandler(
-            operation: {
-                // Unsafe, not checked: the waiter's state machine resumes it exactly once (the tests
-                // race every event against cancellation), and a checked continuation, a resilient
-                // type, costs a metadata lookup on every copy.
-                await withUnsafeContinuation(isolation: isolation) {
-                    (continuation: UnsafeContinuation<FirstValueOutcome<T, E>, Never>) in
-                    waiter.install(continuation)
-                }
-            },
-            onCancel: {
-                waiter.finish(.cancelled)
-            },
-            isolation: isolation
-        )
+        return await waiter.waitForOutcome(isolation: isolation)
     }
 }
 
@@ -129,6 +121,25 @@ extension Signal where E: Error, T: Sendable {
 }
 
 extension StatefulSubscriber where T: Sendable, E: Error, Extra == FirstValueWait<T, E> {
+    /// Suspends until the first event or cancellation, once ``takeEarlyOutcome()`` found none.
+    @inlinable func waitForOutcome(isolation: isolated (any Actor)?) async -> FirstValueOutcome<T, E> {
+        return await withTaskCancellationHandler(
+            operation: {
+                // Unsafe, not checked: the waiter's state machine resumes it exactly once (the tests
+                // race every event against cancellation), and a checked continuation, a resilient
+                // type, costs a metadata lookup on every copy.
+                await withUnsafeContinuation(isolation: isolation) {
+                    (continuation: UnsafeContinuation<FirstValueOutcome<T, E>, Never>) in
+                    self.install(continuation)
+                }
+            },
+            onCancel: {
+                self.finish(.cancelled)
+            },
+            isolation: isolation
+        )
+    }
+
     /// Called once `start` has returned: returns the outcome if an event already arrived.
     @inlinable func takeEarlyOutcome() -> FirstValueOutcome<T, E>? {
         return self.withExtra { wait in
@@ -165,21 +176,22 @@ extension StatefulSubscriber where T: Sendable, E: Error, Extra == FirstValueWai
     /// waiting task. Called from the subscriber's own callbacks (where disposing does not wait) or from
     /// the cancellation handler.
     @inlinable func finish(_ event: FirstValueOutcome<T, E>) {
-        let (continuation, first) = self.withExtra {
-            wait -> (UnsafeContinuation<FirstValueOutcome<T, E>, Never>?, Bool) in
+        var continuation: UnsafeContinuation<FirstValueOutcome<T, E>, Never>? = nil
+        // The first event changes the phase and disposes the subscription in one lock round trip, before
+        // resuming, so that when `get()` returns the subscription has ended.
+        self.withExtra(disposingIf: { wait in
             switch wait.phase {
             case .idle(early: nil):
                 wait.phase = .idle(early: event)
-                return (nil, true)
+                return true
             case .idle, .finished:
-                return (nil, false)
-            case .waiting(let continuation):
+                return false
+            case .waiting(let waiting):
                 wait.phase = .finished
-                return (continuation, true)
+                continuation = waiting
+                return true
             }
-        }
-        // Disposed before resuming, so that when `get()` returns the subscription has ended.
-        if first { self.dispose() }
+        })
         continuation?.resume(returning: event)
     }
 }
