@@ -376,12 +376,19 @@ extension Subscriber: @unchecked Sendable {}
 /// ``withExtra(_:)`` holds the subscriber's mutex, which is shared (see ``SubscriberLockTable``): its
 /// body must only read and write `extra`, never call out or release an object that could deinitialise.
 ///
-/// `@unchecked Sendable`: as ``Subscriber``; `extra` is read and written only under the mutex.
+/// `@unchecked Sendable`: as ``Subscriber``; `extra` is written only under the mutex, and read without it
+/// only as ``extraIfChangedByCreator()`` allows; `changedByCreator` is written only by the creating
+/// thread, under the mutex, and read only by that thread; `creator` is immutable.
 @usableFromInline package final class StatefulSubscriber<T, E, Extra>: Subscriber<T, E>, Disposable, @unchecked Sendable {
     @exclusivity(unchecked) @usableFromInline var extra: Extra
+    /// The thread that created the subscriber, which is the one that starts the signal.
+    @usableFromInline let creator: pthread_t
+    /// Set by ``noteChangeByCreator()``.
+    @exclusivity(unchecked) @usableFromInline var changedByCreator = false
 
     @inlinable package init(extra: Extra) {
         self.extra = extra
+        self.creator = pthread_self()
         super.init(next: nil, error: nil, completed: nil)
     }
 
@@ -407,8 +414,28 @@ extension Subscriber: @unchecked Sendable {}
     /// Runs `change` with the subscriber's mutex held and, if it returns true, disposes the subscription
     /// in the same lock round trip (see ``dispose()``). `change` must only read and write `extra`.
     @inlinable @inline(__always)
-    package func withExtra(disposingIf change: (inout Extra) -> Bool) {
+    package func dispose(if change: (inout Extra) -> Bool) {
         self.disposeSubscription(if: { change(&self.extra) })
+    }
+
+    /// Inside a `withExtra` body: remembers that `extra` was just changed by the creating thread, if the
+    /// caller is that thread (otherwise does nothing).
+    @inlinable package func noteChangeByCreator() {
+        if pthread_equal(pthread_self(), self.creator) != 0 {
+            self.changedByCreator = true
+        }
+    }
+
+    /// On the creating thread only, and without locking: `extra`, if this thread noted a change to it
+    /// (see ``noteChangeByCreator()``); otherwise nil, and the caller locks (``withExtra(_:)``).
+    ///
+    /// This saves a lock round trip when the signal answers on the creating thread while it starts. It is
+    /// safe only for an owner whose noted change is final: no thread changes `extra` after it (the first
+    /// outcome of `get()`). Other threads may still read `extra` under the mutex meanwhile, which does not
+    /// race with this read; and the flag is written and read by the creating thread alone.
+    @inlinable package func extraIfChangedByCreator() -> Extra? {
+        assert(pthread_equal(pthread_self(), self.creator) != 0, "extraIfChangedByCreator() off the creating thread")
+        return self.changedByCreator ? self.extra : nil
     }
 
     @inlinable package func dispose() {

@@ -142,6 +142,11 @@ extension StatefulSubscriber where T: Sendable, E: Error, Extra == FirstValueWai
 
     /// Called once `start` has returned: returns the outcome if an event already arrived.
     @inlinable func takeEarlyOutcome() -> FirstValueOutcome<T, E>? {
+        // Answered on this thread while starting (a cached value, `single`): that outcome is final, so it
+        // can be read without the lock.
+        if let wait = self.extraIfChangedByCreator(), case .idle(let early?) = wait.phase {
+            return early
+        }
         return self.withExtra { wait in
             guard case .idle(let early) = wait.phase else {
                 preconditionFailure("FirstValueWaiter started twice")
@@ -179,10 +184,11 @@ extension StatefulSubscriber where T: Sendable, E: Error, Extra == FirstValueWai
         var continuation: UnsafeContinuation<FirstValueOutcome<T, E>, Never>? = nil
         // The first event changes the phase and disposes the subscription in one lock round trip, before
         // resuming, so that when `get()` returns the subscription has ended.
-        self.withExtra(disposingIf: { wait in
+        self.dispose(if: { wait in
             switch wait.phase {
             case .idle(early: nil):
                 wait.phase = .idle(early: event)
+                self.noteChangeByCreator()
                 return true
             case .idle, .finished:
                 return false
