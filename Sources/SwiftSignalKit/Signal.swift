@@ -115,7 +115,7 @@ public final class Signal<T, E>: Sendable {
     }
 
     /// Starts the signal with a subscriber of the library's own making that is also the subscription's
-    /// disposable (`StatefulSubscriber`, `PromiseSource`).
+    /// disposable (`FirstEventSubscriber`, `PromiseSource`).
     @inlinable package func start(_ subscriber: some Subscriber<T, E> & Disposable) {
         subscriber.assignDisposable(self.generator(subscriber))
     }

@@ -24,15 +24,17 @@ import Dispatch
 /// > Warning: Because `dispose()` waits for callbacks running on other threads, do not dispose a
 /// > subscription while holding a lock that one of its callbacks takes.
 ///
-/// The class is not `final` only so that the library can make the subscriber that ``Signal/start(next:error:completed:)``
-/// creates be the subscription's disposable as well; it cannot be subclassed outside the library, and its
-/// members are `final`.
+/// The class is not `final` only so that the library can make subscribers of its own: the one that
+/// ``Signal/start(next:error:completed:)`` creates is the subscription's disposable as well, and the one
+/// behind `get()` takes only its first event. It cannot be subclassed outside the library, and its members
+/// are `final`.
 public class Subscriber<T, E>: CustomStringConvertible {
     /// The mutex that guards `machine` and the callbacks: shared with other subscribers (see
     /// ``SubscriberLockTable``). Set once in the initialiser, then only read.
     @exclusivity(unchecked) @usableFromInline final var mutex: UnsafeMutablePointer<pthread_mutex_t>
-    /// Read and written only while `mutex` is locked, through ``withState(_:)``.
-    @exclusivity(unchecked) @usableFromInline final var machine = SubscriberStateMachine()
+    /// Read and written only while `mutex` is locked: through ``withState(_:)``, or in `putNext`
+    /// between ``lockState()`` and ``unlockState()``.
+    @exclusivity(unchecked) @usableFromInline final var machine: SubscriberStateMachine
     /// The callbacks: read and written only while `mutex` is locked. They are stored here, not in the
     /// state machine, so that the state machine is not generic (see ``SubscriberStateMachine``).
     /// `@exclusivity(unchecked)`: every access is already serialised by the lock, and the dynamic check
@@ -67,6 +69,7 @@ public class Subscriber<T, E>: CustomStringConvertible {
         completed: (@Sendable () -> Void)? = nil
     ) {
         self.mutex = SubscriberLockTable.placeholder
+        self.machine = SubscriberStateMachine()
         self.next = next
         self.error = error
         self.completed = completed
@@ -84,6 +87,7 @@ public class Subscriber<T, E>: CustomStringConvertible {
         completed: (@Sendable () -> Void)?
     ) {
         self.mutex = SubscriberLockTable.placeholder
+        self.machine = SubscriberStateMachine()
         self.next = next
         self.error = error
         self.completed = completed
@@ -97,6 +101,7 @@ public class Subscriber<T, E>: CustomStringConvertible {
     /// completion on to `downstream`, which must have the same error type.
     @inlinable init<R>(forwardingTerminalsTo downstream: Subscriber<R, E>, next: (@Sendable (T) -> Void)?) {
         self.mutex = SubscriberLockTable.placeholder
+        self.machine = SubscriberStateMachine()
         self.next = next
         self.error = nil
         self.completed = nil
@@ -110,6 +115,20 @@ public class Subscriber<T, E>: CustomStringConvertible {
         self.mutex = SubscriberLockTable.mutex(for: ObjectIdentifier(self))
     }
 
+    /// Creates a subscriber that takes only its first event, and hands it to the handlers of
+    /// ``FirstEventHandlers`` (the only subclass that calls this), not to callbacks.
+    @inlinable init(firstEventOnly: Void) {
+        self.mutex = SubscriberLockTable.placeholder
+        self.machine = SubscriberStateMachine(firstEventOnly: true)
+        self.next = nil
+        self.error = nil
+        self.completed = nil
+        self.downstream = nil
+        self.forwardError = nil
+        self.forwardCompletion = nil
+        self.mutex = SubscriberLockTable.mutex(for: ObjectIdentifier(self))
+    }
+
     /// A short description of the subscriber's state, for debugging.
     public final var description: String {
         let terminated = self.withState { $0.isTerminated }
@@ -118,20 +137,41 @@ public class Subscriber<T, E>: CustomStringConvertible {
 
     /// Sends a value. Dropped if the subscriber has terminated or been disposed.
     ///
-    /// - Parameter next: The value.
-    @inlinable public final func putNext(_ next: T) {
+    /// - Parameter value: The value.
+    @inlinable public final func putNext(_ value: T) {
         let thread = pthread_self()
-        var callback: (@Sendable (T) -> Void)? = nil
-        self.withState { state in
-            if let next = self.next, state.beginDelivery(on: thread) {
-                callback = next
-            }
+        // Locked by hand rather than with `withState`: the not-admitted branch ends the lock itself, so
+        // that the path of a delivered value carries nothing of it (with a closure, its result had to
+        // be destroyed on every delivery).
+        self.lockState()
+        guard self.machine.admitsValues else {
+            self.putNextNotAdmitted(value)
+            return
         }
-        // `consume`: binding the optional would copy the closure, a second retain and release of its
-        // context per event.
-        guard let callback = consume callback else { return }
-        callback(next)
+        // Copied under the lock, so that the callback's context stays alive while it runs even if
+        // another thread disposes meanwhile.
+        guard let callback = self.next else {
+            self.unlockState()
+            return
+        }
+        self.machine.countDelivery(on: thread)
+        self.unlockState()
+        callback(value)
         self.endDelivery(on: thread)
+    }
+
+    /// ``putNext(_:)`` of a value the state machine does not admit: dropped, or the first event of a
+    /// first-event-only subscriber. Called with the mutex locked; unlocks it.
+    ///
+    /// Not inlined: it keeps the code of a delivered value short.
+    @inlinable @inline(never)
+    final func putNextNotAdmitted(_ value: T) {
+        let firstEvent = self.machine.takeFirstEvent()
+        self.unlockState()
+        guard let firstEvent else { return }
+        // The subscription ends before the event is handled (see `FirstEventHandlers`).
+        firstEvent.finish()
+        self.firstEventHandlers.handle(value)
     }
 
     /// Sends a failure and terminates the subscriber. Dropped if it has already terminated.
@@ -148,7 +188,9 @@ public class Subscriber<T, E>: CustomStringConvertible {
         var callback: (@Sendable (E) -> Void)? = nil
         var completed: (@Sendable () -> Void)? = nil
         var countedForward = false
+        var firstEvent = false
         let action = self.withState { state in
+            firstEvent = state.status == .firstEventOnly
             let action = state.terminate(on: thread, delivering: self.error != nil)
             if action != nil {
                 self.takeCallbacks(next: &next, error: &callback, completed: &completed)
@@ -157,6 +199,12 @@ public class Subscriber<T, E>: CustomStringConvertible {
             return action
         }
         guard let action else { return }
+        if firstEvent {
+            // The subscription ends before the event is handled (see `FirstEventHandlers`).
+            action.finish()
+            self.firstEventHandlers.handle(error: error)
+            return
+        }
         if let callback = consume callback {
             callback(error)
             self.endDelivery(on: thread)
@@ -178,7 +226,9 @@ public class Subscriber<T, E>: CustomStringConvertible {
         var error: (@Sendable (E) -> Void)? = nil
         var callback: (@Sendable () -> Void)? = nil
         var countedForward = false
+        var firstEvent = false
         let action = self.withState { state in
+            firstEvent = state.status == .firstEventOnly
             let action = state.terminate(on: thread, delivering: self.completed != nil)
             if action != nil {
                 self.takeCallbacks(next: &next, error: &error, completed: &callback)
@@ -187,6 +237,12 @@ public class Subscriber<T, E>: CustomStringConvertible {
             return action
         }
         guard let action else { return }
+        if firstEvent {
+            // The subscription ends before the event is handled (see `FirstEventHandlers`).
+            action.finish()
+            self.firstEventHandlers.handleCompletion()
+            return
+        }
         if let callback = consume callback {
             callback()
             self.endDelivery(on: thread)
@@ -256,7 +312,7 @@ public class Subscriber<T, E>: CustomStringConvertible {
     }
 
     /// ``disposeSubscription()`` if `decide`, run with the mutex held, returns true: an owner whose own
-    /// state lives under this mutex (``StatefulSubscriber``) changes it and disposes in one lock round
+    /// state lives under this mutex (``FirstEventSubscriber``) changes it and disposes in one lock round
     /// trip. `decide` must only read and write state guarded by the mutex, as the body of
     /// ``withState(_:)``.
     @inlinable final func disposeSubscription(if decide: () -> Bool) {
@@ -295,17 +351,32 @@ public class Subscriber<T, E>: CustomStringConvertible {
         self.completed = nil
     }
 
+    /// This subscriber as the ``FirstEventHandlers`` it is when its state machine is first-event-only.
+    @inlinable final var firstEventHandlers: FirstEventHandlers<T, E> {
+        return unsafeDowncast(self, to: FirstEventHandlers<T, E>.self)
+    }
+
     /// Runs `body` with `mutex` locked. `body` must only read and write the state machine and the
     /// callbacks: the mutex is shared, so calling out (or taking another lock) could deadlock.
     @inlinable @inline(__always)
     final func withState<Result>(_ body: (inout SubscriberStateMachine) -> Result) -> Result {
+        self.lockState()
+        defer { self.unlockState() }
+        return body(&self.machine)
+    }
+
+    /// Locks `mutex`. Prefer ``withState(_:)``; only `putNext` pairs these by hand.
+    @inlinable @inline(__always)
+    final func lockState() {
         let locked = pthread_mutex_lock(self.mutex)
         if _slowPath(locked != 0) { SubscriberLockTable.failed("lock", locked) }
-        defer {
-            let unlocked = pthread_mutex_unlock(self.mutex)
-            if _slowPath(unlocked != 0) { SubscriberLockTable.failed("unlock", unlocked) }
-        }
-        return body(&self.machine)
+    }
+
+    /// Unlocks `mutex`, locked by ``lockState()``.
+    @inlinable @inline(__always)
+    final func unlockState() {
+        let unlocked = pthread_mutex_unlock(self.mutex)
+        if _slowPath(unlocked != 0) { SubscriberLockTable.failed("unlock", unlocked) }
     }
 
     @inlinable final func endDelivery(on thread: pthread_t) {
@@ -367,42 +438,101 @@ extension Subscriber: @unchecked Sendable {}
     }
 }
 
-/// A subscriber that carries state of its owner's choosing, guarded by the subscriber's own mutex, and
-/// that is its own disposable: a subscription and the state that goes with it in one object.
+/// A subscriber that takes only its first event and hands it to handlers rather than callbacks: the base
+/// of ``FirstEventSubscriber``, generic only over the event types, so that ``Subscriber``'s event
+/// methods can reach the handlers.
 ///
-/// `package`: a building block for the concurrency bridges (`get()`), not API. The owner sets the
-/// callbacks with ``setCallbacks(next:error:completed:)`` before starting the signal; they may capture
-/// the subscriber itself, since a subscriber releases its callbacks when it terminates or is disposed.
-/// ``withExtra(_:)`` holds the subscriber's mutex, which is shared (see ``SubscriberLockTable``): its
-/// body must only read and write `extra`, never call out or release an object that could deinitialise.
+/// The first event of any kind terminates the subscriber in the lock round trip that admits it; the
+/// subscription is then disposed (outside the lock), and then the event's handler runs. Later events are
+/// dropped. So at most one handler ever runs, and it is not counted as a delivery: only the owner
+/// disposes the subscriber, so no dispose ever waits for it.
 ///
-/// `@unchecked Sendable`: as ``Subscriber``; `extra` is written only under the mutex, and read without it
-/// only as ``extraIfChangedByCreator()`` allows; `changedByCreator` is written only by the creating
-/// thread, under the mutex, and read only by that thread; `creator` is immutable.
-@usableFromInline package final class StatefulSubscriber<T, E, Extra>: Subscriber<T, E>, Disposable, @unchecked Sendable {
+/// The handlers are given the subscriber, so that they need capture nothing: a subscription then
+/// allocates no closure context, and costs no reference counting of one per event.
+///
+/// `@unchecked Sendable`: as ``Subscriber``; the handlers are immutable and `Sendable`.
+@usableFromInline package class FirstEventHandlers<T, E>: Subscriber<T, E>, @unchecked Sendable {
+    @usableFromInline let onValue: @Sendable (FirstEventHandlers<T, E>, T) -> Void
+    @usableFromInline let onError: @Sendable (FirstEventHandlers<T, E>, E) -> Void
+    @usableFromInline let onCompletion: @Sendable (FirstEventHandlers<T, E>) -> Void
+
+    @inlinable init(
+        onValue: @escaping @Sendable (FirstEventHandlers<T, E>, T) -> Void,
+        onError: @escaping @Sendable (FirstEventHandlers<T, E>, E) -> Void,
+        onCompletion: @escaping @Sendable (FirstEventHandlers<T, E>) -> Void
+    ) {
+        self.onValue = onValue
+        self.onError = onError
+        self.onCompletion = onCompletion
+        super.init(firstEventOnly: ())
+    }
+
+    @inlinable final func handle(_ value: T) {
+        self.onValue(self, value)
+    }
+
+    @inlinable final func handle(error: E) {
+        self.onError(self, error)
+    }
+
+    @inlinable final func handleCompletion() {
+        self.onCompletion(self)
+    }
+}
+
+/// A subscriber that takes only its first event (see ``FirstEventHandlers``), carries state of its
+/// owner's choosing guarded by the subscriber's own mutex, and is its own disposable: a one-shot
+/// subscription and the state that goes with it in one object.
+///
+/// `package`: a building block for the concurrency bridges (`get()`), not API.
+///
+/// - The owner gives the handlers to the initialiser, then starts the signal with
+///   ``subscribe(to:)``. A handler receives the subscriber as ``FirstEventHandlers``; it is this class.
+/// - ``withExtra(_:)`` holds the subscriber's mutex, which is shared (see ``SubscriberLockTable``): its
+///   body must only read and write `extra`, never call out or release an object that could deinitialise.
+///
+/// `@unchecked Sendable`: as ``Subscriber``. `extra` is written under the mutex, except by the first
+/// event's handler on the creating thread while ``subscribe(to:)`` runs, when no other thread can
+/// touch it (see ``withExtraForFirstEvent(_:)``); `creatorPhase` is read and written by the creating
+/// thread only; `creator` is immutable.
+@usableFromInline package final class FirstEventSubscriber<T, E, Extra>: FirstEventHandlers<T, E>, Disposable, @unchecked Sendable {
+    @usableFromInline enum CreatorPhase {
+        case notStarted
+        /// Inside ``subscribe(to:)``.
+        case starting
+        /// The first event's handler ran on the creating thread inside ``subscribe(to:)``.
+        case answeredWhileStarting
+        case started
+    }
+
     @exclusivity(unchecked) @usableFromInline var extra: Extra
     /// The thread that created the subscriber, which is the one that starts the signal.
     @usableFromInline let creator: pthread_t
-    /// Set by ``noteChangeByCreator()``.
-    @exclusivity(unchecked) @usableFromInline var changedByCreator = false
+    @exclusivity(unchecked) @usableFromInline var creatorPhase = CreatorPhase.notStarted
 
-    @inlinable package init(extra: Extra) {
+    /// - Parameters:
+    ///   - extra: The owner's state.
+    ///   - onValue, onError, onCompletion: The first event's handlers (see ``FirstEventHandlers``).
+    @inlinable package init(
+        extra: Extra,
+        onValue: @escaping @Sendable (FirstEventHandlers<T, E>, T) -> Void,
+        onError: @escaping @Sendable (FirstEventHandlers<T, E>, E) -> Void,
+        onCompletion: @escaping @Sendable (FirstEventHandlers<T, E>) -> Void
+    ) {
         self.extra = extra
         self.creator = pthread_self()
-        super.init(next: nil, error: nil, completed: nil)
+        super.init(onValue: onValue, onError: onError, onCompletion: onCompletion)
     }
 
-    /// Sets the callbacks; call once, before the subscriber is started. Not locked: until the subscriber
-    /// is handed to a generator no other thread can see it, and handing it over publishes these stores
-    /// as the initialiser's are.
-    @inlinable package func setCallbacks(
-        next: (@Sendable (T) -> Void)?,
-        error: (@Sendable (E) -> Void)?,
-        completed: (@Sendable () -> Void)?
-    ) {
-        self.next = next
-        self.error = error
-        self.completed = completed
+    /// Starts `signal` with this subscriber; call once, on the creating thread.
+    @inlinable package func subscribe(to signal: Signal<T, E>) {
+        precondition(pthread_equal(pthread_self(), self.creator) != 0, "FirstEventSubscriber started off its creating thread")
+        precondition(self.creatorPhase == .notStarted, "FirstEventSubscriber started twice")
+        self.creatorPhase = .starting
+        signal.start(self)
+        if self.creatorPhase == .starting {
+            self.creatorPhase = .started
+        }
     }
 
     /// Runs `body` with the subscriber's mutex held.
@@ -411,31 +541,37 @@ extension Subscriber: @unchecked Sendable {}
         return self.withState { _ in body(&self.extra) }
     }
 
+    /// For the first event's handler: runs `body` on `extra`, without locking when the handler runs on
+    /// the creating thread inside ``subscribe(to:)`` (a signal that answers while it starts: a cached
+    /// value, `single`), and with the mutex held otherwise.
+    ///
+    /// Unlocked is safe there because nothing else can touch `extra` meanwhile: that handler is the only
+    /// one that runs, the owner's other code runs on this very thread after ``subscribe(to:)`` returns,
+    /// and the owner must not give the subscriber to another thread before then (`get()` installs its
+    /// cancellation handler afterwards).
+    @inlinable @inline(__always)
+    package func withExtraForFirstEvent<Result>(_ body: (inout Extra) -> Result) -> Result {
+        if pthread_equal(pthread_self(), self.creator) != 0 && self.creatorPhase == .starting {
+            self.creatorPhase = .answeredWhileStarting
+            return body(&self.extra)
+        }
+        return self.withExtra(body)
+    }
+
+    /// On the creating thread, after ``subscribe(to:)``: `extra`, read without locking, if the first
+    /// event's handler changed it on this thread while starting; otherwise nil, and the caller locks
+    /// (``withExtra(_:)``). The owner must not change `extra` from another thread after such an answer
+    /// (for `get()` the answer is final).
+    @inlinable package func extraIfAnsweredWhileStarting() -> Extra? {
+        assert(pthread_equal(pthread_self(), self.creator) != 0, "extraIfAnsweredWhileStarting() off the creating thread")
+        return self.creatorPhase == .answeredWhileStarting ? self.extra : nil
+    }
+
     /// Runs `change` with the subscriber's mutex held and, if it returns true, disposes the subscription
     /// in the same lock round trip (see ``dispose()``). `change` must only read and write `extra`.
     @inlinable @inline(__always)
     package func dispose(if change: (inout Extra) -> Bool) {
         self.disposeSubscription(if: { change(&self.extra) })
-    }
-
-    /// Inside a `withExtra` body: remembers that `extra` was just changed by the creating thread, if the
-    /// caller is that thread (otherwise does nothing).
-    @inlinable package func noteChangeByCreator() {
-        if pthread_equal(pthread_self(), self.creator) != 0 {
-            self.changedByCreator = true
-        }
-    }
-
-    /// On the creating thread only, and without locking: `extra`, if this thread noted a change to it
-    /// (see ``noteChangeByCreator()``); otherwise nil, and the caller locks (``withExtra(_:)``).
-    ///
-    /// This saves a lock round trip when the signal answers on the creating thread while it starts. It is
-    /// safe only for an owner whose noted change is final: no thread changes `extra` after it (the first
-    /// outcome of `get()`). Other threads may still read `extra` under the mutex meanwhile, which does not
-    /// race with this read; and the flag is written and read by the creating thread alone.
-    @inlinable package func extraIfChangedByCreator() -> Extra? {
-        assert(pthread_equal(pthread_self(), self.creator) != 0, "extraIfChangedByCreator() off the creating thread")
-        return self.changedByCreator ? self.extra : nil
     }
 
     @inlinable package func dispose() {

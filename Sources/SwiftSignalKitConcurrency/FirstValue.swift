@@ -7,9 +7,10 @@ extension Signal where E: Error, T: Sendable {
     /// let user = try await userSignal.get()
     /// ```
     ///
-    /// The signal is started when `get()` is called; the first value ends the wait and the subscription
-    /// is disposed at once, before `get()` returns. Exactly one outcome is delivered, to the awaiting
-    /// task, whatever the order of value, error, completion and cancellation.
+    /// The signal is started when `get()` is called. Its first event (value, error or completion) ends
+    /// the wait, and the subscription is disposed at once, before `get()` returns; later events are
+    /// dropped. Exactly one outcome is delivered, to the awaiting task, whatever the order of value,
+    /// error, completion and cancellation.
     ///
     /// Cancellation: if the awaiting task is cancelled (also before `get()` is called), the subscription
     /// is disposed at once and `CancellationError` is thrown; a task cancelled before the call never
@@ -72,16 +73,17 @@ extension Signal where E: Error, T: Sendable {
         // A task cancelled before the call never starts the signal.
         if Task.isCancelled { return .cancelled }
         // One object is the subscriber, the subscription and the wait's state (guarded by the
-        // subscriber's mutex). The callbacks hold it; it releases them when it terminates or is disposed.
-        let waiter = FirstValueWaiter<T, E>(extra: FirstValueWait())
-        waiter.setCallbacks(
-            next: { value in waiter.finish(.value(value)) },
-            error: { error in waiter.finish(.failure(error)) },
-            completed: { waiter.finish(.completed) }
+        // subscriber's mutex). It takes only the first event, and ends the subscription before that
+        // event's handler runs. The handlers capture nothing: they are given the waiter.
+        let waiter = FirstValueWaiter<T, E>(
+            extra: FirstValueWait(),
+            onValue: { waiter, value in FirstValueWaiter<T, E>.of(waiter).record(.value(value)) },
+            onError: { waiter, error in FirstValueWaiter<T, E>.of(waiter).record(.failure(error)) },
+            onCompletion: { waiter in FirstValueWaiter<T, E>.of(waiter).record(.completed) }
         )
-        self.start(waiter)
+        waiter.subscribe(to: self)
         // Fast path: a signal that answers while starting (a cached value, `single`) needs no suspension.
-        // (The first event already disposed the subscription.)
+        // (The first event already ended the subscription.)
         if let outcome = waiter.takeEarlyOutcome() {
             return outcome
         }
@@ -98,15 +100,16 @@ extension Signal where E: Error, T: Sendable {
 }
 
 /// One `get()` or `first()` call: the subscriber, which is also the subscription, with the state of the
-/// wait. The first event (value, error, completion or cancellation) disposes the subscription at once,
-/// so the rest of a signal's events cost nothing; the continuation is resumed exactly once. Neither
-/// happens while the lock is held.
+/// wait. The first event (value, error, completion or cancellation) ends the subscription at once, so
+/// the rest of a signal's events cost nothing; the continuation is resumed exactly once. Neither the
+/// generator's disposable nor the continuation is called while the lock is held.
 ///
 /// Inlinable, so that a client's `get()` is specialised for its types: unspecialised, its generic state
 /// cost about twenty runtime metadata lookups per call.
-@usableFromInline typealias FirstValueWaiter<T: Sendable, E: Error> = StatefulSubscriber<T, E, FirstValueWait<T, E>>
+@usableFromInline typealias FirstValueWaiter<T: Sendable, E: Error> = FirstEventSubscriber<T, E, FirstValueWait<T, E>>
 
-/// The state of a wait for the first value; read and written under the waiter's lock.
+/// The state of a wait for the first value; read and written under the waiter's lock (or, while the
+/// signal starts, by the starting thread alone: see `FirstEventSubscriber.withExtraForFirstEvent`).
 @usableFromInline struct FirstValueWait<T: Sendable, E: Error> {
     @usableFromInline enum Phase {
         /// Not yet waiting; an event here (a value sent while starting, a cancellation) is remembered.
@@ -120,7 +123,12 @@ extension Signal where E: Error, T: Sendable {
     @inlinable init() {}
 }
 
-extension StatefulSubscriber where T: Sendable, E: Error, Extra == FirstValueWait<T, E> {
+extension FirstEventSubscriber where T: Sendable, E: Error, Extra == FirstValueWait<T, E> {
+    /// The waiter a handler is given (see `FirstEventHandlers`), which is always one.
+    @inlinable @inline(__always) static func of(_ subscriber: FirstEventHandlers<T, E>) -> FirstValueWaiter<T, E> {
+        return unsafeDowncast(subscriber, to: FirstValueWaiter<T, E>.self)
+    }
+
     /// Suspends until the first event or cancellation, once ``takeEarlyOutcome()`` found none.
     @inlinable func waitForOutcome(isolation: isolated (any Actor)?) async -> FirstValueOutcome<T, E> {
         return await withTaskCancellationHandler(
@@ -134,7 +142,7 @@ extension StatefulSubscriber where T: Sendable, E: Error, Extra == FirstValueWai
                 }
             },
             onCancel: {
-                self.finish(.cancelled)
+                self.cancel()
             },
             isolation: isolation
         )
@@ -144,7 +152,7 @@ extension StatefulSubscriber where T: Sendable, E: Error, Extra == FirstValueWai
     @inlinable func takeEarlyOutcome() -> FirstValueOutcome<T, E>? {
         // Answered on this thread while starting (a cached value, `single`): that outcome is final, so it
         // can be read without the lock.
-        if let wait = self.extraIfChangedByCreator(), case .idle(let early?) = wait.phase {
+        if let wait = self.extraIfAnsweredWhileStarting(), case .idle(let early?) = wait.phase {
             return early
         }
         return self.withExtra { wait in
@@ -177,18 +185,34 @@ extension StatefulSubscriber where T: Sendable, E: Error, Extra == FirstValueWai
         }
     }
 
-    /// Ends the wait with `event` if it has not ended yet: disposes the subscription, then resumes the
-    /// waiting task. Called from the subscriber's own callbacks (where disposing does not wait) or from
-    /// the cancellation handler.
-    @inlinable func finish(_ event: FirstValueOutcome<T, E>) {
-        var continuation: UnsafeContinuation<FirstValueOutcome<T, E>, Never>? = nil
-        // The first event changes the phase and disposes the subscription in one lock round trip, before
-        // resuming, so that when `get()` returns the subscription has ended.
-        self.dispose(if: { wait in
+    /// The first event's handler: the subscription has already ended (see `FirstEventSubscriber`).
+    /// Records `event` for ``takeEarlyOutcome()`` or ``install(_:)``, or resumes the waiting task with
+    /// it, unless cancellation came first.
+    @inlinable func record(_ event: FirstValueOutcome<T, E>) {
+        let continuation = self.withExtraForFirstEvent {
+            wait -> UnsafeContinuation<FirstValueOutcome<T, E>, Never>? in
             switch wait.phase {
             case .idle(early: nil):
                 wait.phase = .idle(early: event)
-                self.noteChangeByCreator()
+                return nil
+            case .idle, .finished:
+                return nil
+            case .waiting(let waiting):
+                wait.phase = .finished
+                return waiting
+            }
+        }
+        continuation?.resume(returning: event)
+    }
+
+    /// The cancellation handler: ends the wait with `.cancelled` if no event came first, disposing the
+    /// subscription in the same lock round trip, then resumes the waiting task.
+    @inlinable func cancel() {
+        var continuation: UnsafeContinuation<FirstValueOutcome<T, E>, Never>? = nil
+        self.dispose(if: { wait in
+            switch wait.phase {
+            case .idle(early: nil):
+                wait.phase = .idle(early: .cancelled)
                 return true
             case .idle, .finished:
                 return false
@@ -198,6 +222,6 @@ extension StatefulSubscriber where T: Sendable, E: Error, Extra == FirstValueWai
                 return true
             }
         })
-        continuation?.resume(returning: event)
+        continuation?.resume(returning: .cancelled)
     }
 }

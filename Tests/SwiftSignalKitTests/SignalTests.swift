@@ -217,24 +217,6 @@ import Testing
 
     /// `get()` reads its first outcome without locking only when the thread that created the waiter set it
     /// (while starting the signal); a change made on any other thread must be read under the lock.
-    @Test func onlyTheCreatingThreadsChangeIsReadWithoutTheLock() {
-        let subscriber = StatefulSubscriber<Int, NoError, Int>(extra: 0)
-        #expect(subscriber.extraIfChangedByCreator() == nil, "nothing noted yet")
-        concurrently(1) { _ in
-            subscriber.withExtra { extra in
-                extra = 1
-                subscriber.noteChangeByCreator()
-            }
-        }
-        #expect(subscriber.extraIfChangedByCreator() == nil, "another thread's change is not noted")
-        #expect(subscriber.withExtra { $0 } == 1)
-        subscriber.withExtra { extra in
-            extra = 2
-            subscriber.noteChangeByCreator()
-        }
-        #expect(subscriber.extraIfChangedByCreator() == 2, "the creating thread's change is")
-    }
-
     @Test func pipeOperatorAndIdentity() {
         #expect((3 |> { $0 * 2 }) == 6)
         #expect(identity(a: "x") == "x")

@@ -21,18 +21,25 @@ import Testing
         #endif
     }
 
+    /// What `Subscriber.putNext` does with a value that has a callback: counts it if admitted.
+    private func deliver(_ machine: inout SubscriberStateMachine, on thread: pthread_t) -> Bool {
+        guard machine.admitsValues else { return false }
+        machine.countDelivery(on: thread)
+        return true
+    }
+
     @Test func aDisposerWaitsUntilEveryOtherThreadHasReturned() {
         let t = self.threads(5)
         var machine = SubscriberStateMachine()
         // Four threads deliver at once; the second one re-enters.
         for thread in [t[0], t[1], t[2], t[1], t[3]] {
-            let delivering = machine.beginDelivery(on: thread)
+            let delivering = self.deliver(&machine, on: thread)
             #expect(delivering)
         }
         let (action, wasTerminated) = machine.dispose(on: t[4])
         #expect(!wasTerminated)
         #expect(action.waitForOtherThreads != nil)
-        let afterDispose = machine.beginDelivery(on: t[0])
+        let afterDispose = self.deliver(&machine, on: t[0])
         #expect(!afterDispose, "no event is delivered after dispose")
         // The deliveries end in an order that empties the second slot (refilled from the overflow), then
         // the first (refilled from the second); the waiter is released only by the last one.
@@ -56,7 +63,7 @@ import Testing
         let t = self.threads(3)
         var machine = SubscriberStateMachine()
         for thread in t {
-            let delivering = machine.beginDelivery(on: thread)
+            let delivering = self.deliver(&machine, on: thread)
             #expect(delivering)
         }
         // The third thread (in the overflow) disposes from inside its own callback: waiting there could
@@ -86,7 +93,7 @@ import Testing
     @Test func aForwardedTerminalEventIsCountedWhileAnotherThreadDelivers() {
         let t = self.threads(3)
         var machine = SubscriberStateMachine()
-        let delivering = machine.beginDelivery(on: t[1])
+        let delivering = self.deliver(&machine, on: t[1])
         #expect(delivering)
         let action = machine.terminate(on: t[0], delivering: false)
         #expect(action != nil)
@@ -112,12 +119,46 @@ import Testing
         // thread) needs no count: that thread is already delivering.
         let t = self.threads(1)
         var machine = SubscriberStateMachine()
-        let delivering = machine.beginDelivery(on: t[0])
+        let delivering = self.deliver(&machine, on: t[0])
         #expect(delivering)
         _ = machine.terminate(on: t[0], delivering: false)
         let counted = machine.countForward(on: t[0])
         #expect(!counted)
         let (inside, _) = machine.dispose(on: t[0])
         #expect(inside.waitForOtherThreads == nil)
+    }
+
+    @Test func aFirstEventOnlySubscriberTerminatesOnItsFirstEventWithoutCounting() {
+        let t = self.threads(2)
+        var machine = SubscriberStateMachine(firstEventOnly: true)
+        #expect(!machine.admitsValues, "a value is not delivered the ordinary way")
+        #expect(!machine.isTerminated)
+        let first = machine.takeFirstEvent()
+        #expect(first != nil)
+        #expect(machine.isTerminated)
+        #expect(machine.isIdle, "the first event's callback is not counted")
+        // Every later event is dropped, whatever its kind.
+        #expect(machine.takeFirstEvent() == nil)
+        #expect(machine.terminate(on: t[1], delivering: true) == nil)
+        // The owner's dispose (cancellation) finds nothing to wait for.
+        let (disposal, wasTerminated) = machine.dispose(on: t[1])
+        #expect(wasTerminated)
+        #expect(disposal.waitForOtherThreads == nil)
+    }
+
+    @Test func aFirstEventOnlySubscribersTerminalEventIsNotCounted() {
+        let t = self.threads(1)
+        var machine = SubscriberStateMachine(firstEventOnly: true)
+        let action = machine.terminate(on: t[0], delivering: true)
+        #expect(action != nil)
+        #expect(machine.isIdle)
+        #expect(machine.takeFirstEvent() == nil, "a value after the completion is dropped")
+    }
+
+    @Test func anOrdinarySubscriberTakesNoFirstEvent() {
+        var machine = SubscriberStateMachine()
+        #expect(machine.admitsValues)
+        #expect(machine.takeFirstEvent() == nil)
+        #expect(!machine.isTerminated)
     }
 }

@@ -34,7 +34,23 @@ import Dispatch
         }
     }
 
-    @usableFromInline private(set) var isTerminated = false
+    /// Whether events are still delivered, and how.
+    @usableFromInline enum Status: UInt8 {
+        /// Every event is delivered, each callback counted while it runs.
+        case live
+        /// Live, but the first event of any kind terminates the subscriber (see ``takeFirstEvent()``).
+        case firstEventOnly
+        /// Terminated or disposed: events are dropped.
+        case terminated
+    }
+
+    /// One byte, so that the test on every delivered value (``beginDelivery(on:)``) is a single compare
+    /// for both "terminated" and "first event only".
+    @usableFromInline private(set) var status: Status
+
+    @inlinable var isTerminated: Bool {
+        return self.status == .terminated
+    }
     @usableFromInline var disposable: Disposable?
     /// The callbacks in progress, as a multiset of threads (a thread appears more than once when a callback
     /// re-enters the subscriber). The common case, one thread, needs no array: `firstThread` with its depth.
@@ -62,7 +78,11 @@ import Dispatch
         init() {}
     }
 
-    @usableFromInline init() {}
+    /// - Parameter firstEventOnly: Whether the first event of any kind terminates the subscriber (see
+    ///   ``takeFirstEvent()``).
+    @usableFromInline init(firstEventOnly: Bool = false) {
+        self.status = firstEventOnly ? .firstEventOnly : .live
+    }
 
     /// The rare state, created if needed. Allocating under the lock is fine: it runs no user code.
     @usableFromInline mutating func rareState() -> Rare {
@@ -89,12 +109,22 @@ import Dispatch
         self.rareState().keepAliveObjects.append(object)
     }
 
-    /// An event arrives: returns whether to deliver it (and counts the delivery), or false to drop it.
+    /// Whether a value is delivered, counted with ``countDelivery(on:)``; when false, it is dropped or
+    /// (see ``takeFirstEvent()``) ends a first-event-only subscriber. A single compare of one byte, since
+    /// it is tested for every value.
+    @inlinable var admitsValues: Bool {
+        return self.status == .live
+    }
+
+    /// When ``admitsValues`` is false: if this is a first-event-only subscriber's first
+    /// event, terminates it and returns what to run once unlocked; otherwise (terminated) nil.
+    ///
+    /// Nothing is counted: the event's handler runs after the subscriber has terminated, and no dispose
+    /// waits for it (see ``FirstEventHandlers``).
     @inlinable
-    mutating func beginDelivery(on thread: pthread_t) -> Bool {
-        guard !self.isTerminated else { return false }
-        self.countDelivery(on: thread)
-        return true
+    mutating func takeFirstEvent() -> TerminateAction? {
+        guard self.status == .firstEventOnly else { return nil }
+        return self.takeEverything()
     }
 
     /// Counts a delivery that is about to run on `thread`.
@@ -198,10 +228,17 @@ import Dispatch
     /// ``endDelivery(on:)``).
     @usableFromInline
     mutating func terminate(on thread: pthread_t, delivering: Bool) -> TerminateAction? {
-        guard !self.isTerminated else { return nil }
-        let action = self.takeEverything()
-        if delivering { self.countDelivery(on: thread) }
-        return action
+        switch self.status {
+        case .terminated:
+            return nil
+        case .firstEventOnly:
+            // As for a value (see `takeFirstEvent()`): not counted.
+            return self.takeEverything()
+        case .live:
+            let action = self.takeEverything()
+            if delivering { self.countDelivery(on: thread) }
+            return action
+        }
     }
 
     /// After ``terminate(on:delivering:)`` of an operator's subscriber that passes the terminal event on
@@ -243,8 +280,9 @@ import Dispatch
         return (action, wasTerminated)
     }
 
-    private mutating func takeEverything() -> TerminateAction {
-        self.isTerminated = true
+    @usableFromInline
+    mutating func takeEverything() -> TerminateAction {
+        self.status = .terminated
         let action = TerminateAction(released: self.rare?.keepAliveObjects ?? [], disposable: self.disposable)
         self.disposable = nil
         self.rare?.keepAliveObjects = []

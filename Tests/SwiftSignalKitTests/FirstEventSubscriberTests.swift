@@ -1,0 +1,150 @@
+import Dispatch
+import Testing
+
+@testable import SwiftSignalKit
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The subscriber behind `get()`: it takes only its first event, ends the subscription before handling
+/// it, and records it without a lock only when it arrives on the starting thread while starting.
+@Suite struct FirstEventSubscriberTests {
+    typealias Taker = FirstEventSubscriber<Int, TestError, Int>
+
+    /// A subscriber whose handlers store a value's (or -1 for an error, -2 for completion) into `extra`
+    /// the way `get()` does, and count in `handled`. `check` runs first in each handler.
+    private func makeTaker(handled: Counter, check: @escaping @Sendable (Taker) -> Void = { _ in }) -> Taker {
+        @Sendable func record(_ subscriber: FirstEventHandlers<Int, TestError>, _ outcome: Int) {
+            let taker = unsafeDowncast(subscriber, to: Taker.self)
+            check(taker)
+            handled.increment()
+            taker.withExtraForFirstEvent { $0 = outcome }
+        }
+        return Taker(
+            extra: 0,
+            onValue: { record($0, $1) },
+            onError: { subscriber, _ in record(subscriber, -1) },
+            onCompletion: { record($0, -2) }
+        )
+    }
+
+    @Test func onlyAnAnswerOnTheStartingThreadWhileStartingIsReadWithoutTheLock() {
+        // On the starting thread, while starting: read back without the lock.
+        let handled = Counter()
+        let synchronous = self.makeTaker(handled: handled)
+        synchronous.subscribe(
+            to: Signal { subscriber in
+                subscriber.putNext(1)
+                return EmptyDisposable
+            })
+        #expect(synchronous.extraIfAnsweredWhileStarting() == 1)
+
+        // On another thread while starting: recorded under the lock, and not taken for this thread's.
+        let elsewhere = self.makeTaker(handled: handled)
+        elsewhere.subscribe(
+            to: Signal { subscriber in
+                concurrently(1) { _ in subscriber.putNext(2) }
+                return EmptyDisposable
+            })
+        #expect(elsewhere.extraIfAnsweredWhileStarting() == nil)
+        #expect(elsewhere.withExtra { $0 } == 2)
+
+        // On the starting thread, but after starting (the thread may run other work of the signal while
+        // the owner waits): under the lock too.
+        let captured = CapturedSubscriber<Int, TestError>()
+        let later = self.makeTaker(handled: handled)
+        later.subscribe(to: captured.signal())
+        captured.subscriber?.putNext(3)
+        #expect(later.extraIfAnsweredWhileStarting() == nil)
+        #expect(later.withExtra { $0 } == 3)
+        #expect(handled.value == 3)
+    }
+
+    @Test func theFirstEventEndsTheSubscriptionBeforeItIsHandledAndTheRestAreDropped() {
+        let disposable = CountingDisposable()
+        let captured = CapturedSubscriber<Int, TestError>()
+        let handled = Counter()
+        let taker = self.makeTaker(handled: handled) { taker in
+            #expect(disposable.count.value == 1, "disposed before the handler runs")
+            // Re-entrant events from inside the handler are dropped, without deadlock.
+            taker.putNext(5)
+            taker.putError(TestError())
+            taker.putCompletion()
+        }
+        taker.subscribe(to: captured.signal(disposable: disposable))
+        let subscriber = captured.subscriber!
+        subscriber.putNext(4)
+        subscriber.putNext(6)
+        subscriber.putCompletion()
+        #expect(handled.value == 1)
+        #expect(taker.withExtra { $0 } == 4)
+        #expect(disposable.count.value == 1)
+        // The owner's dispose after the event does nothing more, and does not wait.
+        taker.dispose()
+        #expect(disposable.count.value == 1)
+    }
+
+    @Test func aTerminalEventIsAFirstEventToo() {
+        for (event, expected) in [(0, -1), (1, -2)] {
+            let disposable = CountingDisposable()
+            let captured = CapturedSubscriber<Int, TestError>()
+            let handled = Counter()
+            let taker = self.makeTaker(handled: handled) { _ in
+                #expect(disposable.count.value == 1, "disposed before the handler runs")
+            }
+            taker.subscribe(to: captured.signal(disposable: disposable))
+            if event == 0 {
+                captured.subscriber?.putError(TestError())
+            } else {
+                captured.subscriber?.putCompletion()
+            }
+            captured.subscriber?.putNext(1)
+            #expect(handled.value == 1)
+            #expect(taker.withExtra { $0 } == expected)
+        }
+    }
+
+    @Test func disposingBeforeTheFirstEventDropsEveryEvent() {
+        let disposable = CountingDisposable()
+        let captured = CapturedSubscriber<Int, TestError>()
+        let handled = Counter()
+        let taker = self.makeTaker(handled: handled)
+        taker.subscribe(to: captured.signal(disposable: disposable))
+        taker.dispose()
+        #expect(disposable.count.value == 1)
+        captured.subscriber?.putNext(1)
+        captured.subscriber?.putCompletion()
+        #expect(handled.value == 0)
+        #expect(taker.withExtra { $0 } == 0)
+    }
+
+    /// Events of every kind from four threads, racing the owner's dispose: at most one event is handled
+    /// (exactly one when nobody disposed), and the generator's disposable is disposed exactly once.
+    @Test func racingEventsAndDisposalHandleAtMostOneEvent() {
+        for round in 0..<2_000 {
+            let disposable = CountingDisposable()
+            let captured = CapturedSubscriber<Int, TestError>()
+            let handled = Counter()
+            let taker = self.makeTaker(handled: handled)
+            taker.subscribe(to: captured.signal(disposable: disposable))
+            let subscriber = captured.subscriber!
+            let disposes = round % 2 == 0
+            concurrently(4) { index in
+                switch index {
+                case 0: subscriber.putNext(1)
+                case 1: subscriber.putError(TestError())
+                case 2: subscriber.putCompletion()
+                default: if disposes { taker.dispose() } else { subscriber.putNext(2) }
+                }
+            }
+            #expect(disposes ? handled.value <= 1 : handled.value == 1)
+            #expect(disposable.count.value == 1)
+            if handled.value == 1 {
+                #expect([1, 2, -1, -2].contains(taker.withExtra { $0 }))
+            }
+        }
+    }
+}
