@@ -44,8 +44,8 @@ import Dispatch
         case terminated
     }
 
-    /// One byte, so that the test on every delivered value (``beginDelivery(on:)``) is a single compare
-    /// for both "terminated" and "first event only".
+    /// One byte, so that the test on every delivered value (``admitsValues``) is a single compare for
+    /// both "terminated" and "first event only".
     @usableFromInline private(set) var status: Status
 
     @inlinable var isTerminated: Bool {
@@ -116,8 +116,8 @@ import Dispatch
         return self.status == .live
     }
 
-    /// When ``admitsValues`` is false: if this is a first-event-only subscriber's first
-    /// event, terminates it and returns what to run once unlocked; otherwise (terminated) nil.
+    /// When ``admitsValues`` is false: if this is a first-event-only subscriber's first event,
+    /// terminates it and returns what to run once unlocked; otherwise (terminated) nil.
     ///
     /// Nothing is counted: the event's handler runs after the subscriber has terminated, and no dispose
     /// waits for it (see ``FirstEventHandlers``).
