@@ -452,6 +452,7 @@ extension Subscriber: @unchecked Sendable {}
 ///
 /// `@unchecked Sendable`: as ``Subscriber``; the handlers are immutable and `Sendable`.
 @usableFromInline package class FirstEventHandlers<T, E>: Subscriber<T, E>, @unchecked Sendable {
+    /// The handlers of the first event, given this subscriber (see the type's documentation).
     @usableFromInline let onValue: @Sendable (FirstEventHandlers<T, E>, T) -> Void
     @usableFromInline let onError: @Sendable (FirstEventHandlers<T, E>, E) -> Void
     @usableFromInline let onCompletion: @Sendable (FirstEventHandlers<T, E>) -> Void
@@ -467,14 +468,17 @@ extension Subscriber: @unchecked Sendable {}
         super.init(firstEventOnly: ())
     }
 
+    /// Hands the first event to its handler; called by ``Subscriber`` once the subscription has ended.
     @inlinable final func handle(_ value: T) {
         self.onValue(self, value)
     }
 
+    /// As ``handle(_:)``, for an error.
     @inlinable final func handle(error: E) {
         self.onError(self, error)
     }
 
+    /// As ``handle(_:)``, for completion.
     @inlinable final func handleCompletion() {
         self.onCompletion(self)
     }
@@ -574,6 +578,8 @@ extension Subscriber: @unchecked Sendable {}
         self.disposeSubscription(if: { change(&self.extra) })
     }
 
+    /// Ends the subscription, if no event did (see ``Subscriber``); it never waits, since no handler is
+    /// counted as a delivery.
     @inlinable package func dispose() {
         self.disposeSubscription()
     }

@@ -121,6 +121,23 @@ extension Signal where E: Error, T: Sendable {
     @usableFromInline var phase: Phase = .idle(early: nil)
 
     @inlinable init() {}
+
+    /// Ends the wait with `event` unless it has already ended (then nothing changes): returns whether
+    /// it ended now, and the continuation to resume with `event` once unlocked, if a task was waiting.
+    @inlinable mutating func end(
+        with event: FirstValueOutcome<T, E>
+    ) -> (ended: Bool, continuation: UnsafeContinuation<FirstValueOutcome<T, E>, Never>?) {
+        switch self.phase {
+        case .idle(early: nil):
+            self.phase = .idle(early: event)
+            return (true, nil)
+        case .idle, .finished:
+            return (false, nil)
+        case .waiting(let waiting):
+            self.phase = .finished
+            return (true, waiting)
+        }
+    }
 }
 
 extension FirstEventSubscriber where T: Sendable, E: Error, Extra == FirstValueWait<T, E> {
@@ -189,19 +206,7 @@ extension FirstEventSubscriber where T: Sendable, E: Error, Extra == FirstValueW
     /// Records `event` for ``takeEarlyOutcome()`` or ``install(_:)``, or resumes the waiting task with
     /// it, unless cancellation came first.
     @inlinable func record(_ event: FirstValueOutcome<T, E>) {
-        let continuation = self.withExtraForFirstEvent {
-            wait -> UnsafeContinuation<FirstValueOutcome<T, E>, Never>? in
-            switch wait.phase {
-            case .idle(early: nil):
-                wait.phase = .idle(early: event)
-                return nil
-            case .idle, .finished:
-                return nil
-            case .waiting(let waiting):
-                wait.phase = .finished
-                return waiting
-            }
-        }
+        let continuation = self.withExtraForFirstEvent { $0.end(with: event).continuation }
         continuation?.resume(returning: event)
     }
 
@@ -210,17 +215,9 @@ extension FirstEventSubscriber where T: Sendable, E: Error, Extra == FirstValueW
     @inlinable func cancel() {
         var continuation: UnsafeContinuation<FirstValueOutcome<T, E>, Never>? = nil
         self.dispose(if: { wait in
-            switch wait.phase {
-            case .idle(early: nil):
-                wait.phase = .idle(early: .cancelled)
-                return true
-            case .idle, .finished:
-                return false
-            case .waiting(let waiting):
-                wait.phase = .finished
-                continuation = waiting
-                return true
-            }
+            let (ended, waiting) = wait.end(with: .cancelled)
+            continuation = waiting
+            return ended
         })
         continuation?.resume(returning: .cancelled)
     }
