@@ -54,8 +54,8 @@ public func |> <T, U>(value: T, function: ((T) -> U)) -> U {
 /// - At most one terminal event (error or completion); anything sent after it is dropped.
 /// - A terminal event disposes the disposable that the generator returned, even when the terminal event
 ///   is sent from inside the generator, before `start` returns.
-/// - After the subscription's `dispose()` returns, no callback of that subscription starts, and none is
-///   still running on another thread.
+/// - `dispose()` never waits for another thread. After it returns, no callback of that subscription
+///   starts; a callback that another thread had already begun may still be running (see ``Subscriber``).
 ///
 /// > Note: A signal is `Sendable`: it holds only its `@Sendable` generator, so it can be stored and
 /// > started from any thread.
@@ -80,9 +80,9 @@ public final class Signal<T, E>: Sendable {
     ///   - next: Called for each value.
     ///   - error: Called once if the signal fails.
     ///   - completed: Called once if the signal completes.
-    /// - Returns: A disposable that ends the subscription. Once its `dispose()` returns, no callback starts
-    ///   and none is running on another thread. When the subscription has already ended by the time this
-    ///   method returns, with no callback still running (a synchronous signal), this is the empty
+    /// - Returns: A disposable that ends the subscription. Its `dispose()` never waits; once it returns, no
+    ///   callback starts (one already running on another thread may finish). When the subscription has
+    ///   already ended by the time this method returns (a synchronous signal), this is the empty
     ///   disposable, since there is nothing left to end.
     @inlinable @discardableResult @preconcurrency public func start(
         next: (@Sendable (T) -> Void)? = nil,
@@ -104,7 +104,7 @@ public final class Signal<T, E>: Sendable {
     }
 
     /// Runs the generator for `subscriber` and returns the subscription's disposable: the subscriber, or
-    /// the empty disposable when the subscriber has finished for good, whose `dispose()` could do nothing.
+    /// the empty disposable when the subscriber has already terminated, whose `dispose()` could do nothing.
     /// Handing out the empty one saves whoever disposes it (usually a downstream subscriber, once it
     /// terminates) a call through the existential and a lock round trip, per stage of a synchronous chain.
     @inlinable func run(_ subscriber: some Subscriber<T, E> & Disposable) -> Disposable {

@@ -16,13 +16,16 @@ import Dispatch
 ///
 /// - Events after the first terminal event, or after the subscription is disposed, are dropped.
 /// - The first terminal event disposes the disposable the generator returned, after its callback ran.
-/// - Disposing the subscription waits for callbacks of this subscriber that are running on *other*
-///   threads to return, so that no event is delivered after `dispose()` returns. A `dispose()` called from
-///   inside one of this subscription's own callbacks does not wait (its own callback is still running, and
-///   two such calls on different threads would wait for each other).
+/// - Disposing the subscription never waits for another thread: `dispose()` may be called from any
+///   thread, under any lock, inside any callback and inside a task cancellation handler. Once it
+///   returns, no callback of the subscription starts. An event that another thread had already
+///   admitted (it was past the subscriber's check when `dispose()` ran) may still be running its
+///   callback, or about to run it, on that thread.
 ///
-/// > Warning: Because `dispose()` waits for callbacks running on other threads, do not dispose a
-/// > subscription while holding a lock that one of its callbacks takes.
+/// > Important: When teardown must know that no callback is still running (for example before
+/// > freeing state the callback uses), do not rely on `dispose()` for it: deliver the events on a
+/// > serial ``Queue`` with ``deliverOn(_:)-(Queue)`` and tear down on that queue, or guard the state with
+/// > your own lock and a "stopped" flag that the callback checks. See <doc:ThreadingAndDisposal>.
 ///
 /// The class is not `final` only so that the library can make subscribers of its own: the one that
 /// ``Signal/start(next:error:completed:)`` creates is the subscription's disposable as well, and the one
@@ -47,13 +50,6 @@ public class Subscriber<T, E>: CustomStringConvertible {
     /// For an operator that only transforms values: how an error or completion goes on to `downstream`.
     /// They capture nothing (the downstream is passed in), so in specialised code they allocate nothing,
     /// where two forwarding closures would each allocate a context per subscription.
-    ///
-    /// A forward is usually not counted as a delivery of this subscriber (see
-    /// ``SubscriberStateMachine/countForward(on:)``), which saves a lock round trip per
-    /// stage, so disposing this subscriber from another thread does not wait for a forward in progress.
-    /// Nothing is lost: the forward runs no code of the operator, only `downstream.putError` or
-    /// `putCompletion`, and the downstream counts its own callbacks, so the subscriber at the end of the
-    /// chain, the one a user disposes, still waits for the user's callback.
     @usableFromInline let forwardError: (@Sendable (AnyObject, E) -> Void)?
     @usableFromInline let forwardCompletion: (@Sendable (AnyObject) -> Void)?
 
@@ -139,7 +135,6 @@ public class Subscriber<T, E>: CustomStringConvertible {
     ///
     /// - Parameter value: The value.
     @inlinable public final func putNext(_ value: T) {
-        let thread = pthread_self()
         // Locked by hand rather than with `withState`: the not-admitted branch ends the lock itself, so
         // that the path of a delivered value carries nothing of it (with a closure, its result had to
         // be destroyed on every delivery).
@@ -149,15 +144,13 @@ public class Subscriber<T, E>: CustomStringConvertible {
             return
         }
         // Copied under the lock, so that the callback's context stays alive while it runs even if
-        // another thread disposes meanwhile.
+        // another thread disposes meanwhile (which releases the stored one).
         guard let callback = self.next else {
             self.unlockState()
             return
         }
-        self.machine.countDelivery(on: thread)
         self.unlockState()
         callback(value)
-        self.endDelivery(on: thread)
     }
 
     /// ``putNext(_:)`` of a value the state machine does not admit: dropped, or the first event of a
@@ -180,21 +173,18 @@ public class Subscriber<T, E>: CustomStringConvertible {
     ///
     /// - Parameter error: The error.
     @inlinable public final func putError(_ error: E) {
-        let thread = pthread_self()
         // The callbacks are moved into these locals under the lock and released after it (see
         // `takeCallbacks`). Plain locals, not a generic struct: `dispose()` reached through the
         // `Disposable` existential runs unspecialised, and a generic struct would cost a metadata lookup.
         var next: (@Sendable (T) -> Void)? = nil
         var callback: (@Sendable (E) -> Void)? = nil
         var completed: (@Sendable () -> Void)? = nil
-        var countedForward = false
         var firstEvent = false
         let action = self.withState { state in
             firstEvent = state.status == .firstEventOnly
-            let action = state.terminate(on: thread, delivering: self.error != nil)
+            let action = state.terminate()
             if action != nil {
                 self.takeCallbacks(next: &next, error: &callback, completed: &completed)
-                if callback == nil && self.forwardError != nil { countedForward = state.countForward(on: thread) }
             }
             return action
         }
@@ -207,10 +197,8 @@ public class Subscriber<T, E>: CustomStringConvertible {
         }
         if let callback = consume callback {
             callback(error)
-            self.endDelivery(on: thread)
         } else if let forward = self.forwardError, let downstream = self.downstream {
             forward(downstream, error)
-            if countedForward { self.endDelivery(on: thread) }
         }
         next = nil
         completed = nil
@@ -221,18 +209,15 @@ public class Subscriber<T, E>: CustomStringConvertible {
     ///
     /// After the completion callback returns, the generator's disposable is disposed.
     @inlinable public final func putCompletion() {
-        let thread = pthread_self()
         var next: (@Sendable (T) -> Void)? = nil
         var error: (@Sendable (E) -> Void)? = nil
         var callback: (@Sendable () -> Void)? = nil
-        var countedForward = false
         var firstEvent = false
         let action = self.withState { state in
             firstEvent = state.status == .firstEventOnly
-            let action = state.terminate(on: thread, delivering: self.completed != nil)
+            let action = state.terminate()
             if action != nil {
                 self.takeCallbacks(next: &next, error: &error, completed: &callback)
-                if callback == nil && self.forwardCompletion != nil { countedForward = state.countForward(on: thread) }
             }
             return action
         }
@@ -245,10 +230,8 @@ public class Subscriber<T, E>: CustomStringConvertible {
         }
         if let callback = consume callback {
             callback()
-            self.endDelivery(on: thread)
         } else if let forward = self.forwardCompletion, let downstream = self.downstream {
             forward(downstream)
-            if countedForward { self.endDelivery(on: thread) }
         }
         next = nil
         error = nil
@@ -289,24 +272,24 @@ public class Subscriber<T, E>: CustomStringConvertible {
     }
 
     /// Stores the generator's disposable (or disposes it at once if the subscriber already terminated) and
-    /// returns whether the subscriber has finished for good: terminated, with no callback in progress on
-    /// any thread. No callback can start after termination, so disposing such a subscriber could never do
-    /// anything. Unlike ``assignDisposable(_:)``, it locks even for the empty disposable, to find that out.
+    /// returns whether the subscriber has terminated. No callback can start after termination, so
+    /// disposing such a subscriber could never do anything. Unlike ``assignDisposable(_:)``, it locks even
+    /// for the empty disposable, to find that out.
     @inlinable final func assignDisposableReportingFinished(_ disposable: Disposable) -> Bool {
         let isEmpty = type(of: disposable) == _EmptyDisposable.self
-        let (alreadyTerminated, finished) = self.withState { state -> (Bool, Bool) in
-            if state.isTerminated { return (true, state.isIdle) }
+        let alreadyTerminated = self.withState { state -> Bool in
+            if state.isTerminated { return true }
             if !isEmpty { state.disposable = disposable }
-            return (false, false)
+            return false
         }
         if alreadyTerminated && !isEmpty {
             disposable.dispose()
         }
-        return finished
+        return alreadyTerminated
     }
 
-    /// Ends the subscription from outside: drops further events, waits for callbacks running on other
-    /// threads, then disposes the generator's disposable.
+    /// Ends the subscription from outside: drops further events, releases the callbacks and disposes the
+    /// generator's disposable. It never waits for another thread.
     @inlinable final func disposeSubscription() {
         self.disposeSubscription(if: { true })
     }
@@ -316,18 +299,15 @@ public class Subscriber<T, E>: CustomStringConvertible {
     /// trip. `decide` must only read and write state guarded by the mutex, as the body of
     /// ``withState(_:)``.
     @inlinable final func disposeSubscription(if decide: () -> Bool) {
-        let thread = pthread_self()
         var next: (@Sendable (T) -> Void)? = nil
         var error: (@Sendable (E) -> Void)? = nil
         var completed: (@Sendable () -> Void)? = nil
         let decided = self.withState { state -> SubscriberStateMachine.TerminateAction? in
-            guard decide() else { return nil }
-            let (action, wasTerminated) = state.dispose(on: thread)
-            if !wasTerminated { self.takeCallbacks(next: &next, error: &error, completed: &completed) }
+            guard decide(), let action = state.dispose() else { return nil }
+            self.takeCallbacks(next: &next, error: &error, completed: &completed)
             return action
         }
         guard let action = decided else { return }
-        action.waitForOtherThreads?.wait()
         // The callbacks (and what they captured) are released here, outside the lock.
         next = nil
         error = nil
@@ -377,14 +357,6 @@ public class Subscriber<T, E>: CustomStringConvertible {
     final func unlockState() {
         let unlocked = pthread_mutex_unlock(self.mutex)
         if _slowPath(unlocked != 0) { SubscriberLockTable.failed("unlock", unlocked) }
-    }
-
-    @inlinable final func endDelivery(on thread: pthread_t) {
-        guard self.withState({ $0.endDelivery(on: thread) }) else { return }
-        // Rare: a disposer waits. Which waiters may go is decided afresh under the lock.
-        for semaphore in self.withState({ $0.takeReleasedWaiters() }) {
-            semaphore.signal()
-        }
     }
 }
 
@@ -444,8 +416,7 @@ extension Subscriber: @unchecked Sendable {}
 ///
 /// The first event of any kind terminates the subscriber in the lock round trip that admits it; the
 /// subscription is then disposed (outside the lock), and then the event's handler runs. Later events are
-/// dropped. So at most one handler ever runs, and it is not counted as a delivery: only the owner
-/// disposes the subscriber, so no dispose ever waits for it.
+/// dropped. So at most one handler ever runs.
 ///
 /// The handlers are given the subscriber, so that they need capture nothing: a subscription then
 /// allocates no closure context, and costs no reference counting of one per event.
@@ -578,8 +549,7 @@ extension Subscriber: @unchecked Sendable {}
         self.disposeSubscription(if: { change(&self.extra) })
     }
 
-    /// Ends the subscription, if no event did (see ``Subscriber``); it never waits, since no handler is
-    /// counted as a delivery.
+    /// Ends the subscription, if no event did (see ``Subscriber``); like every dispose, it never waits.
     @inlinable package func dispose() {
         self.disposeSubscription()
     }

@@ -137,38 +137,6 @@ import Testing
         #expect(values.value == 1)
     }
 
-    @Test func aSubscriptionThatEndedWithACallbackStillRunningIsNotReplaced() {
-        // The signal completes before `start` returns, while another thread is still inside the value
-        // callback: the subscription must stay disposable, so that disposing it waits for that callback.
-        let callbackStarted = DispatchSemaphore(value: 0)
-        let disposeCalled = Flag()
-        let disposeReturned = Flag()
-        let violations = Counter()
-        let senderDone = DispatchSemaphore(value: 0)
-        let signal = Signal<Int, NoError> { subscriber in
-            Thread {
-                subscriber.putNext(1)
-                senderDone.signal()
-            }.start()
-            callbackStarted.wait()
-            subscriber.putCompletion()
-            return EmptyDisposable
-        }
-        let subscription = signal.start(next: { _ in
-            callbackStarted.signal()
-            _ = spin(until: { disposeCalled.isSet })
-            // Give a dispose() that does not wait ample time to return.
-            for _ in 0..<20_000 { sched_yield() }
-            if disposeReturned.isSet { violations.increment() }
-        })
-        #expect(type(of: subscription) != _EmptyDisposable.self)
-        disposeCalled.set()
-        subscription.dispose()
-        disposeReturned.set()
-        #expect(senderDone.wait(timeout: .now() + 20) == .success)
-        #expect(violations.value == 0, "dispose() returned while the callback was running")
-    }
-
     @Test func keepAliveHoldsObjectsUntilTermination() {
         let tracker = LifetimeTracker()
         let captured = CapturedSubscriber<Int, NoError>()

@@ -5,38 +5,57 @@ import Testing
 @testable import SwiftSignalKit
 
 @Suite struct SubscriberStressTests {
-    /// Bug 3 of the original: a value that passed the "not terminated" check could be delivered after
-    /// `dispose()` had returned. The callback below is still running when another thread disposes; a
-    /// correct `dispose()` waits for it, so the callback never observes `dispose()` as returned.
-    @Test func noCallbackRunsAfterDisposeReturns() {
+    /// `dispose()` never waits for a callback running on another thread: here the callback itself
+    /// waits until `dispose()` has returned, which deadlocked (and now times out) under a waiting dispose.
+    @Test func disposeDoesNotWaitForACallbackOnAnotherThread() {
         for _ in 0..<20 {
             let captured = CapturedSubscriber<Int, NoError>()
-            let callbackStarted = Flag()
-            let disposeCalled = Flag()
-            let disposeReturned = Flag()
-            let violations = Counter()
-            let callbackFinished = Flag()
+            let callbackStarted = DispatchSemaphore(value: 0)
+            let disposeReturned = DispatchSemaphore(value: 0)
+            let sawDisposeReturn = Flag()
             let subscription = captured.signal().start(next: { _ in
-                callbackStarted.set()
-                spin(until: { disposeCalled.isSet })
-                // Give a non-waiting dispose() ample time to return.
-                for _ in 0..<20_000 { sched_yield() }
-                if disposeReturned.isSet {
-                    violations.increment()
-                }
-                callbackFinished.set()
+                callbackStarted.signal()
+                if wait(disposeReturned, seconds: 20) { sawDisposeReturn.set() }
             })
-            let sender = Thread {
+            let senderDone = DispatchSemaphore(value: 0)
+            Thread {
                 captured.subscriber?.putNext(1)
-            }
-            sender.start()
-            #expect(spin(until: { callbackStarted.isSet }))
-            disposeCalled.set()
+                senderDone.signal()
+            }.start()
+            #expect(wait(callbackStarted))
             subscription.dispose()
-            disposeReturned.set()
-            captured.subscriber?.putNext(2)
-            #expect(spin(until: { callbackFinished.isSet }))
-            #expect(violations.value == 0)
+            disposeReturned.signal()
+            #expect(wait(senderDone, seconds: 30))
+            #expect(sawDisposeReturn.isSet, "dispose() waited for the other thread's callback")
+            if !sawDisposeReturn.isSet { break }
+        }
+    }
+
+    /// No callback starts once `dispose()` has returned: a value whose `putNext` begins after that is
+    /// dropped, whichever thread sends it, even while other threads are still inside callbacks.
+    @Test func noCallbackStartsAfterDisposeReturns() {
+        for _ in 0..<20 {
+            let captured = CapturedSubscriber<Int, NoError>()
+            let disposeReturned = Flag()
+            let late = Counter()
+            let delivered = Counter()
+            let subscription = captured.signal().start(next: { sentAfterDispose in
+                delivered.increment()
+                if sentAfterDispose == 1 { late.increment() }
+            })
+            concurrently(4) { thread in
+                if thread == 0 {
+                    spin(until: { delivered.value > 10 })
+                    subscription.dispose()
+                    disposeReturned.set()
+                } else {
+                    for _ in 0..<2_000 {
+                        // Sampled before the send begins: 1 only for sends that begin after dispose().
+                        captured.subscriber?.putNext(disposeReturned.isSet ? 1 : 0)
+                    }
+                }
+            }
+            #expect(late.value == 0, "a value sent after dispose() returned was delivered")
         }
     }
 
