@@ -1,8 +1,11 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.2
 import PackageDescription
 
 let package = Package(
     name: "SwiftSignalKit",
+    // The concurrency bridges use typed throws in async code and `withTaskCancellationHandler(isolation:)`,
+    // whose runtime support ships with these releases.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "SwiftSignalKit", targets: ["SwiftSignalKit"]),
         .library(name: "SwiftSignalKitConcurrency", targets: ["SwiftSignalKitConcurrency"]),
@@ -20,6 +23,12 @@ let package = Package(
         // Typical async server code in Swift 6 mode with complete checking: no @preconcurrency import.
         .testTarget(
             name: "Swift6ClientTests",
+            dependencies: ["SwiftSignalKit", "SwiftSignalKitConcurrency"]
+        ),
+        // The library used the way its users use it: threads, locks, cancellation under load. Run under
+        // ThreadSanitizer and in release mode by `.ci/run`.
+        .testTarget(
+            name: "RealUseTests",
             dependencies: ["SwiftSignalKit", "SwiftSignalKitConcurrency"]
         ),
         // Telegram-style call sites, compiled in Swift 5 mode: proves that legacy code builds unchanged.
