@@ -37,6 +37,15 @@
         return element
     }
 
+    /// Replaces the element under `key`, if present, and returns the old one (for the caller to release
+    /// after unlocking).
+    @discardableResult
+    mutating func replace(_ key: Int, with element: Element) -> Element? {
+        guard let slot = self.slot(of: key), let old = self.items[slot] else { return nil }
+        self.items[slot] = element
+        return old
+    }
+
     /// Removes every element and returns them, in order.
     mutating func removeAll() -> [Element] {
         let all = Array(self)

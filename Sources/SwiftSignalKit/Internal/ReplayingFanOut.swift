@@ -1,38 +1,56 @@
 /// Shared delivery machinery of ``Promise`` and ``ValuePromise``: a latest value replayed to each new
 /// subscriber and broadcast values, delivered to every subscriber in the order they were published.
 ///
-/// Deliveries are queued under the lock and run outside it by one thread at a time (whichever thread
+/// Broadcasts are queued under the lock and run outside it by one thread at a time (whichever thread
 /// finds nobody draining). This is what guarantees ordering: a subscriber never sees an older value after
-/// a newer one, and a new subscriber's replay is never overtaken by a later broadcast. Values that leave
-/// the state (a replaced latest value, a delivered queue entry) are released after unlocking.
+/// a newer one.
+///
+/// A new subscriber's replay is delivered at once, on the subscribing thread, as the original library
+/// does, also from inside a callback of the same promise and while another thread is delivering. Until
+/// that thread has delivered the replay, the subscriber is a *replaying* member: broadcasts published
+/// meanwhile are not delivered to it by the draining thread but kept in its backlog, which the
+/// subscribing thread delivers after the replay, before the member joins the ordinary broadcasts. So
+/// each subscriber still sees every value once, in order. Values that leave the state (a replaced latest
+/// value, a delivered queue entry, a backlog) are released after unlocking.
 @usableFromInline final class ReplayingFanOut<T: Sendable>: Sendable {
-    @usableFromInline enum Delivery: Sendable {
-        /// A published value with its sequence number.
-        case broadcast(T, sequence: UInt64)
-        /// The latest value, replayed to one new subscriber.
-        case replay(T, subscriber: Int)
+    /// A published value with its sequence number.
+    @usableFromInline struct Broadcast: Sendable {
+        @usableFromInline let value: T
+        @usableFromInline let sequence: UInt64
+
+        @inlinable init(value: T, sequence: UInt64) {
+            self.value = value
+            self.sequence = sequence
+        }
     }
 
-    /// One delivery taken off the queue, to run unlocked. A struct rather than an enum: copying a
-    /// generic multi-payload enum allocated on every delivery.
+    /// One broadcast taken off the queue, to run unlocked on a snapshot of the members.
     @usableFromInline struct Work {
         @usableFromInline let value: T
-        /// For a broadcast: its sequence number and the members to deliver to.
         @usableFromInline let sequence: UInt64
         @usableFromInline let members: OrderedSlots<FanOutMember>
-        /// For a replay: the one subscriber (nil if it has left meanwhile).
-        @usableFromInline let replayTarget: Subscriber<T, NoError>?
-        @usableFromInline let isReplay: Bool
 
-        @inlinable init(
-            value: T, sequence: UInt64, members: OrderedSlots<FanOutMember>, replayTarget: Subscriber<T, NoError>?,
-            isReplay: Bool
-        ) {
+        @inlinable init(value: T, sequence: UInt64, members: OrderedSlots<FanOutMember>) {
             self.value = value
             self.sequence = sequence
             self.members = members
-            self.replayTarget = replayTarget
-            self.isReplay = isReplay
+        }
+    }
+
+    /// A member whose replay the subscribing thread has not finished delivering. Its ``FanOutMember``
+    /// carries `joinedAfter == .max` meanwhile, so that broadcasts skip it.
+    @usableFromInline struct Replaying: Sendable {
+        @usableFromInline let key: Int
+        /// The sequence number of the last broadcast the member must not get: the one its replay
+        /// stands for, then the last one moved into `backlog`.
+        @usableFromInline var lastCovered: UInt64
+        /// Broadcasts published since the member joined, in order, for the subscribing thread.
+        @usableFromInline var backlog: [T]
+
+        @inlinable init(key: Int, lastCovered: UInt64) {
+            self.key = key
+            self.lastCovered = lastCovered
+            self.backlog = []
         }
     }
 
@@ -41,9 +59,11 @@
         @usableFromInline var members = OrderedSlots<FanOutMember>()
         @usableFromInline var sequence: UInt64 = 0
         /// Consumed entries are set to nil, so their values are released by the draining thread.
-        @usableFromInline var pending: [Delivery?] = []
+        @usableFromInline var pending: [Broadcast?] = []
         @usableFromInline var pendingHead = 0
         @usableFromInline var isDraining = false
+        /// Members still receiving their replay; usually empty, which is all a broadcast checks.
+        @usableFromInline var replaying: [Replaying] = []
         /// Free for the owner to keep its own bookkeeping under the same lock.
         @usableFromInline var generation: UInt64 = 0
         /// The owner's current source subscription (a ``Promise``'s `PromiseSource<T>`), type-erased so
@@ -54,6 +74,15 @@
         @usableFromInline init(value: T?) {
             self.value = value
         }
+
+        /// A broadcast of `value` as number `sequence` is about to go to a snapshot of the members: keeps
+        /// it for each replaying member that must get it.
+        @inlinable mutating func backlog(_ value: T, sequence: UInt64) {
+            for index in self.replaying.indices where self.replaying[index].lastCovered < sequence {
+                self.replaying[index].backlog.append(value)
+                self.replaying[index].lastCovered = sequence
+            }
+        }
     }
 
     @usableFromInline let state: LockedState<State>
@@ -62,21 +91,50 @@
         self.state = .init(State(value: value))
     }
 
-    /// Adds a subscriber and queues the replay of the current value, if any.
+    /// Adds a subscriber and, if there is a current value, delivers it to the subscriber before
+    /// returning, followed by whatever was published meanwhile (see the type's documentation).
     func subscribe(_ subscriber: Subscriber<T, NoError>) -> Int {
-        let (key, drain) = self.state.withLock { state -> (Int, Bool) in
-            let key = state.members.add(FanOutMember(subscriber, joinedAfter: state.sequence))
-            guard let value = state.value else { return (key, false) }
-            state.pending.append(.replay(value, subscriber: key))
-            return (key, Self.claimDrain(&state))
+        let (key, replay) = self.state.withLock { state -> (Int, T?) in
+            guard let value = state.value else {
+                return (state.members.add(FanOutMember(subscriber, joinedAfter: state.sequence)), nil)
+            }
+            let key = state.members.add(FanOutMember(subscriber, joinedAfter: .max))
+            state.replaying.append(Replaying(key: key, lastCovered: state.sequence))
+            return (key, value)
         }
-        if drain { self.drain() }
+        guard let replay else { return key }
+        subscriber.putNext(replay)
+        while let backlog = self.state.withLock({ Self.takeBacklog(of: key, for: subscriber, &$0) }) {
+            for value in backlog {
+                subscriber.putNext(value)
+            }
+        }
         return key
     }
 
+    /// The backlog of a replaying member, or nil once it is empty: then the member joins the ordinary
+    /// broadcasts, after the last one it got from its backlog. Also nil if the member has left.
+    @usableFromInline
+    static func takeBacklog(of key: Int, for subscriber: Subscriber<T, NoError>, _ state: inout State) -> [T]? {
+        guard let index = state.replaying.firstIndex(where: { $0.key == key }) else { return nil }
+        if state.replaying[index].backlog.isEmpty {
+            let finished = state.replaying.remove(at: index)
+            state.members.replace(key, with: FanOutMember(subscriber, joinedAfter: finished.lastCovered))
+            return nil
+        }
+        var backlog: [T] = []
+        swap(&backlog, &state.replaying[index].backlog)
+        return backlog
+    }
+
     func unsubscribe(_ key: Int) {
-        let removed = self.state.withLock { $0.members.remove(key) }
-        withExtendedLifetime(removed) {}
+        let (removed, backlog) = self.state.withLock { state -> (FanOutMember?, Replaying?) in
+            let removed = state.members.remove(key)
+            guard let index = state.replaying.firstIndex(where: { $0.key == key }) else { return (removed, nil) }
+            return (removed, state.replaying.remove(at: index))
+        }
+        // Released here, after unlocking.
+        withExtendedLifetime((removed, backlog)) {}
     }
 
     /// Publishes `value`, unless `generation` is given and no longer current.
@@ -101,11 +159,12 @@
             state.sequence += 1
             guard Self.claimDrain(&state) else {
                 // Another thread is delivering; it takes this value from the queue in order.
-                state.pending.append(.broadcast(value, sequence: state.sequence))
+                state.pending.append(Broadcast(value: value, sequence: state.sequence))
                 return (true, 0, nil, replaced)
             }
             // Nobody is delivering, so the queue is empty (see `takeWork`): this thread delivers this value
             // without queueing it, then whatever was queued meanwhile.
+            if !state.replaying.isEmpty { state.backlog(value, sequence: state.sequence) }
             return (true, state.sequence, state.members, replaced)
         }
         withExtendedLifetime(replaced) {}
@@ -128,11 +187,7 @@
     /// the role.
     @inlinable func drain() {
         while let work = self.state.withLock({ Self.takeWork(&$0) }) {
-            if work.isReplay {
-                work.replayTarget?.putNext(work.value)
-            } else {
-                work.members.broadcast(work.value, publishedAs: work.sequence)
-            }
+            work.members.broadcast(work.value, publishedAs: work.sequence)
         }
     }
 
@@ -144,17 +199,12 @@
             state.pendingHead = 0
             return nil
         }
-        let delivery = state.pending[state.pendingHead]!
+        let broadcast = state.pending[state.pendingHead]!
         state.pending[state.pendingHead] = nil
         state.pendingHead += 1
-        switch delivery {
-        case .broadcast(let value, let sequence):
-            // Copying the members only retains their storage; they are iterated after unlocking.
-            return Work(value: value, sequence: sequence, members: state.members, replayTarget: nil, isReplay: false)
-        case .replay(let value, let key):
-            let target = state.members.element(forKey: key)?.subscriber(of: T.self)
-            return Work(value: value, sequence: 0, members: OrderedSlots(), replayTarget: target, isReplay: true)
-        }
+        if !state.replaying.isEmpty { state.backlog(broadcast.value, sequence: broadcast.sequence) }
+        // Copying the members only retains their storage; they are iterated after unlocking.
+        return Work(value: broadcast.value, sequence: broadcast.sequence, members: state.members)
     }
 }
 

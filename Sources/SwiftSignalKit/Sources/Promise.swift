@@ -11,8 +11,10 @@
 /// user.set(.single("grace"))                              // prints "grace"
 /// ```
 ///
-/// Ordering: every subscriber sees values in the order they were published, even when ``set(_:)`` and the
-/// sources run on different threads; a value from a source that has been replaced is dropped. When values
+/// Ordering: every subscriber sees values in the order they were published, once each, even when
+/// ``set(_:)`` and the sources run on different threads; a value from a source that has been replaced is
+/// dropped. A new subscriber receives the current value synchronously, before `start` returns, also
+/// from inside a callback of this promise and while another thread is delivering. When values
 /// are published from several threads at once, delivery may happen on whichever of those threads is
 /// already delivering.
 ///
@@ -95,7 +97,7 @@ public final class Promise<T: Sendable>: Sendable {
 
     /// A signal of the latest value followed by every new one. It never completes.
     ///
-    /// - Returns: A signal that replays the current value (if any) on subscription.
+    /// - Returns: A signal that replays the current value (if any) on subscription, synchronously.
     public func get() -> Signal<T, NoError> {
         return Signal { subscriber in
             let initializer = self.initializer.withLock { pending -> Signal<T, NoError>? in
@@ -172,7 +174,7 @@ public final class ValuePromise<T: Equatable & Sendable>: Sendable {
 
     /// A signal of the current value followed by every new one. It never completes.
     ///
-    /// - Returns: A signal that replays the current value (if any) on subscription.
+    /// - Returns: A signal that replays the current value (if any) on subscription, synchronously.
     public func get() -> Signal<T, NoError> {
         return Signal { subscriber in
             let key = self.core.subscribe(subscriber)

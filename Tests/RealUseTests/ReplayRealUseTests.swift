@@ -1,0 +1,138 @@
+import Dispatch
+import Foundation
+import SwiftSignalKit
+import SwiftSignalKitConcurrency
+import Testing
+
+/// A promise replays its current value at subscription, synchronously, as the original does: from
+/// inside the promise's own callbacks and while another thread is delivering, with no value reordered
+/// or duplicated for any subscriber.
+@Suite struct ReplayRealUseTests {
+    /// The helper users write to read a promise's current value synchronously.
+    static func currentValue<T: Sendable>(_ signal: Signal<T, NoError>) -> T? {
+        let value = Atomic<T?>(value: nil)
+        let done = DispatchSemaphore(value: 0)
+        (signal |> take(1)).start(next: { next in
+            _ = value.swap(next)
+            done.signal()
+        })
+        done.wait()
+        return value.with { $0 }
+    }
+
+    @Test func aValuePromiseReplaysInsideItsOwnCallback() {
+        let state = ValuePromise(1)
+        let inner = Log<Int>()
+        let outer = state.get().start(next: { value in
+            (state.get() |> take(1)).start(next: { inner.append($0) })
+            // Synchronous: already there when `start` returns.
+            inner.append(-value)
+        })
+        state.set(2)
+        #expect(inner.entries == [1, -1, 2, -2])
+        outer.dispose()
+    }
+
+    @Test func aPromiseReplaysInsideItsOwnCallback() {
+        let state = Promise<String>("a")
+        let inner = Log<String>()
+        let outer = state.get().start(next: { value in
+            let read = Atomic<String?>(value: nil)
+            (state.get() |> take(1)).start(next: { _ = read.swap($0) })
+            inner.append("\(value)=\(read.with { $0 } ?? "nil")")
+        })
+        state.set(.single("b"))
+        #expect(inner.entries == ["a=a", "b=b"])
+        outer.dispose()
+    }
+
+    /// The semaphore-based helper, called inside a callback of the same promise, hung while the replay
+    /// waited for the outer callback to return.
+    @Test func aSemaphoreBasedReadInsideACallbackOfTheSamePromiseReturns() async {
+        let finished = await finishes {
+            let state = ValuePromise(10)
+            let reads = Log<Int?>()
+            let subscription = state.get().start(next: { _ in
+                reads.append(Self.currentValue(state.get()))
+            })
+            state.set(11)
+            #expect(reads.entries == [10, 11])
+            subscription.dispose()
+        }
+        #expect(finished)
+    }
+
+    /// Another thread is inside a callback of the promise (so it is the one delivering); a new
+    /// subscriber on this thread still gets the current value before `start` returns.
+    @Test func aNewSubscriberGetsTheReplayWhileAnotherThreadDelivers() async {
+        let finished = await finishes {
+            let state = ValuePromise(0)
+            let entered = DispatchSemaphore(value: 0)
+            let release = DispatchSemaphore(value: 0)
+            let first = state.get().start(next: { value in
+                if value == 1 {
+                    entered.signal()
+                    release.wait()
+                }
+            })
+            let setterDone = DispatchSemaphore(value: 0)
+            Thread {
+                state.set(1)
+                setterDone.signal()
+            }.start()
+            entered.wait()
+            let seen = Log<Int>()
+            let second = state.get().start(next: { seen.append($0) })
+            #expect(seen.entries == [1], "the replay arrives before start returns")
+            // Published while the other thread is still delivering 1: reaches the new subscriber once,
+            // after its replay.
+            Thread { state.set(2) }.start()
+            release.signal()
+            setterDone.wait()
+            while seen.entries.count < 2 { sched_yield() }
+            #expect(seen.entries == [1, 2])
+            first.dispose()
+            second.dispose()
+        }
+        #expect(finished)
+    }
+
+    /// A publisher thread sets increasing values while other threads subscribe and unsubscribe: every
+    /// subscriber sees its replay at once and then strictly increasing values, none twice.
+    @Test func replaysUnderConcurrentPublishingKeepEverySubscribersOrder() async {
+        let finished = await finishes {
+            let state = ValuePromise(0)
+            let stop = Atomic(value: false)
+            let publisherDone = DispatchSemaphore(value: 0)
+            Thread {
+                var next = 1
+                while !stop.with({ $0 }) {
+                    state.set(next)
+                    next += 1
+                }
+                publisherDone.signal()
+            }.start()
+            let violations = Count()
+            let subscribersDone = DispatchSemaphore(value: 0)
+            for _ in 0..<3 {
+                Thread {
+                    for _ in 0..<300 {
+                        let seen = Log<Int>()
+                        let subscription = state.get().start(next: { seen.append($0) })
+                        if seen.entries.isEmpty { violations.increment() }
+                        for _ in 0..<10 { sched_yield() }
+                        subscription.dispose()
+                        let entries = seen.entries
+                        if zip(entries, entries.dropFirst()).contains(where: { $0 >= $1 }) { violations.increment() }
+                    }
+                    subscribersDone.signal()
+                }.start()
+            }
+            for _ in 0..<3 { subscribersDone.wait() }
+            _ = stop.swap(true)
+            publisherDone.wait()
+            #expect(violations.value == 0, "a replay was late, or a value was reordered or repeated")
+        }
+        #expect(finished)
+    }
+}
