@@ -36,13 +36,16 @@ extension Signal where T: Sendable, E: Error {
     /// A single-value signal that runs `operation` in a task for each subscription.
     ///
     /// ```swift
-    /// let profile = Signal<Profile, APIError>(operation: { try await api.profile(id) })
+    /// let profile = Signal(operation: { () throws(APIError) in try await api.profile(id) })  // Signal<Profile, APIError>
     /// disposables.add(profile.start(next: { show($0) }))
     /// ```
     ///
     /// The bridge for calling new async APIs from signal code: the result is sent as one value followed
     /// by completion; a thrown error is sent as the signal's error. Disposing the subscription cancels
     /// the task; a result that arrives after `dispose()` returned is dropped.
+    ///
+    /// Name the closure's error type, as in `() throws(APIError) in`: a closure that throws is otherwise
+    /// inferred to throw `any Error`, which does not convert to `E`.
     ///
     /// - Parameters:
     ///   - priority: The priority of the task.
@@ -165,6 +168,19 @@ extension Promise {
     public var values: SignalValues<T, NoError> {
         return self.get().values
     }
+
+    /// The promise's values as an `AsyncSequence` with the given buffering policy: the current value (if
+    /// any), then each new one. Same as `get().values(bufferingPolicy:)`.
+    ///
+    /// ```swift
+    /// for await latest in status.values(bufferingPolicy: .bufferingNewest(1)) { render(latest) }
+    /// ```
+    ///
+    /// - Parameter bufferingPolicy: What to keep while the loop body runs.
+    /// - Returns: The sequence.
+    public func values(bufferingPolicy: SignalBufferingPolicy) -> SignalValues<T, NoError> {
+        return self.get().values(bufferingPolicy: bufferingPolicy)
+    }
 }
 
 extension ValuePromise {
@@ -175,6 +191,15 @@ extension ValuePromise {
     public var values: SignalValues<T, NoError> {
         return self.get().values
     }
+
+    /// The promise's values as an `AsyncSequence` with the given buffering policy: the current value (if
+    /// any), then each new one. Same as `get().values(bufferingPolicy:)`.
+    ///
+    /// - Parameter bufferingPolicy: What to keep while the loop body runs.
+    /// - Returns: The sequence.
+    public func values(bufferingPolicy: SignalBufferingPolicy) -> SignalValues<T, NoError> {
+        return self.get().values(bufferingPolicy: bufferingPolicy)
+    }
 }
 
 extension ValuePipe where T: Sendable {
@@ -184,5 +209,18 @@ extension ValuePipe where T: Sendable {
     /// are not seen. Same as `signal().values`.
     public var values: SignalValues<T, NoError> {
         return self.signal().values
+    }
+
+    /// The pipe's values as an `AsyncSequence` with the given buffering policy. No replay: values put
+    /// before the loop's first `next()` are not seen. Same as `signal().values(bufferingPolicy:)`.
+    ///
+    /// ```swift
+    /// for await tick in ticks.values(bufferingPolicy: .bufferingNewest(1)) { redraw(tick) }
+    /// ```
+    ///
+    /// - Parameter bufferingPolicy: What to keep while the loop body runs.
+    /// - Returns: The sequence.
+    public func values(bufferingPolicy: SignalBufferingPolicy) -> SignalValues<T, NoError> {
+        return self.signal().values(bufferingPolicy: bufferingPolicy)
     }
 }

@@ -24,9 +24,13 @@ extension Signal where E: Error, T: Sendable {
 
     /// The signal's values as an `AsyncSequence` with the given buffering policy.
     ///
-    /// - Each iterator is its own subscription (the signal is cold), started by the first `next()`.
+    /// - Each iterator is its own subscription (the signal is cold), started by the first `next()`, which
+    ///   is already waiting by then: a value sent while the signal starts (`single`, a promise's current
+    ///   value) goes straight to it, whatever the buffer's size.
     /// - Values that arrive while the loop body runs are kept according to `bufferingPolicy`; none is
-    ///   dropped silently under `.unbounded`.
+    ///   dropped silently under `.unbounded`. A limit of 0 keeps nothing: a value reaches the loop only
+    ///   if it arrives while the loop waits in `next()`. A value leaves the buffer when the loop takes it,
+    ///   and is released outside the library's lock.
     /// - The sequence's `Failure` is the signal's error type, so a `NoError` signal is iterated with plain
     ///   `for await`.
     /// - Leaving the loop (`break`, `return`, a thrown error), cancelling the task, or dropping the
@@ -102,9 +106,9 @@ extension SignalValues.Iterator: Sendable {}
 /// Not `Sendable`: it belongs to the iterator, which belongs to one task.
 @usableFromInline final class IteratorLifetime<T: Sendable, E: Error> {
     @usableFromInline let storage: SignalValuesStorage<T, E>
-    /// Values taken from the storage and not yet handed out, from `batchIndex` on.
+    /// Values taken from the storage and not yet handed out, last first: each is moved out as it is
+    /// handed out, so the batch keeps no value the loop has already received.
     @usableFromInline var batch: [T] = []
-    @usableFromInline var batchIndex = 0
 
     init(storage: SignalValuesStorage<T, E>) {
         self.storage = storage
@@ -113,20 +117,15 @@ extension SignalValues.Iterator: Sendable {}
     /// The next value already available without waiting, or nil if the caller must ask the storage.
     /// Honours cancellation like the storage does: a cancelled task gets nil (through the storage).
     @inlinable func nextBuffered() -> T? {
-        if self.batchIndex == self.batch.count {
-            self.batch.removeAll(keepingCapacity: true)
-            self.batchIndex = 0
+        if self.batch.isEmpty {
             guard self.storage.takeBuffered(into: &self.batch) else { return nil }
         }
         if Task.isCancelled {
             // Dropped values are released here; the storage then ends the iteration.
             self.batch = []
-            self.batchIndex = 0
             return nil
         }
-        let value = self.batch[self.batchIndex]
-        self.batchIndex += 1
-        return value
+        return self.batch.popLast()
     }
 
     deinit {

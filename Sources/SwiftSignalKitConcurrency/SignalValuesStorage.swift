@@ -1,7 +1,11 @@
 import SwiftSignalKit
 
 /// The state of one iteration over ``SignalValues``: the subscription, the buffer and the waiting
-/// consumer. Continuations are resumed and the subscription disposed only after unlocking.
+/// consumer. Continuations are resumed, the subscription disposed and buffered values released only
+/// after unlocking.
+///
+/// The first `next()` registers its wait before it starts the subscription, so a value sent while the
+/// signal starts goes straight to the waiting consumer, whatever the buffer's size (even 0).
 @usableFromInline final class SignalValuesStorage<T: Sendable, E: Error>: Sendable {
     @usableFromInline typealias Waiter = UnsafeContinuation<Result<T?, E>, Never>
 
@@ -14,29 +18,12 @@ import SwiftSignalKit
         @usableFromInline var isStarted = false
         /// Iteration over: a terminal event was handed out, or the consumer cancelled or went away.
         @usableFromInline var isFinished = false
-        @usableFromInline var buffer: [T] = []
-        @usableFromInline var bufferHead = 0
+        @usableFromInline var buffer = ValueRing<T>()
         @usableFromInline var terminal: Terminal?
         @usableFromInline var waiter: Waiter?
         @usableFromInline var subscription: Disposable?
 
         @inlinable init() {}
-
-        @inlinable var bufferedCount: Int { self.buffer.count - self.bufferHead }
-
-        @inlinable
-        mutating func popFirst() -> T {
-            let value = self.buffer[self.bufferHead]
-            self.bufferHead += 1
-            if self.bufferHead == self.buffer.count {
-                self.buffer.removeAll(keepingCapacity: true)
-                self.bufferHead = 0
-            } else if self.bufferHead > 64 && self.bufferHead * 2 > self.buffer.count {
-                self.buffer.removeFirst(self.bufferHead)
-                self.bufferHead = 0
-            }
-            return value
-        }
     }
 
     @usableFromInline let signal: Signal<T, E>
@@ -59,7 +46,6 @@ import SwiftSignalKit
             self.cancel()
             return nil
         }
-        self.startIfNeeded()
         let result = await withTaskCancellationHandler {
             await withUnsafeContinuation(isolation: actor) { (continuation: Waiter) in
                 self.wait(with: continuation)
@@ -70,49 +56,35 @@ import SwiftSignalKit
         return try result.get()
     }
 
-    /// With the `.unbounded` policy, moves every buffered value into `batch` (which must be empty) and
-    /// returns true; returns false when nothing is buffered, or under a bounded policy, whose limit must
+    /// With the `.unbounded` policy, moves every buffered value into `batch` (which must be empty), last
+    /// first, and returns true; returns false when nothing is buffered, or under a bounded policy, whose limit must
     /// hold for values the consumer has not taken one by one.
     @inlinable func takeBuffered(into batch: inout [T]) -> Bool {
         guard case .unbounded = self.policy else { return false }
         return self.state.withLock { state in
-            guard state.bufferedCount > 0, !state.isFinished else { return false }
-            if state.bufferHead == 0 {
-                swap(&batch, &state.buffer)
-            } else {
-                batch.append(contentsOf: state.buffer[state.bufferHead...])
-                state.buffer.removeAll(keepingCapacity: true)
-                state.bufferHead = 0
-            }
+            guard !state.buffer.isEmpty, !state.isFinished else { return false }
+            state.buffer.moveAllReversed(into: &batch)
             return true
         }
     }
 
     /// Ends the iteration: disposes the subscription and wakes a waiting consumer with nil.
     @inlinable func cancel() {
-        let (waiter, subscription, dropped) = self.state.withLock { state -> (Waiter?, Disposable?, [T]) in
+        let (waiter, subscription, dropped) = self.state.withLock { state -> (Waiter?, Disposable?, [T?]) in
             state.isFinished = true
             let waiter = state.waiter
             state.waiter = nil
             let subscription = state.subscription
             state.subscription = nil
-            let dropped = state.buffer
-            state.buffer = []
-            state.bufferHead = 0
-            return (waiter, subscription, dropped)
+            return (waiter, subscription, state.buffer.removeAll())
         }
         withExtendedLifetime(dropped) {}
         waiter?.resume(returning: .success(nil))
         subscription?.dispose()
     }
 
-    @inlinable func startIfNeeded() {
-        let start = self.state.withLock { state -> Bool in
-            if state.isStarted || state.isFinished { return false }
-            state.isStarted = true
-            return true
-        }
-        guard start else { return }
+    /// Starts the subscription; called once, by the first `next()` after its wait is registered.
+    @inlinable func start() {
         let subscription = self.signal.start(
             next: { value in self.received(value) },
             error: { error in self.ended(.failed(error)) },
@@ -128,10 +100,13 @@ import SwiftSignalKit
         }
     }
 
+    /// Hands the consumer what is ready, or registers its wait, and then, on the first call, starts the
+    /// subscription: values sent while the signal starts find the consumer already waiting.
     @inlinable func wait(with continuation: Waiter) {
+        var startNow = false
         let ready: Result<T?, E>? = self.state.withLock { state in
-            if state.bufferedCount > 0 {
-                return .success(state.popFirst())
+            if !state.buffer.isEmpty {
+                return .success(state.buffer.removeFirst())
             }
             if state.isFinished {
                 return .success(nil)
@@ -145,10 +120,16 @@ import SwiftSignalKit
             }
             precondition(state.waiter == nil, "SignalValues.Iterator.next() called concurrently")
             state.waiter = continuation
+            if !state.isStarted {
+                state.isStarted = true
+                startNow = true
+            }
             return nil
         }
         if let ready {
             continuation.resume(returning: ready)
+        } else if startNow {
+            self.start()
         }
     }
 
@@ -166,13 +147,13 @@ import SwiftSignalKit
             case .bufferingNewest(let limit):
                 if limit == 0 { return (nil, value) }
                 var dropped: T?
-                if state.bufferedCount == limit {
-                    dropped = state.popFirst()
+                if state.buffer.count >= limit {
+                    dropped = state.buffer.removeFirst()
                 }
                 state.buffer.append(value)
                 return (nil, dropped)
             case .bufferingOldest(let limit):
-                if state.bufferedCount >= limit { return (nil, value) }
+                if state.buffer.count >= limit { return (nil, value) }
                 state.buffer.append(value)
                 return (nil, nil)
             }

@@ -1,0 +1,74 @@
+/// A first-in, first-out buffer of values in a ring, for the buffers that live under a lock.
+///
+/// Every removal moves the value out and leaves an empty slot, so the buffer never holds a consumed
+/// value and never releases one itself: the caller receives each removed value and releases it after
+/// unlocking (a value's `deinit` is user code). Growing moves the values into a larger array, which
+/// releases none of them.
+@usableFromInline struct ValueRing<Element> {
+    @usableFromInline var slots: [Element?] = []
+    @usableFromInline var head = 0
+    @usableFromInline private(set) var count = 0
+
+    @inlinable init() {}
+
+    @inlinable var isEmpty: Bool { self.count == 0 }
+
+    /// Adds `element` at the end.
+    @inlinable mutating func append(_ element: Element) {
+        if self.count == self.slots.count {
+            self.grow()
+        }
+        var index = self.head + self.count
+        if index >= self.slots.count { index -= self.slots.count }
+        self.slots[index] = element
+        self.count += 1
+    }
+
+    /// Removes and returns the first element; the buffer must not be empty.
+    @inlinable mutating func removeFirst() -> Element {
+        precondition(self.count > 0, "ValueRing.removeFirst() on an empty buffer")
+        let element = self.slots[self.head].take()!
+        self.head += 1
+        if self.head == self.slots.count { self.head = 0 }
+        self.count -= 1
+        if self.count == 0 { self.head = 0 }
+        return element
+    }
+
+    /// Moves every element, last first, to the end of `target`: the consumer then takes them in order
+    /// with `popLast()`, which moves each one out, so none stays alive after it was handed out.
+    @inlinable mutating func moveAllReversed(into target: inout [Element]) {
+        target.reserveCapacity(target.count + self.count)
+        while self.count > 0 {
+            var index = self.head + self.count - 1
+            if index >= self.slots.count { index -= self.slots.count }
+            target.append(self.slots[index].take()!)
+            self.count -= 1
+        }
+        self.head = 0
+    }
+
+    /// Empties the buffer and returns its storage, for the caller to release after unlocking.
+    @inlinable mutating func removeAll() -> [Element?] {
+        var taken: [Element?] = []
+        swap(&taken, &self.slots)
+        self.head = 0
+        self.count = 0
+        return taken
+    }
+
+    @usableFromInline mutating func grow() {
+        var larger: [Element?] = []
+        larger.reserveCapacity(Swift.max(8, self.slots.count * 2))
+        for offset in 0..<self.count {
+            var index = self.head + offset
+            if index >= self.slots.count { index -= self.slots.count }
+            larger.append(self.slots[index].take())
+        }
+        larger.append(contentsOf: repeatElement(nil, count: larger.capacity - larger.count))
+        self.slots = larger
+        self.head = 0
+    }
+}
+
+extension ValueRing: Sendable where Element: Sendable {}

@@ -1,0 +1,174 @@
+import Dispatch
+import Foundation
+import SwiftSignalKit
+import SwiftSignalKitConcurrency
+import Testing
+
+/// Disposal the way users meet it: a stream cancelled while a producer thread sends, and the library's
+/// own disposals (`Promise.set`, `mapToSignal`) made under a lock that a running callback takes. Each
+/// of these deadlocked while `dispose()` waited for callbacks on other threads.
+@Suite struct DisposalRealUseTests {
+    static let policies: [SignalBufferingPolicy] = [
+        .unbounded, .bufferingNewest(1), .bufferingOldest(1), .bufferingNewest(0), .bufferingOldest(0),
+    ]
+
+    /// Starts `count` loops over a pipe that a producer thread feeds without pause, one after another,
+    /// and cancels each from this thread once it has received a value. Returns false if anything hung.
+    static func cancelLoopsWhileProducing(policy: SignalBufferingPolicy, count: Int) async -> Bool {
+        return await finishes {
+            let pipe = ValuePipe<Int>()
+            let stop = Atomic(value: false)
+            let producerDone = DispatchSemaphore(value: 0)
+            Thread {
+                var next = 0
+                while !stop.with({ $0 }) {
+                    pipe.putNext(next)
+                    next += 1
+                }
+                producerDone.signal()
+            }.start()
+            for _ in 0..<count {
+                let received = DispatchSemaphore(value: 0)
+                let ended = DispatchSemaphore(value: 0)
+                let task = Task.detached {
+                    var first = true
+                    for await _ in pipe.values(bufferingPolicy: policy) where first {
+                        first = false
+                        received.signal()
+                    }
+                    ended.signal()
+                }
+                received.wait()
+                task.cancel()
+                ended.wait()
+            }
+            _ = stop.swap(true)
+            producerDone.wait()
+        }
+    }
+
+    @Test(arguments: policies)
+    func cancellingForAwaitWhileAProducerThreadSendsReturns(_ policy: SignalBufferingPolicy) async {
+        #expect(await Self.cancelLoopsWhileProducing(policy: policy, count: 200), "cancel() or the loop hung")
+    }
+
+    /// The stress: 10,000 cancellations per buffering policy.
+    @Test(arguments: policies)
+    func tenThousandCancellationsWhileAProducerThreadSends(_ policy: SignalBufferingPolicy) async {
+        #expect(await Self.cancelLoopsWhileProducing(policy: policy, count: 10_000), "cancel() or the loop hung")
+    }
+
+    /// `get()` cancelled from another thread while a producer thread sends into the awaited signal.
+    @Test func cancellingGetWhileAProducerThreadSendsReturns() async {
+        let finished = await finishes {
+            let pipe = ValuePipe<Int>()
+            let stop = Atomic(value: false)
+            let producerDone = DispatchSemaphore(value: 0)
+            Thread {
+                while !stop.with({ $0 }) { pipe.putNext(1) }
+                producerDone.signal()
+            }.start()
+            for _ in 0..<500 {
+                let ended = DispatchSemaphore(value: 0)
+                let task = Task.detached {
+                    // Every value passes through the filter's callback on the producer thread; none ends the wait.
+                    _ = await (pipe.signal() |> filter { $0 < 0 }).first()
+                    ended.signal()
+                }
+                task.cancel()
+                ended.wait()
+            }
+            _ = stop.swap(true)
+            producerDone.wait()
+        }
+        #expect(finished)
+    }
+
+    /// `promise.set(_:)` replaces (disposes) the previous source while another thread is inside a
+    /// callback of `promise.get()` that waits for the caller's lock.
+    @Test func promiseSetUnderALockThatARunningCallbackTakes() async {
+        let finished = await finishes {
+            let promise = Promise<Int>()
+            let source = ValuePipe<Int>()
+            promise.set(source.signal())
+            let lock = UserLock()
+            let entered = DispatchSemaphore(value: 0)
+            let seen = Log<Int>()
+            let subscription = promise.get().start(next: { value in
+                if value == 1 { entered.signal() }
+                lock.locked { seen.append(value) }
+            })
+            let senderDone = DispatchSemaphore(value: 0)
+            lock.locked {
+                Thread {
+                    source.putNext(1)
+                    senderDone.signal()
+                }.start()
+                entered.wait()
+                promise.set(.single(2))
+            }
+            senderDone.wait()
+            #expect(seen.entries.last == 2)
+            subscription.dispose()
+        }
+        #expect(finished, "Promise.set waited for a callback blocked on the caller's lock")
+    }
+
+    /// `mapToSignal` disposes the previous inner signal when the outer one sends, here from under a
+    /// lock that the inner signal's running callback takes.
+    @Test func mapToSignalSwitchUnderALockThatARunningCallbackTakes() async {
+        let finished = await finishes {
+            let query = ValuePromise<Int>(0)
+            let responses = ValuePipe<String>()
+            let lock = UserLock()
+            let entered = DispatchSemaphore(value: 0)
+            let subscription = (query.get() |> mapToSignal { _ in responses.signal() }).start(next: { _ in
+                entered.signal()
+                lock.locked {}
+            })
+            let senderDone = DispatchSemaphore(value: 0)
+            lock.locked {
+                Thread {
+                    responses.putNext("a")
+                    senderDone.signal()
+                }.start()
+                entered.wait()
+                query.set(1)
+            }
+            senderDone.wait()
+            subscription.dispose()
+        }
+        #expect(finished, "mapToSignal's switch waited for a callback blocked on the caller's lock")
+    }
+
+    /// `take(1)` ends its upstream from the thread that delivered the value while another thread is inside
+    /// the upstream's callback, blocked on a lock the first thread holds.
+    @Test func takeEndsItsUpstreamWhileAnotherThreadIsInsideACallback() async {
+        let finished = await finishes {
+            let pipe = ValuePipe<Int>()
+            let lock = UserLock()
+            let entered = DispatchSemaphore(value: 0)
+            let values = Log<Int>()
+            let subscription = (pipe.signal() |> map { value -> Int in
+                if value == 1 {
+                    entered.signal()
+                    lock.locked {}
+                }
+                return value
+            } |> filter { $0 == 2 } |> take(1)).start(next: { values.append($0) })
+            let senderDone = DispatchSemaphore(value: 0)
+            lock.locked {
+                Thread {
+                    pipe.putNext(1)
+                    senderDone.signal()
+                }.start()
+                entered.wait()
+                pipe.putNext(2)
+            }
+            senderDone.wait()
+            #expect(values.entries == [2])
+            subscription.dispose()
+        }
+        #expect(finished)
+    }
+}
