@@ -85,10 +85,22 @@ public final class DisposableSet: Disposable {
 /// downloads.set(download(url).start(), forKey: url)
 /// downloads.set(nil, forKey: url) // cancels that download and removes the key
 /// ```
+///
+/// Your key type's `hash(into:)` and `==` run outside the dictionary's lock, so they may do anything,
+/// including use this dictionary. Concurrent calls for the same key take effect one after the other,
+/// each disposing what the previous one stored.
 public final class DisposableDict<T: Hashable & Sendable>: Disposable {
+    /// The entries whose keys share one hash value.
+    private typealias Bucket = [(key: T, disposable: Disposable)]
+
     private struct State {
         var isDisposed = false
-        var entries: [T: Disposable] = [:]
+        /// Keyed by the keys' hash values, computed outside the lock: hashing and comparing `Int`s runs
+        /// no user code. Keys within a bucket are compared outside the lock too (see `set`).
+        var buckets: [Int: Bucket] = [:]
+        /// Advanced by every change, so that `set` can tell whether the bucket it searched unlocked is
+        /// still current.
+        var version: UInt64 = 0
     }
 
     private let state = LockedState<State>(State())
@@ -102,31 +114,61 @@ public final class DisposableDict<T: Hashable & Sendable>: Disposable {
     ///   - disposable: The new disposable, or nil to dispose and remove the key's entry.
     ///   - key: The key. If the dictionary has been disposed, `disposable` is disposed at once.
     public func set(_ disposable: Disposable?, forKey key: T) {
-        let (previous, rejected) = self.state.withLock { state -> (Disposable?, Disposable?) in
-            if state.isDisposed {
-                return (nil, disposable)
+        let hash = key.hashValue
+        while true {
+            // Read the bucket under the lock, search it unlocked (the user's `==`), then apply the
+            // change only if nothing changed meanwhile; otherwise search again.
+            let (bucket, version, isDisposed) = self.state.withLock { state in
+                (state.buckets[hash] ?? [], state.version, state.isDisposed)
             }
-            let previous = state.entries.removeValue(forKey: key)
+            if isDisposed {
+                disposable?.dispose()
+                return
+            }
+            var updated = bucket
+            var previous: Disposable?
+            if let index = updated.firstIndex(where: { $0.key == key }) {
+                previous = updated.remove(at: index).disposable
+            }
             if let disposable {
-                state.entries[key] = disposable
+                updated.append((key, disposable))
+            } else if previous == nil {
+                // Removing a key that is not there changes nothing (and must not count as a change, or
+                // a concurrent `set` would search again for nothing).
+                return
             }
-            return (previous, nil)
+            let (applied, replaced) = self.state.withLock { state -> (Bool, Bucket?) in
+                guard state.version == version else { return (false, nil) }
+                state.version += 1
+                let replaced = state.buckets.removeValue(forKey: hash)
+                if !updated.isEmpty {
+                    state.buckets[hash] = updated
+                }
+                return (true, replaced)
+            }
+            // The old bucket, and with it a replaced key, is released here, after unlocking.
+            withExtendedLifetime(replaced) {}
+            if applied {
+                previous?.dispose()
+                return
+            }
         }
-        previous?.dispose()
-        rejected?.dispose()
     }
 
     /// Disposes every entry; later ``set(_:forKey:)`` calls dispose their argument at once.
     public func dispose() {
-        let entries = self.state.withLock { state -> [Disposable] in
-            guard !state.isDisposed else { return [] }
+        let buckets = self.state.withLock { state -> [Int: Bucket] in
+            guard !state.isDisposed else { return [:] }
             state.isDisposed = true
-            let entries = Array(state.entries.values)
-            state.entries = [:]
-            return entries
+            state.version += 1
+            var buckets: [Int: Bucket] = [:]
+            swap(&buckets, &state.buckets)
+            return buckets
         }
-        for entry in entries {
-            entry.dispose()
+        for bucket in buckets.values {
+            for entry in bucket {
+                entry.disposable.dispose()
+            }
         }
     }
 }

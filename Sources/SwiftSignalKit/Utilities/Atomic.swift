@@ -47,13 +47,17 @@ public final class Atomic<T> {
 
     /// Replaces the value with `f(value)`.
     ///
-    /// - Parameter f: Computes the new value from the old; runs while the lock is held.
+    /// - Parameter f: Computes the new value from the old; runs while the lock is held. The old value is
+    ///   released after the lock, so its `deinit` may use this `Atomic`.
     /// - Returns: The new value.
     @discardableResult public func modify(_ f: (T) throws -> T) rethrows -> T {
-        return try self.state.withLock { value in
-            value = try f(value)
-            return value
+        let (new, old) = try self.state.withLock { value -> (T, T) in
+            var replaced = try f(value)
+            Swift.swap(&replaced, &value)
+            return (value, replaced)
         }
+        withExtendedLifetime(old) {}
+        return new
     }
 
     /// Stores `value` and returns the previous one.
