@@ -1,7 +1,9 @@
-/// Delivers every event on `queue`.
+/// Delivers every event on `queue`, in the order the events were sent.
 ///
-/// Events are sent with ``Queue/async(_:)``, so an event that already arrives on `queue` is delivered
-/// inline, and events keep the order in which they were enqueued.
+/// An event sent from another thread is enqueued on `queue`. An event sent on `queue` itself runs inline,
+/// without a hop, but only when no earlier event of the same subscription is still waiting in the queue;
+/// otherwise it is enqueued behind them, so a completion sent on the queue never overtakes a value sent
+/// from another thread just before it.
 ///
 /// ```swift
 /// let disposable = (download |> deliverOn(uiQueue)).start(next: { show($0) })
@@ -18,25 +20,60 @@
 @inlinable func deliverOnQueue<T: Sendable, E>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
+            let delivery = OrderedQueueDelivery(queue: queue)
             return signal.start(
                 linkedTo: subscriber,
                 next: { value in
-                    queue.async {
+                    delivery.run {
                         subscriber.putNext(value)
                     }
                 },
                 error: { error in
                     // Safe: the error is moved to the queue and used once there; the source keeps no copy.
                     let transfer = UnsafeTransfer(error)
-                    queue.async {
+                    delivery.run {
                         subscriber.putError(transfer.value)
                     }
                 },
                 completed: {
-                    queue.async {
+                    delivery.run {
                         subscriber.putCompletion()
                     }
                 })
+        }
+    }
+}
+
+/// Runs one subscription's events on a queue in the order they were sent: inline when sent on the queue
+/// with nothing of this subscription pending there, enqueued otherwise.
+///
+/// The count of enqueued events and the enqueueing itself are done under one lock (`DispatchQueue.async`
+/// runs no user code), so the order in which events enter the queue is the order in which their senders
+/// took the lock, and an event on the queue sees every event enqueued before it.
+@usableFromInline final class OrderedQueueDelivery: Sendable {
+    @usableFromInline let queue: Queue
+    /// Events enqueued and not yet run.
+    @usableFromInline let pending = LockedState<Int>(0)
+
+    @inlinable init(queue: Queue) {
+        self.queue = queue
+    }
+
+    @inlinable func run(_ work: @escaping @Sendable () -> Void) {
+        if self.queue.isCurrent() {
+            // On the (serial) queue nothing enqueued can run meanwhile, so a zero here stays true until
+            // `work` returns.
+            if self.pending.withLock({ $0 == 0 }) {
+                work()
+                return
+            }
+        }
+        self.pending.withLock { pending in
+            pending += 1
+            self.queue.justDispatch {
+                work()
+                self.pending.withLock { $0 -= 1 }
+            }
         }
     }
 }
