@@ -1,0 +1,89 @@
+// The names that the Swift blocks of README.md, the DocC catalogues and Migration/ take for granted.
+//
+// Scripts/check-doc-snippets.py compiles this file as the module `SnippetContext`, which every block
+// imports (hence `package`: the blocks are modules of the same throwaway package). A block's own
+// declarations shadow these. Give each name the type a reader would guess from the blocks that use it;
+// the bodies only have to compile.
+
+import SwiftSignalKit
+import SwiftSignalKitConcurrency
+
+// MARK: - An app with users, settings and a status
+
+package struct User: Sendable, Equatable, Identifiable {
+    package let id: String
+    package let name: String
+}
+
+package struct Settings: Sendable, Equatable {
+    package var darkMode = false
+}
+
+package enum Status: Sendable, Equatable {
+    case connecting
+    case ready
+}
+
+package let userSignal = Signal<User, APIError>.single(User(id: "1", name: "Ada"))
+package let settings = Promise<Settings>(Settings())
+package let settingsPromise = Promise<Settings>(Settings())
+package let statusPromise = ValuePromise<Status>(.connecting)
+
+package func apply(_ settings: Settings) {}
+
+// MARK: - A network API with typed errors
+
+package struct Profile: Sendable, Equatable {
+    package let user: User
+    package let bio: String
+}
+
+package enum APIError: Error, Equatable {
+    case offline
+    case notFound
+}
+
+package final class APIClient: Sendable {
+    package func profile(_ id: User.ID) async throws(APIError) -> Profile {
+        throw .offline
+    }
+}
+
+package let api = APIClient()
+package let id: User.ID = "1"
+
+package func show(_ profile: Profile) {}
+
+// MARK: - Search as you type
+
+package struct SearchResult: Sendable, Equatable {
+    package let title: String
+}
+
+package let query = ValuePromise<String>("")
+
+package func search(_ text: String) -> Signal<[SearchResult], NoError> {
+    return .single([SearchResult(title: text)])
+}
+
+package func show(_ results: [SearchResult]) {}
+
+// MARK: - State confined to a queue
+
+/// A session of a logged-in user: mutable, not `Sendable`, kept on one queue.
+package final class Session {
+    package var lastSeen: Double = 0
+
+    package init() {}
+}
+
+// MARK: - A log file written from a queue
+
+/// An open file; `write` and `close` are called on one queue.
+package final class LogFile: Sendable {
+    package func write(_ line: String) {}
+    package func close() {}
+}
+
+package let file = LogFile()
+package let lines = ValuePipe<String>().signal()
