@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# House rule: nothing in the library blocks a caller to wait for another thread (no semaphores,
+# condition waits, sleeps or spins on a path a user can reach). The only waits allowed are listed here,
+# each with its reason; any other match fails.
+#
+#   ThreadPool.swift   a pool's own worker threads sleep on their semaphore while they have no work;
+#                      no caller of the library ever waits on it.
+#   Queue.swift, QueueLocalObject*.swift
+#                      `Queue.sync` and `QueueLocalObject.syncWith` exist to run work on a queue and
+#                      wait for it; that wait is their documented purpose (see their DocC).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+pattern='DispatchSemaphore|DispatchGroup|pthread_cond_wait|NSCondition|usleep\(|Thread\.sleep|sched_yield|\.wait\(\)|\.wait\(timeout:|\.sync[ ({]'
+allowed='^Sources/SwiftSignalKit/Threading/(ThreadPool|Queue|QueueLocalObject(\+Deprecated)?)\.swift:'
+
+violations=$(grep -rnE "$pattern" Sources/SwiftSignalKit Sources/SwiftSignalKitConcurrency --include=*.swift \
+    | grep -vE '^[^:]+:[0-9]+:\s*///' | grep -vE "$allowed" || true)
+if [[ -n "$violations" ]]; then
+    echo "A library path blocks its caller (see Scripts/check-no-blocking.sh):"
+    echo "$violations"
+    exit 1
+fi
+echo "No blocking wait outside the allowed places."
