@@ -10,17 +10,20 @@ import Testing
     /// A value sent while the signal starts goes to the consumer that is already waiting, whatever the
     /// buffer's size.
     @Test func aSizeZeroBufferDeliversToTheWaitingConsumer() async {
-        var fromSingle: [Int] = []
-        for await value in Signal<Int, NoError>.single(7).values(bufferingPolicy: .bufferingNewest(0)) {
-            fromSingle.append(value)
+        let fromSingle = Log<Int>()
+        let fromPromise = Log<Int>()
+        let finished = await finishes {
+            for await value in Signal<Int, NoError>.single(7).values(bufferingPolicy: .bufferingNewest(0)) {
+                fromSingle.append(value)
+            }
+            for await value in ValuePromise(42).values(bufferingPolicy: .bufferingOldest(0)) {
+                fromPromise.append(value)
+                break
+            }
         }
-        #expect(fromSingle == [7])
-        var fromPromise: Int?
-        for await value in ValuePromise(42).values(bufferingPolicy: .bufferingOldest(0)) {
-            fromPromise = value
-            break
-        }
-        #expect(fromPromise == 42)
+        #expect(finished, "a loop waited for a value that was dropped")
+        #expect(fromSingle.entries == [7])
+        #expect(fromPromise.entries == [42])
     }
 
     @Test(arguments: DisposalRealUseTests.policies)
