@@ -9,16 +9,25 @@ import Dispatch
 /// let retryLater = request |> delay(2.0, queue: Queue.concurrentDefaultQueue())
 /// ```
 ///
+/// `timeout` is checked when the operator is made: 0 or a negative value subscribes as soon as `queue`
+/// runs the timer, `+infinity` never subscribes, a value above 100 years waits 100 years, and NaN is a
+/// precondition failure naming the argument and the value.
+///
 /// - Parameters:
 ///   - timeout: Seconds to wait before subscribing (monotonic clock).
 ///   - queue: Where the timer fires and the source starts.
 /// - Returns: An operator for `|>`.
 public func delay<T, E>(_ timeout: Double, queue: Queue) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
+    let wait = TimeIntervalValidation.wait(timeout, as: .delay, api: "delay(_:queue:)", argument: "timeout")
     return { signal in
         return Signal { subscriber in
+            guard case .seconds(let seconds) = wait else {
+                // `+infinity`: the source is never started.
+                return EmptyDisposable
+            }
             let disposable = MetaDisposable()
             let timer = Timer(
-                timeout: timeout, repeat: false,
+                timeout: seconds, repeat: false,
                 completion: {
                     disposable.set(signal.start(forwardingTo: subscriber))
                 }, queue: queue)
@@ -36,6 +45,9 @@ public func delay<T, E>(_ timeout: Double, queue: Queue) -> (_ signal: Signal<T,
 /// Like ``delay(_:queue:)``, but measured on the wall clock, so time spent with the system suspended
 /// counts towards the delay.
 ///
+/// `timeout` is checked when the operator is made, as for ``delay(_:queue:)``: 0 or negative subscribes
+/// as soon as possible, `+infinity` never, above 100 years waits 100 years, NaN is a precondition failure.
+///
 /// - Parameters:
 ///   - timeout: Seconds to wait before subscribing (wall clock).
 ///   - granularity: Kept for source compatibility; the wall-clock deadline makes polling unnecessary.
@@ -43,15 +55,20 @@ public func delay<T, E>(_ timeout: Double, queue: Queue) -> (_ signal: Signal<T,
 /// - Returns: An operator for `|>`.
 public func suspendAwareDelay<T, E>(_ timeout: Double, granularity: Double = 4.0, queue: Queue) -> (_ signal: Signal<T, E>) -> Signal<T, E>
 {
+    let wait = TimeIntervalValidation.wait(timeout, as: .delay, api: "suspendAwareDelay(_:granularity:queue:)", argument: "timeout")
     return { signal in
         return Signal { subscriber in
+            guard case .seconds(let seconds) = wait else {
+                // `+infinity`: the source is never started.
+                return EmptyDisposable
+            }
             let disposable = MetaDisposable()
             let cancelled = LockedState<Bool>(false)
             disposable.set(
                 ActionDisposable {
                     cancelled.withLock { $0 = true }
                 })
-            queue.queue.asyncAfter(wallDeadline: .now() + timeout) {
+            queue.queue.asyncAfter(wallDeadline: .now() + seconds) {
                 guard !cancelled.withLock({ $0 }) else { return }
                 disposable.set(signal.start(forwardingTo: subscriber))
             }
@@ -66,19 +83,29 @@ public func suspendAwareDelay<T, E>(_ timeout: Double, granularity: Double = 4.0
 /// fires first, the source is disposed and `alternate` is started; a source event racing with the timer
 /// is dropped if the timer won.
 ///
+/// `timeout` is checked when the operator is made: `+infinity` never times out (the result is the source
+/// itself), 0 or a negative value times out as soon as `queue` runs the timer unless the source sends
+/// first, a value above 100 years waits 100 years, and NaN is a precondition failure naming the argument
+/// and the value.
+///
 /// - Parameters:
 ///   - timeout: Seconds to wait for the first event.
 ///   - queue: Where the timer fires and `alternate` starts.
 ///   - alternate: The signal to switch to.
 /// - Returns: An operator for `|>`.
 public func timeout<T, E>(_ timeout: Double, queue: Queue, alternate: Signal<T, E>) -> (Signal<T, E>) -> Signal<T, E> {
+    let wait = TimeIntervalValidation.wait(timeout, as: .delay, api: "timeout(_:queue:alternate:)", argument: "timeout")
+    guard case .seconds(let seconds) = wait else {
+        // `+infinity`: the source is never timed out.
+        return { signal in signal }
+    }
     return { signal in
         return Signal<T, E> { subscriber in
             let race = LockedState<TimeoutRace>(.waiting)
             let source = MetaDisposable()
             let fallback = MetaDisposable()
             let timer = Timer(
-                timeout: timeout, repeat: false,
+                timeout: seconds, repeat: false,
                 completion: {
                     guard race.withLock({ $0.timerFired() }) else { return }
                     source.dispose()

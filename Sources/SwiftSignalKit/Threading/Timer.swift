@@ -12,9 +12,23 @@ import Dispatch
 /// The timer does not keep itself alive: keep a reference while it should fire (releasing it
 /// invalidates it). A one-shot timer invalidates itself after firing. ``start()`` on a started timer
 /// restarts it.
+///
+/// ### Timeouts that are not ordinary numbers
+///
+/// | `timeout` | One-shot (`repeat: false`) | Repeating (`repeat: true`) |
+/// | --- | --- | --- |
+/// | NaN | precondition failure in `init` | precondition failure in `init` |
+/// | negative, `-infinity` | fires as soon as possible (the deadline has passed) | precondition failure in `init` |
+/// | `0` | fires as soon as possible | fires back to back, as often as the queue runs it |
+/// | above 100 years | waits 100 years | fires every 100 years |
+/// | `+infinity` | never fires | never fires |
+///
+/// Dispatch itself would trap on a negative, NaN or huge (≥ 2^64 ns, e.g. `1e11` s) repeating interval;
+/// the precondition message names the argument and the value instead.
 public final class Timer: Sendable {
     private let source = LockedState<DispatchSourceTimerBox?>(nil)
-    private let timeout: Double
+    /// The wait before the first firing (and, when repeating, between firings).
+    private let wait: Wait
     private let `repeat`: Bool
     private let completion: @Sendable (Timer) -> Void
     private let queue: Queue
@@ -22,12 +36,16 @@ public final class Timer: Sendable {
     /// Creates a timer whose handler takes no arguments.
     ///
     /// - Parameters:
-    ///   - timeout: Seconds until it fires, and between firings when repeating.
+    ///   - timeout: Seconds until it fires, and between firings when repeating. See the type's
+    ///     documentation for negative, NaN, infinite and huge values.
     ///   - repeat: Whether it fires repeatedly.
     ///   - completion: The handler, run on `queue`.
     ///   - queue: Where the handler runs.
+    ///
+    /// > Important: Traps, with a message naming `timeout` and its value, when `timeout` is NaN, or
+    /// > negative for a repeating timer.
     @preconcurrency public init(timeout: Double, `repeat`: Bool, completion: @escaping @Sendable () -> Void, queue: Queue) {
-        self.timeout = timeout
+        self.wait = Timer.wait(timeout, repeat: `repeat`)
         self.`repeat` = `repeat`
         self.completion = { _ in completion() }
         self.queue = queue
@@ -36,15 +54,24 @@ public final class Timer: Sendable {
     /// Creates a timer whose handler receives the timer.
     ///
     /// - Parameters:
-    ///   - timeout: Seconds until it fires, and between firings when repeating.
+    ///   - timeout: Seconds until it fires, and between firings when repeating. See the type's
+    ///     documentation for negative, NaN, infinite and huge values.
     ///   - repeat: Whether it fires repeatedly.
     ///   - completion: The handler, run on `queue`; it may call ``invalidate()``.
     ///   - queue: Where the handler runs.
+    ///
+    /// > Important: Traps, with a message naming `timeout` and its value, when `timeout` is NaN, or
+    /// > negative for a repeating timer.
     @preconcurrency public init(timeout: Double, `repeat`: Bool, completion: @escaping @Sendable (Timer) -> Void, queue: Queue) {
-        self.timeout = timeout
+        self.wait = Timer.wait(timeout, repeat: `repeat`)
         self.`repeat` = `repeat`
         self.completion = completion
         self.queue = queue
+    }
+
+    private static func wait(_ timeout: Double, `repeat`: Bool) -> Wait {
+        return TimeIntervalValidation.wait(
+            timeout, as: `repeat` ? .interval : .delay, api: "Timer(timeout:repeat:completion:queue:)", argument: "timeout")
     }
 
     deinit {
@@ -52,7 +79,13 @@ public final class Timer: Sendable {
     }
 
     /// Starts (or restarts) the timer.
+    ///
+    /// A timer whose timeout is `+infinity` never fires: starting it only stops an earlier start.
     public func start() {
+        guard case .seconds(let seconds) = self.wait else {
+            self.invalidate()
+            return
+        }
         let timer = DispatchSource.makeTimerSource(queue: self.queue.queue)
         let box = DispatchSourceTimerBox(timer)
         timer.setEventHandler { [weak self, weak box] in
@@ -64,9 +97,10 @@ public final class Timer: Sendable {
                 self.invalidate(ifCurrent: box)
             }
         }
-        let deadline = DispatchTime.now() + self.timeout
+        // `seconds` is finite, from 0 to 100 years: Dispatch accepts it as a deadline and as an interval.
+        let deadline = DispatchTime.now() + seconds
         if self.repeat {
-            timer.schedule(deadline: deadline, repeating: self.timeout)
+            timer.schedule(deadline: deadline, repeating: seconds)
         } else {
             timer.schedule(deadline: deadline)
         }

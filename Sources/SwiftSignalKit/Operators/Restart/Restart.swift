@@ -55,6 +55,11 @@ public func restartIfError<T, E>(_ signal: Signal<T, E>) -> Signal<T, NoError> {
 /// Resubscribes after each failure, waiting longer each time: `delayIncrement`, twice that, and so on, up
 /// to `maxDelay` seconds.
 ///
+/// The waits are checked when the operator is made: `delayIncrement` and `maxDelay` must not be NaN or
+/// negative (a precondition failure naming the argument and the value); `maxDelay: .infinity` means no
+/// cap; a wait above 100 years waits 100 years; a wait of `+infinity` (both arguments infinite) means the
+/// source is never retried.
+///
 /// - Parameters:
 ///   - delayIncrement: Seconds added to the wait after each failure.
 ///   - maxDelay: The longest wait, in seconds.
@@ -62,6 +67,7 @@ public func restartIfError<T, E>(_ signal: Signal<T, E>) -> Signal<T, NoError> {
 /// - Returns: An operator for `|>` whose result cannot fail.
 public func retry<T, E>(_ delayIncrement: Double, maxDelay: Double, onQueue queue: Queue) -> (_ signal: Signal<T, E>) -> Signal<T, NoError>
 {
+    checkRetryDelays(increment: delayIncrement, maxDelay: maxDelay, api: "retry(_:maxDelay:onQueue:)")
     return { signal in
         return RestartLoop.signal { subscriber, loop in
             return signal.start(
@@ -82,6 +88,8 @@ public func retry<T, E>(_ delayIncrement: Double, maxDelay: Double, onQueue queu
 /// Resubscribes after failures that `retryOnError` accepts, with growing waits, at most `maxRetries`
 /// times; other failures, and the failure after the last retry, end the result.
 ///
+/// The waits are checked when the operator is made, as for ``retry(_:maxDelay:onQueue:)``.
+///
 /// - Parameters:
 ///   - retryOnError: Whether an error is worth retrying.
 ///   - delayIncrement: Seconds added to the wait after each failure.
@@ -92,6 +100,7 @@ public func retry<T, E>(_ delayIncrement: Double, maxDelay: Double, onQueue queu
 @preconcurrency public func retry<T, E>(
     retryOnError: @escaping @Sendable (E) -> Bool, delayIncrement: Double, maxDelay: Double, maxRetries: Int, onQueue queue: Queue
 ) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
+    checkRetryDelays(increment: delayIncrement, maxDelay: maxDelay, api: "retry(retryOnError:delayIncrement:maxDelay:maxRetries:onQueue:)")
     return { signal in
         return RestartLoop.signal { subscriber, loop in
             return signal.start(
@@ -115,4 +124,11 @@ public func retry<T, E>(_ delayIncrement: Double, maxDelay: Double, onQueue queu
                 })
         }
     }
+}
+
+/// Traps, naming the argument and the value, when a retry wait is NaN or negative. The waits computed from
+/// them go through `Queue.after`, which clamps huge values and never runs work after `+infinity`.
+private func checkRetryDelays(increment: Double, maxDelay: Double, api: String) {
+    _ = TimeIntervalValidation.wait(increment, as: .interval, api: api, argument: "delayIncrement")
+    _ = TimeIntervalValidation.wait(maxDelay, as: .interval, api: api, argument: "maxDelay")
 }
