@@ -14,7 +14,8 @@ import SwiftSignalKit
 /// - Jobs are enqueued with `DispatchQueue.async`, in the order they are submitted, so actor work and
 ///   plain `queue.async` blocks submitted from one thread run in submission order.
 /// - `checkIsolated()` asks the queue whether it is current, so `assumeIsolated` succeeds inside any
-///   block running on the queue and traps elsewhere.
+///   block running on the queue, and inside `Queue.sync` blocks nested in such a block (the waiting
+///   caller owns the queue; see `Queue.isCurrent()`), and traps elsewhere.
 /// - Executors made for the same queue count as one execution context: actors on the same queue call
 ///   each other without hops.
 ///
@@ -62,9 +63,8 @@ public final class QueueExecutor: SerialExecutor {
 
     /// Traps unless the calling code runs on the queue.
     public func checkIsolated() {
-        precondition(
-            self.queue.isCurrent(),
-            "Expected to run on the queue of this QueueExecutor (\(self.queue.queue.label)), but the current code is elsewhere"
-        )
+        if !self.queue.isCurrent() {
+            misuse("expected to run on the queue of this QueueExecutor (\(self.queue.queue.label)), but the current code is elsewhere")
+        }
     }
 }

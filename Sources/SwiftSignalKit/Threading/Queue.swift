@@ -4,7 +4,7 @@ import Foundation
 /// A dispatch queue that knows when code is running on it.
 ///
 /// `Queue` wraps a `DispatchQueue` and adds ``isCurrent()``, which makes ``async(_:)`` and ``sync(_:)``
-/// run inline when already on the queue: `sync` from inside the queue cannot deadlock, and `async` from
+/// run inline when already on the queue: `sync` from inside the queue does not deadlock, and `async` from
 /// inside keeps the work on the current stack.
 ///
 /// ```swift
@@ -17,6 +17,23 @@ import Foundation
 /// Every kind of queue reports ``isCurrent()`` correctly: queues made by ``init(name:qos:)``, queues
 /// wrapped by ``init(queue:)`` (serial or concurrent), the main queue, and the global concurrent queues
 /// (for work submitted through this wrapper).
+///
+/// ### Nested sync
+///
+/// Code that runs on a serial queue, or inside its ``sync(_:)``, owns that queue until it returns; while
+/// it waits in a nested ``sync(_:)`` on another queue, no other work of the first queue can run. So the
+/// nested block counts as running on every queue its caller owns: ``isCurrent()`` is true for them, and
+/// ``sync(_:)`` and ``async(_:)`` to them run inline, at any depth.
+///
+/// ```swift
+/// database.sync {
+///     cache.sync {
+///         database.sync { print("inline: database is owned by the caller") }
+///     }
+/// }
+/// ```
+///
+/// Without this, libdispatch traps ("dispatch_sync called on queue already owned by current thread").
 public final class Queue: Sendable {
     private let nativeQueue: DispatchQueue
     private let identity: Identity
@@ -92,19 +109,23 @@ public final class Queue: Sendable {
 
     /// Whether the calling code is running on this queue.
     ///
-    /// - Returns: true on this queue (for the main queue: in work it runs, or on the main thread).
+    /// True inside work the queue runs, and inside ``sync(_:)`` blocks on other queues entered from such
+    /// work (at any depth), since the queue is owned by the waiting caller. For the main queue, also on
+    /// the main thread; for a global concurrent queue, inside work submitted through this wrapper.
+    ///
+    /// - Returns: Whether work submitted with ``sync(_:)`` or ``async(_:)`` would run inline.
     public func isCurrent() -> Bool {
         switch self.identity {
         case .marker(let marker):
-            return DispatchQueue.getSpecific(key: queueMarkerKey) === marker
+            return DispatchQueue.getSpecific(key: queueMarkerKey) === marker || OwnedQueues.contains(marker)
         case .main(let marker):
-            return DispatchQueue.getSpecific(key: queueMarkerKey) === marker || Thread.isMainThread
+            return DispatchQueue.getSpecific(key: queueMarkerKey) === marker || Thread.isMainThread || OwnedQueues.contains(marker)
         case .global:
             return CurrentGlobalQueue.contains(self)
         }
     }
 
-    /// Runs `f` on the queue: inline when already on it, otherwise asynchronously.
+    /// Runs `f` on the queue: inline when already on it (see ``isCurrent()``), otherwise asynchronously.
     ///
     /// - Parameter f: The work.
     @preconcurrency public func async(_ f: @escaping @Sendable () -> Void) {
@@ -115,18 +136,62 @@ public final class Queue: Sendable {
         }
     }
 
-    /// Runs `f` on the queue and waits for it: inline when already on it, so it never deadlocks on itself.
+    /// Runs `f` on the queue and waits for it: inline when already on it (see ``isCurrent()``).
     ///
-    /// - Parameter f: The work.
+    /// Inline running makes `sync` from the queue's own work safe, and also nested `sync` through other
+    /// queues: `a.sync { b.sync { a.sync { } } }` runs the innermost block inline, and so does
+    /// `b.async { a.sync { b.sync { } } }`. Inside the nested blocks, ``isCurrent()`` is true for every
+    /// queue the waiting caller owns, so `QueueLocalObject` and actors on those queues
+    /// (`assumeIsolated`) work there too.
+    ///
+    /// - Parameter f: The work. It may run on a thread other than the caller's (the main queue's work
+    ///   runs where the main queue is drained); the caller waits for it either way.
+    ///
+    /// > Warning: `sync` still deadlocks where the library cannot see who owns a queue:
+    /// > - Two threads that wait for each other's queues: work on `a` calls `b.sync` while work on `b`
+    /// >   calls `a.sync`. Neither caller owns the other's queue, so both wait forever.
+    /// > - A raw `DispatchQueue.sync` in between: in `a.queue.sync { b.queue.sync { a.sync { } } }`
+    /// >   the library does not know that the caller owns `a`, and libdispatch traps with
+    /// >   "dispatch_sync called on queue already owned by current thread". Use `Queue.sync` for every
+    /// >   level.
+    /// > - Dispatch queues that target one another (`DispatchQueue(label:target:)`): work of a queue that
+    /// >   targets `a` owns `a` too, but ``isCurrent()`` recognises only the innermost wrapped queue, so
+    /// >   `a.sync` from there enters Dispatch and libdispatch traps as above.
+    /// > - The main queue when nothing drains it: on Linux, a process that never calls `dispatchMain()`
+    /// >   (or runs the main `RunLoop`) never runs main-queue work, so `Queue.mainQueue().sync` from
+    /// >   another thread waits forever.
+    /// >
+    /// > None of these can be told apart from an ordinary wait before entering Dispatch, so `sync` does
+    /// > not check for them.
     public func sync(_ f: () -> Void) {
         if self.isCurrent() {
             f()
-        } else if case .global = self.identity {
-            self.nativeQueue.sync {
-                CurrentGlobalQueue.run(self, f)
+            return
+        }
+        let inherited = OwnedQueues.current
+        if let marker = DispatchQueue.getSpecific(key: queueMarkerKey) {
+            // The caller runs on the queue of `marker` (or one targeting it): it owns it while it waits.
+            withUnsafePointer(to: OwnedQueues.Node(marker: ObjectIdentifier(marker), next: inherited)) { owned in
+                self.dispatchSync(owning: owned, f)
             }
         } else {
-            self.nativeQueue.sync(execute: f)
+            self.dispatchSync(owning: inherited, f)
+        }
+    }
+
+    /// Runs `f` with `DispatchQueue.sync`, with `owned` installed as the queues the block owns, on
+    /// whichever thread runs it.
+    private func dispatchSync(owning owned: UnsafePointer<OwnedQueues.Node>?, _ f: () -> Void) {
+        if case .global = self.identity {
+            self.nativeQueue.sync {
+                OwnedQueues.run(owning: owned) {
+                    CurrentGlobalQueue.run(self, f)
+                }
+            }
+        } else {
+            self.nativeQueue.sync {
+                OwnedQueues.run(owning: owned, f)
+            }
         }
     }
 
@@ -148,11 +213,17 @@ public final class Queue: Sendable {
 
     /// Runs `f` on the queue after `delay` seconds.
     ///
+    /// `delay` is checked first: 0 or a negative value runs `f` as soon as the queue gets to it (the
+    /// deadline has passed), `+infinity` never runs it (`f` is released at once), a value above 100 years
+    /// waits 100 years, and NaN is a precondition failure whose message names `delay` and the value.
+    ///
     /// - Parameters:
     ///   - delay: Seconds to wait; the monotonic clock is used.
     ///   - f: The work.
     @preconcurrency public func after(_ delay: Double, _ f: @escaping @Sendable () -> Void) {
-        self.nativeQueue.asyncAfter(deadline: DispatchTime.now() + delay, execute: self.marked(f))
+        let wait = TimeIntervalValidation.wait(delay, as: .delay, api: "Queue.after(_:_:)", argument: "delay")
+        guard case .seconds(let seconds) = wait else { return }
+        self.nativeQueue.asyncAfter(deadline: DispatchTime.now() + seconds, execute: self.marked(f))
     }
 
     /// Wraps work for a global queue so ``isCurrent()`` can recognise it; other queues need no wrapping.
@@ -203,5 +274,51 @@ enum CurrentGlobalQueue {
 
     static func contains(_ queue: Queue) -> Bool {
         return pthread_getspecific(self.key) == Unmanaged.passUnretained(queue).toOpaque()
+    }
+}
+
+/// The queues that the calling context owns without running directly on them: those of the callers
+/// waiting in ``Queue/sync(_:)`` around the current block.
+///
+/// A thread-local list, installed by ``Queue/sync(_:)`` for the duration of the block it dispatches and
+/// restored afterwards. The nodes live on the stacks of the waiting callers, which stay blocked (so the
+/// nodes stay valid) for as long as the list is installed.
+enum OwnedQueues {
+    /// One owned queue, identified by its marker, and the rest of the list.
+    struct Node {
+        let marker: ObjectIdentifier
+        let next: UnsafePointer<Node>?
+    }
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        let result = pthread_key_create(&key, nil)
+        precondition(result == 0, "pthread_key_create failed with \(result)")
+        return key
+    }()
+
+    /// The list installed on this thread, if any.
+    static var current: UnsafePointer<Node>? {
+        guard let raw = pthread_getspecific(self.key) else { return nil }
+        return UnsafePointer(raw.assumingMemoryBound(to: Node.self))
+    }
+
+    /// Runs `f` with `owned` installed on this thread, then restores what was installed before.
+    static func run(owning owned: UnsafePointer<Node>?, _ f: () -> Void) {
+        let previous = pthread_getspecific(self.key)
+        pthread_setspecific(self.key, owned.map { UnsafeRawPointer($0) })
+        defer { pthread_setspecific(self.key, previous) }
+        f()
+    }
+
+    /// Whether the queue of `marker` is in the list installed on this thread.
+    static func contains(_ marker: QueueMarker) -> Bool {
+        let identifier = ObjectIdentifier(marker)
+        var node = self.current
+        while let current = node {
+            if current.pointee.marker == identifier { return true }
+            node = current.pointee.next
+        }
+        return false
     }
 }
