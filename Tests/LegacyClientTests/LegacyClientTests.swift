@@ -179,4 +179,43 @@ final class LegacyClientTests: XCTestCase {
         }
         XCTAssertEqual(local.syncWith { $0.peers.count }, 1)
     }
+
+    func testQueueLocalObjectCallSitesOfCurrentAndOlderSwiftSignalKit() {
+        final class ParticipantsContext {
+            let disposable = MetaDisposable()
+            var peers: [Int: Peer] = [1: Peer(id: 1, name: "one")]
+            func getContext(peerId: Int) -> (Disposable, Peer?) {
+                return (self.disposable, self.peers[peerId])
+            }
+        }
+        let queue = Queue()
+        let impl = QueueLocalObject<ParticipantsContext>(queue: queue, generate: { ParticipantsContext() })
+
+        // Current Telegram-iOS: the result is the closure's own.
+        let (disposable, control) = impl.syncWith { impl -> (Disposable, Peer?) in
+            return impl.getContext(peerId: 1)
+        }
+        XCTAssertTrue(disposable is MetaDisposable)
+        XCTAssertEqual(control?.name, "one")
+
+        // Older code, written when `syncWith` returned an optional.
+        if let (_, peer) = impl.syncWith({ impl in
+            return impl.getContext(peerId: 1)
+        }) {
+            XCTAssertEqual(peer?.id, 1)
+        } else {
+            XCTFail("the object is there")
+        }
+        guard let count = impl.syncWith({ $0.peers.count }) else {
+            return XCTFail("the object is there")
+        }
+        XCTAssertEqual(count, 1)
+
+        // `unsafeGet()` on the queue, as upstream code does inside queue blocks.
+        var name: String?
+        queue.sync {
+            name = impl.unsafeGet()?.peers[1]?.name
+        }
+        XCTAssertEqual(name, "one")
+    }
 }

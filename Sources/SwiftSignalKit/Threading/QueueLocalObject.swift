@@ -16,7 +16,7 @@
 public final class QueueLocalObject<T: AnyObject> {
     /// The queue the object lives on.
     public let queue: Queue
-    private let box = QueueLocalBox<T>()
+    let box = QueueLocalBox<T>()
 
     /// Creates the object on `queue` (asynchronously, or inline when already on it).
     ///
@@ -53,17 +53,63 @@ public final class QueueLocalObject<T: AnyObject> {
 
     /// Runs `f` with the object on the queue and waits for its result.
     ///
-    /// - Parameter f: Receives the object; runs on the queue.
-    /// - Returns: What `f` returns, or nil if the object is gone.
-    public func syncWith<R>(_ f: (T) -> R) -> R? {
-        var result: R?
+    /// Runs inline when already on the queue (see `Queue.isCurrent()`), including inside nested
+    /// `Queue.sync` blocks entered from the queue's work.
+    ///
+    /// ```swift
+    /// let (disposable, control) = impl.syncWith { impl -> (Disposable, Control) in
+    ///     (impl.start(), Control(id: impl.id))
+    /// }
+    /// ```
+    ///
+    /// The result is `sending`: in Swift 6 mode the compiler rejects a result that is still connected to
+    /// the object (`let leaked = context.syncWith { $0 }`), because it would let the queue-confined object
+    /// be used off its queue. Sendable results (`{ $0.count }`) and freshly made objects are accepted.
+    /// In Swift 5 mode the check is not made.
+    ///
+    /// Pass a closure, not a function: a function (`context.syncWith(count(of:))`) does not convert to a
+    /// closure with a `sending` result, an error in Swift 6 mode and a warning in Swift 5 mode. Write
+    /// `context.syncWith { count(of: $0) }`. The check covers the result only: an object stored into a
+    /// variable the closure captures (`context.syncWith { leaked = $0 }`) is not diagnosed.
+    ///
+    /// - Parameter f: Receives the object; runs on the queue while the caller waits.
+    /// - Returns: What `f` returns.
+    ///
+    /// > Important: Traps, with a message naming `QueueLocalObject`, if the object is not there: called on
+    /// > the queue from work that runs before the `generate` closure queued by `init` (the object is made
+    /// > asynchronously unless `init` itself runs on the queue).
+    public func syncWith<R>(_ f: (T) -> sending R) -> sending R {
         let box = self.box
+        var result: R?
         self.queue.sync {
-            if let value = box.value {
-                result = f(value)
+            guard let value = box.value else {
+                misuse(
+                    "QueueLocalObject<\(T.self)>.syncWith: the object is not there; on its queue (\(self.queue.queue.label)), "
+                        + "syncWith ran before the object's generate closure")
             }
+            result = f(value)
         }
-        return result
+        // Safe: `result` holds `f`'s `sending` result, disconnected from the object and from everything
+        // else on the queue, and nothing but this line reads it (after `sync` has returned). The compiler
+        // cannot follow the value through the closure passed to `sync`, so it is handed on unchecked.
+        nonisolated(unsafe) let output = result.take()!
+        return output
+    }
+
+    /// The object, for code that already runs on the queue.
+    ///
+    /// Mirrors the original SwiftSignalKit: prefer ``with(_:)`` and ``syncWith(_:)->R``, which reach the
+    /// object from anywhere. The caller must not keep the object, or use it after leaving the queue.
+    ///
+    /// - Returns: The object, or nil if it is not made yet (its `generate` closure is still queued).
+    ///
+    /// > Important: Traps, with a message naming `QueueLocalObject` and the queue, when called off the
+    /// > queue (unlike the original, which checked only in debug builds): the object is not thread-safe.
+    public func unsafeGet() -> T? {
+        if !self.queue.isCurrent() {
+            misuse("QueueLocalObject<\(T.self)>.unsafeGet() must be called on the object's queue (\(self.queue.queue.label))")
+        }
+        return self.box.value
     }
 
     /// A signal whose subscription runs `f` with the object on the queue.

@@ -197,6 +197,71 @@ import Testing
     }
 }
 
+@Suite struct QueueLocalObjectCompatibilityTests {
+    final class Context {
+        var count = 0
+        let control = MetaDisposable()
+    }
+
+    /// Current SwiftSignalKit returns the closure's result itself: Telegram-iOS destructures it. Call
+    /// sites written when `syncWith` returned an optional still compile and bind the result.
+    @Test func syncWithReturnsTheClosureResultItself() {
+        let impl = QueueLocalObject(queue: Queue(name: "impl"), generate: { Context() })
+        let (disposable, count) = impl.syncWith { impl -> (Disposable, Int) in
+            impl.count += 1
+            return (impl.control, impl.count)
+        }
+        #expect(count == 1)
+        #expect(disposable is MetaDisposable)
+        let fresh = impl.syncWith { _ in Context() }
+        #expect(fresh.count == 0)
+
+        guard let bound = impl.syncWith({ $0.count }) else {
+            Issue.record("the object is there")
+            return
+        }
+        #expect(bound == 1)
+    }
+
+    @Test func unsafeGetReturnsTheObjectOnItsQueue() {
+        let queue = Queue(name: "impl")
+        let impl = QueueLocalObject(queue: queue, generate: { Context() })
+        let sameObject = impl.syncWith { object in
+            impl.unsafeGet() === object
+        }
+        #expect(sameObject)
+    }
+
+    /// On the queue, work queued before the object's `generate` closure finds no object yet.
+    @Test func unsafeGetIsNilBeforeTheObjectIsMade() {
+        let queue = Queue(name: "impl")
+        let gate = DispatchSemaphore(value: 0)
+        let made = DispatchSemaphore(value: 0)
+        let holder = LockedState<QueueLocalObject<Context>?>(nil)
+        let wasNil = LockedState<Bool?>(nil)
+        queue.justDispatch {
+            // Runs before the `generate` closure that `init` queues below.
+            _ = gate.wait(timeout: .now() + 30)
+            let impl = holder.withLock { $0 }
+            wasNil.withLock { $0 = impl?.unsafeGet() == nil }
+        }
+        holder.withLock { $0 = QueueLocalObject(queue: queue, generate: { Context() }) }
+        gate.signal()
+        queue.justDispatch { made.signal() }
+        #expect(wait(made))
+        #expect(wasNil.withLock { $0 } == true)
+        #expect(holder.withLock { $0 }?.syncWith { $0.count } == 0)
+    }
+
+    @Test func unsafeGetOffTheQueueIsAPreconditionFailure() async {
+        await #expect(processExitsWith: .failure) {
+            final class Object {}
+            let impl = QueueLocalObject(queue: Queue(name: "elsewhere"), generate: { Object() })
+            _ = impl.unsafeGet()
+        }
+    }
+}
+
 @Suite struct ThreadPoolTests {
     @Test func laneRunsTasksInOrderAndPoolReportsItsThreads() {
         let pool = ThreadPool(threadCount: 3, threadPriority: 0.5)
