@@ -21,12 +21,17 @@ import SwiftSignalKit
 /// }
 /// ```
 ///
-/// The value is released on the queue when the actor is released.
+/// The value is released on the queue when the actor is released, wherever the last reference goes.
 public actor QueueLocalActor<Value> {
     /// The queue this actor runs on.
     public nonisolated let queue: Queue
     private let executor: QueueExecutor
-    private var value: Value
+    /// The box holding the value, retained by hand: the actor's one strong reference, which `deinit`
+    /// hands to the queue so that the value is released there.
+    ///
+    /// Safe to mark `nonisolated(unsafe)`: the reference never changes, and the box is used only through
+    /// `value`, which is isolated to the actor, and by `deinit`, when nothing else can reach the actor.
+    private nonisolated(unsafe) let storage: Unmanaged<QueueLocalActorStorage<Value>>
 
     /// The queue's executor.
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
@@ -41,11 +46,26 @@ public actor QueueLocalActor<Value> {
     public init(queue: Queue, value: sending Value) {
         self.queue = queue
         self.executor = QueueExecutor(queue: queue)
-        self.value = value
+        self.storage = Unmanaged.passRetained(QueueLocalActorStorage(value))
     }
 
-    isolated deinit {
-        // Isolated: the value is released here, on the queue.
+    deinit {
+        // Not an `isolated deinit`, which makes release builds with testing enabled fail ("circular
+        // reference"). The box's one strong reference moves to a block on the queue, which releases it
+        // there: inline when the actor dies on the queue, otherwise after the work queued before it.
+        //
+        // Safe: the actor is being destroyed, so nothing else can reach the box, and the block is its only
+        // owner from here on; the block runs on the queue, where the value belongs, and only releases it.
+        nonisolated(unsafe) let storage = self.storage
+        self.queue.async {
+            storage.release()
+        }
+    }
+
+    /// The value, isolated to the actor.
+    private var value: Value {
+        _read { yield self.storage.takeUnretainedValue().value }
+        _modify { yield &self.storage.takeUnretainedValue().value }
     }
 
     /// Runs `body` with exclusive access to the value, on the queue.
@@ -59,8 +79,13 @@ public actor QueueLocalActor<Value> {
 
     /// Runs `body` with exclusive access to the value, from code that is already running on the queue.
     ///
-    /// - Parameter body: Reads or changes the value.
+    /// "On the queue" is what `Queue.isCurrent()` answers: in work the queue runs, and in `Queue.sync`
+    /// blocks on other queues nested in such work (`queue.sync { other.sync { ... } }`), where the
+    /// waiting caller owns the queue.
+    ///
+    /// - Parameter body: Reads or changes the value; runs inline, on the calling thread.
     /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws.
     ///
     /// > Important: Traps (with a message naming the queue) when called from anywhere but the queue.
     @discardableResult public nonisolated func withValueOnQueue<Result: Sendable>(_ body: (inout Value) throws -> Result) rethrows -> Result
@@ -110,5 +135,15 @@ public actor QueueLocalActor<Value> {
             completed: {
                 self.assumeIsolated { actor in completed?(actor) }
             })
+    }
+}
+
+/// Holds a ``QueueLocalActor``'s value; owned by the actor, then by the block that releases it on the
+/// queue. Not `Sendable`: the value is reached only through the actor's isolation.
+final class QueueLocalActorStorage<Value> {
+    var value: Value
+
+    init(_ value: sending Value) {
+        self.value = value
     }
 }

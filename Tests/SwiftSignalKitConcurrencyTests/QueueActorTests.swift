@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import SwiftSignalKit
 import SwiftSignalKitConcurrency
 import Testing
@@ -99,6 +100,65 @@ final class TallyDoor {
             queue.sync {}
         }
         #expect(releasedOnQueue.with { $0 } == true)
+    }
+
+    /// The last reference goes on a plain thread while the queue is busy: the value is not released on
+    /// that thread, but later, on the queue.
+    @Test func valueIsReleasedOnTheQueueWhenTheLastReferenceGoesElsewhere() {
+        final class Probe: Sendable {
+            let queue: Queue
+            let result: Atomic<Bool?>
+            init(queue: Queue, result: Atomic<Bool?>) {
+                self.queue = queue
+                self.result = result
+            }
+            deinit { self.result.swap(self.queue.isCurrent()) }
+        }
+        let queue = Queue(name: "release")
+        let releasedOnQueue = Atomic<Bool?>(value: nil)
+        let gate = DispatchSemaphore(value: 0)
+        queue.justDispatch { _ = gate.wait(timeout: .now() + 30) }
+        do {
+            let actor = QueueLocalActor(queue: queue, value: Probe(queue: queue, result: releasedOnQueue))
+            withExtendedLifetime(actor) {}
+        }
+        #expect(releasedOnQueue.with { $0 } == nil, "not released while the queue is busy")
+        gate.signal()
+        queue.sync {}
+        #expect(releasedOnQueue.with { $0 } == true)
+    }
+
+    /// `withValueOnQueue` from a block nested in `q2.sync` inside `q1.sync`, for an actor on `q1`: the
+    /// caller owns `q1`, so the actor is isolated there.
+    @Test func withValueOnQueueWorksInsideANestedSync() {
+        let first = Queue(name: "first")
+        let second = Queue(name: "second")
+        let actor = QueueLocalActor(queue: first, value: Tally())
+        let seen = Atomic(value: -1)
+        let seenDeeper = Atomic(value: -1)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            first.sync {
+                second.sync {
+                    seen.swap(
+                        actor.withValueOnQueue { tally in
+                            tally.count += 1
+                            return tally.count
+                        })
+                }
+            }
+            second.sync {
+                first.sync {
+                    second.sync {
+                        seenDeeper.swap(actor.withValueOnQueue { $0.count })
+                    }
+                }
+            }
+            done.signal()
+        }.start()
+        #expect(done.wait(timeout: .now() + 30) == .success, "must complete, not trap or hang")
+        #expect(seen.with { $0 } == 1)
+        #expect(seenDeeper.with { $0 } == 1)
     }
 
     @Test func subscribeDeliversEventsIsolatedAndInOrder() async {
