@@ -25,7 +25,7 @@ import Dispatch
 /// > Important: When teardown must know that no callback is still running (for example before
 /// > freeing state the callback uses), do not rely on `dispose()` for it: deliver the events on a
 /// > serial ``Queue`` with ``deliverOn(_:)-(Queue)`` and tear down on that queue, or guard the state with
-/// > your own lock and a "stopped" flag that the callback checks. See <doc:ThreadingAndDisposal>.
+/// > your own lock and a "stopped" flag that the callback checks. See the Threading and disposal article.
 ///
 /// The class is not `final` only so that the library can make subscribers of its own: the one that
 /// ``Signal/start(next:error:completed:)`` creates is the subscription's disposable as well, and the one

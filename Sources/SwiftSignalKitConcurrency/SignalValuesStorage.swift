@@ -33,7 +33,7 @@ import SwiftSignalKit
     init(signal: Signal<T, E>, bufferingPolicy: SignalBufferingPolicy) {
         switch bufferingPolicy {
         case .bufferingNewest(let limit), .bufferingOldest(let limit):
-            precondition(limit >= 0, "A buffering limit must be at least 0, got \(limit)")
+            if limit < 0 { misuse("values(bufferingPolicy:): a buffering limit must be at least 0, got \(limit)") }
         case .unbounded:
             break
         }
@@ -118,7 +118,7 @@ import SwiftSignalKit
                 case .failed(let error): return .failure(error)
                 }
             }
-            precondition(state.waiter == nil, "SignalValues.Iterator.next() called concurrently")
+            if state.waiter != nil { misuse("SignalValues.Iterator.next() called while another next() waits") }
             state.waiter = continuation
             if !state.isStarted {
                 state.isStarted = true

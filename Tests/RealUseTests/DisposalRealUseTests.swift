@@ -12,10 +12,13 @@ import Testing
         .unbounded, .bufferingNewest(1), .bufferingOldest(1), .bufferingNewest(0), .bufferingOldest(0),
     ]
 
-    /// Starts `count` loops over a pipe that a producer thread feeds without pause, one after another,
-    /// and cancels each from this thread once it has received a value. Returns false if anything hung.
-    static func cancelLoopsWhileProducing(policy: SignalBufferingPolicy, count: Int) async -> Bool {
-        return await finishes {
+    /// Starts `count` loops per policy over one pipe that a producer thread feeds without pause, one
+    /// loop after another on a thread per policy, and cancels each from that thread once it has received
+    /// a value. Returns once all have ended (a hang stops the process through the watchdog).
+    static func cancelLoopsWhileProducing(
+        policies: [SignalBufferingPolicy], count: Int, scenario: String = #function
+    ) async -> Bool {
+        return await finishes(scenario) { watchdog in
             let pipe = ValuePipe<Int>()
             let stop = Atomic(value: false)
             let producerDone = DispatchSemaphore(value: 0)
@@ -24,24 +27,35 @@ import Testing
                 while !stop.with({ $0 }) {
                     pipe.putNext(next)
                     next += 1
+                    // Sends stay back to back, but the consumers' threads get the processor often enough
+                    // on a two-core machine for the loops to start and end.
+                    if next % 64 == 0 { sched_yield() }
                 }
                 producerDone.signal()
             }.start()
-            for _ in 0..<count {
-                let received = DispatchSemaphore(value: 0)
-                let ended = DispatchSemaphore(value: 0)
-                let task = Task.detached {
-                    var first = true
-                    for await _ in pipe.values(bufferingPolicy: policy) where first {
-                        first = false
-                        received.signal()
+            let driversDone = DispatchSemaphore(value: 0)
+            for policy in policies {
+                Thread {
+                    for _ in 0..<count {
+                        let received = DispatchSemaphore(value: 0)
+                        let ended = DispatchSemaphore(value: 0)
+                        let task = Task.detached {
+                            var first = true
+                            for await _ in pipe.values(bufferingPolicy: policy) where first {
+                                first = false
+                                received.signal()
+                            }
+                            ended.signal()
+                        }
+                        received.wait()
+                        task.cancel()
+                        ended.wait()
+                        watchdog.progressed()
                     }
-                    ended.signal()
-                }
-                received.wait()
-                task.cancel()
-                ended.wait()
+                    driversDone.signal()
+                }.start()
             }
+            for _ in policies { driversDone.wait() }
             _ = stop.swap(true)
             producerDone.wait()
         }
@@ -49,13 +63,7 @@ import Testing
 
     @Test(arguments: policies)
     func cancellingForAwaitWhileAProducerThreadSendsReturns(_ policy: SignalBufferingPolicy) async {
-        #expect(await Self.cancelLoopsWhileProducing(policy: policy, count: 200), "cancel() or the loop hung")
-    }
-
-    /// The stress: 10,000 cancellations per buffering policy.
-    @Test(arguments: policies)
-    func tenThousandCancellationsWhileAProducerThreadSends(_ policy: SignalBufferingPolicy) async {
-        #expect(await Self.cancelLoopsWhileProducing(policy: policy, count: 10_000), "cancel() or the loop hung")
+        #expect(await Self.cancelLoopsWhileProducing(policies: [policy], count: 200))
     }
 
     /// `get()` cancelled from another thread while a producer thread sends into the awaited signal.
@@ -170,5 +178,13 @@ import Testing
             subscription.dispose()
         }
         #expect(finished)
+    }
+}
+
+/// The stress: 10,000 cancellations of `for await` loops for each buffering policy, all
+/// policies at once, while one producer thread sends.
+@Suite struct CancellationStressRealUseTests {
+    @Test func tenThousandCancellationsPerPolicyWhileAProducerThreadSends() async {
+        #expect(await DisposalRealUseTests.cancelLoopsWhileProducing(policies: DisposalRealUseTests.policies, count: 10_000))
     }
 }

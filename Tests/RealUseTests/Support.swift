@@ -2,40 +2,75 @@ import Dispatch
 import Foundation
 import SwiftSignalKit
 
-/// How long a scenario may take before it counts as hung. Generous: a passing scenario takes
-/// milliseconds, and this bound only turns a deadlock into a failure instead of a stuck CI run.
-let hangLimit: DispatchTimeInterval = .seconds(60)
+/// How long a scenario may go without progress before it counts as hung. Generous: a passing scenario
+/// takes milliseconds per step even on a loaded two-core machine under ThreadSanitizer.
+let hangLimit: Double = 120
 
-/// Runs `body` on a thread of its own and returns whether it returned before ``hangLimit``. A body that
-/// deadlocks is left blocked on its thread; the test fails instead of hanging.
+/// Stops the whole test process, with a message naming the scenario, when a scenario makes no progress
+/// for ``hangLimit`` seconds.
 ///
-/// Async, so that the test waits without blocking a thread of the cooperative pool: the pool is as
-/// small as the machine (two threads in CI), and tasks the body starts need it.
-func finishes(_ body: @escaping @Sendable () -> Void) async -> Bool {
-    return await withCheckedContinuation { continuation in
-        let answered = Atomic(value: false)
-        Thread {
-            body()
-            if !answered.swap(true) { continuation.resume(returning: true) }
-        }.start()
-        DispatchQueue.global().asyncAfter(deadline: .now() + hangLimit) {
-            if !answered.swap(true) { continuation.resume(returning: false) }
+/// A deadlock in these scenarios can take every thread of the cooperative pool with it (a cancellation
+/// handler blocked for good holds its thread), and then not even a timeout can resume the test. So the
+/// watchdog runs on a thread of its own and ends the process: the run fails with the scenario's name
+/// instead of hanging CI.
+final class Watchdog: Sendable {
+    private let scenario: String
+    private let lastProgress = Atomic(value: DispatchTime.now())
+    private let stopped = DispatchSemaphore(value: 0)
+
+    init(_ scenario: String) {
+        self.scenario = scenario
+        let thread = Thread { [self] in
+            // Waits for `stop()`, looking at the progress every half second.
+            while self.stopped.wait(timeout: .now() + 0.5) == .timedOut {
+                let idle = Double(DispatchTime.now().uptimeNanoseconds - self.lastProgress.with { $0 }.uptimeNanoseconds) / 1e9
+                if idle > hangLimit {
+                    fatalError("RealUseTests: '\(self.scenario)' made no progress for \(Int(hangLimit)) s: it hangs")
+                }
+            }
         }
+        thread.start()
+    }
+
+    /// The scenario moved on.
+    func progressed() {
+        _ = self.lastProgress.swap(.now())
+    }
+
+    func stop() {
+        self.stopped.signal()
     }
 }
 
-/// Runs `body` in a task and returns whether it finished before ``hangLimit``.
-func finishes(_ body: @escaping @Sendable () async -> Void) async -> Bool {
+/// Runs `body` on a thread of its own under a ``Watchdog`` and returns true once it has returned. The
+/// test waits without blocking a thread of the cooperative pool (as small as the machine: two threads
+/// in CI), which tasks the body starts need.
+///
+/// - Parameters:
+///   - scenario: Named in the watchdog's message; defaults to the test's name.
+///   - body: The scenario; it may report progress to the watchdog it is given.
+func finishes(_ scenario: String = #function, _ body: @escaping @Sendable (Watchdog) -> Void) async -> Bool {
+    let watchdog = Watchdog(scenario)
     return await withCheckedContinuation { continuation in
-        let answered = Atomic(value: false)
-        Task.detached {
-            await body()
-            if !answered.swap(true) { continuation.resume(returning: true) }
-        }
-        DispatchQueue.global().asyncAfter(deadline: .now() + hangLimit) {
-            if !answered.swap(true) { continuation.resume(returning: false) }
-        }
+        Thread {
+            body(watchdog)
+            watchdog.stop()
+            continuation.resume(returning: true)
+        }.start()
     }
+}
+
+/// ``finishes(_:_:)`` for a body that needs no watchdog.
+func finishes(_ scenario: String = #function, _ body: @escaping @Sendable () -> Void) async -> Bool {
+    return await finishes(scenario) { (_: Watchdog) in body() }
+}
+
+/// Runs `body` in a task under a ``Watchdog`` and returns true once it has finished.
+func finishes(_ scenario: String = #function, _ body: @escaping @Sendable () async -> Void) async -> Bool {
+    let watchdog = Watchdog(scenario)
+    await Task.detached { await body() }.value
+    watchdog.stop()
+    return true
 }
 
 /// A thread-safe list of what happened, in order.

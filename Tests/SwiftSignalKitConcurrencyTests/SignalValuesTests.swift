@@ -3,8 +3,9 @@ import SwiftSignalKit
 import SwiftSignalKitConcurrency
 import Testing
 
-/// A signal that sends 1...count synchronously when started, then completes: every value arrives
-/// before the consumer takes the first, so the buffering policy alone decides what is kept.
+/// A signal that sends 1...count synchronously when started, then completes. The first `next()` is
+/// already waiting when the signal starts, so value 1 goes straight to it; every later value arrives
+/// before the consumer takes another, so the buffering policy alone decides which of them are kept.
 func burst(_ count: Int, source: InstrumentedSource) -> Signal<Int, NoError> {
     return source.signal { subscriber in
         for value in 1...count {
@@ -17,10 +18,10 @@ func burst(_ count: Int, source: InstrumentedSource) -> Signal<Int, NoError> {
 @Suite struct SignalValuesTests {
     @Test(arguments: [
         (SignalBufferingPolicy.unbounded, Array(1...10)),
-        (.bufferingNewest(3), [8, 9, 10]),
-        (.bufferingOldest(3), [1, 2, 3]),
-        (.bufferingNewest(0), []),
-        (.bufferingOldest(0), []),
+        (.bufferingNewest(3), [1, 8, 9, 10]),
+        (.bufferingOldest(3), [1, 2, 3, 4]),
+        (.bufferingNewest(0), [1]),
+        (.bufferingOldest(0), [1]),
     ])
     func bufferingPolicyDecidesWhatASlowConsumerSees(policy: SignalBufferingPolicy, expected: [Int]) async {
         let source = InstrumentedSource()
