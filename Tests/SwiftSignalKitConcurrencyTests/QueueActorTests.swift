@@ -82,17 +82,8 @@ final class TallyDoor {
     @Test func actorAndValueAreReleasedOnTheQueue() async {
         let queue = Queue(name: "release")
         let releasedOnQueue = Atomic<Bool?>(value: nil)
-        final class Probe: Sendable {
-            let queue: Queue
-            let result: Atomic<Bool?>
-            init(queue: Queue, result: Atomic<Bool?>) {
-                self.queue = queue
-                self.result = result
-            }
-            deinit { self.result.swap(self.queue.isCurrent()) }
-        }
         do {
-            let actor = QueueLocalActor(queue: queue, value: Probe(queue: queue, result: releasedOnQueue))
+            let actor = QueueLocalActor(queue: queue, value: ReleaseProbe(queue: queue, result: releasedOnQueue))
             await actor.withValue { _ in () }
         }
         while releasedOnQueue.with({ $0 }) == nil {
@@ -105,21 +96,12 @@ final class TallyDoor {
     /// The last reference goes on a plain thread while the queue is busy: the value is not released on
     /// that thread, but later, on the queue.
     @Test func valueIsReleasedOnTheQueueWhenTheLastReferenceGoesElsewhere() {
-        final class Probe: Sendable {
-            let queue: Queue
-            let result: Atomic<Bool?>
-            init(queue: Queue, result: Atomic<Bool?>) {
-                self.queue = queue
-                self.result = result
-            }
-            deinit { self.result.swap(self.queue.isCurrent()) }
-        }
         let queue = Queue(name: "release")
         let releasedOnQueue = Atomic<Bool?>(value: nil)
         let gate = DispatchSemaphore(value: 0)
         queue.justDispatch { _ = gate.wait(timeout: .now() + 30) }
         do {
-            let actor = QueueLocalActor(queue: queue, value: Probe(queue: queue, result: releasedOnQueue))
+            let actor = QueueLocalActor(queue: queue, value: ReleaseProbe(queue: queue, result: releasedOnQueue))
             withExtendedLifetime(actor) {}
         }
         #expect(releasedOnQueue.with { $0 } == nil, "not released while the queue is busy")
@@ -236,4 +218,15 @@ extension QueueLocalActor where Value == Tally {
         }
         return count
     }
+}
+
+/// Records, when released, whether that happened on its queue.
+final class ReleaseProbe: Sendable {
+    let queue: Queue
+    let result: Atomic<Bool?>
+    init(queue: Queue, result: Atomic<Bool?>) {
+        self.queue = queue
+        self.result = result
+    }
+    deinit { self.result.swap(self.queue.isCurrent()) }
 }
