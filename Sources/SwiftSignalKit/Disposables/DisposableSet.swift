@@ -86,21 +86,25 @@ public final class DisposableSet: Disposable {
 /// downloads.set(nil, forKey: url) // cancels that download and removes the key
 /// ```
 ///
-/// Your key type's `hash(into:)` and `==` run outside the dictionary's lock, so they may do anything,
-/// including use this dictionary. Concurrent calls for the same key take effect one after the other,
-/// each disposing what the previous one stored.
+/// Your key type's `hash(into:)` and `==` run outside the dictionary's lock, so they may use this
+/// dictionary for other keys. Concurrent calls for the same key take effect one after the other, each
+/// disposing what the previous one stored.
 public final class DisposableDict<T: Hashable & Sendable>: Disposable {
-    /// The entries whose keys share one hash value.
-    private typealias Bucket = [(key: T, disposable: Disposable)]
+    /// The entries whose keys share one hash value, with the stamp of the change that last wrote them.
+    private struct Bucket {
+        var stamp: UInt64
+        var entries: [(key: T, disposable: Disposable)]
+    }
 
     private struct State {
         var isDisposed = false
         /// Keyed by the keys' hash values, computed outside the lock: hashing and comparing `Int`s runs
         /// no user code. Keys within a bucket are compared outside the lock too (see `set`).
         var buckets: [Int: Bucket] = [:]
-        /// Advanced by every change, so that `set` can tell whether the bucket it searched unlocked is
-        /// still current.
-        var version: UInt64 = 0
+        /// Advanced by every change and stamped on the bucket it wrote, so that `set` can tell whether
+        /// the bucket it searched unlocked is still current. A stamp is never reused, so a bucket that
+        /// was emptied and filled again meanwhile is not mistaken for the one searched.
+        var lastStamp: UInt64 = 0
     }
 
     private let state = LockedState<State>(State())
@@ -117,15 +121,16 @@ public final class DisposableDict<T: Hashable & Sendable>: Disposable {
         let hash = key.hashValue
         while true {
             // Read the bucket under the lock, search it unlocked (the user's `==`), then apply the
-            // change only if nothing changed meanwhile; otherwise search again.
-            let (bucket, version, isDisposed) = self.state.withLock { state in
-                (state.buckets[hash] ?? [], state.version, state.isDisposed)
+            // change only if that bucket did not change meanwhile; otherwise search again. Changes to
+            // other buckets (a key's `==` that sets another key, say) do not make it search again.
+            let (bucket, isDisposed) = self.state.withLock { state in
+                (state.buckets[hash], state.isDisposed)
             }
             if isDisposed {
                 disposable?.dispose()
                 return
             }
-            var updated = bucket
+            var updated = bucket?.entries ?? []
             var previous: Disposable?
             if let index = updated.firstIndex(where: { $0.key == key }) {
                 previous = updated.remove(at: index).disposable
@@ -133,16 +138,15 @@ public final class DisposableDict<T: Hashable & Sendable>: Disposable {
             if let disposable {
                 updated.append((key, disposable))
             } else if previous == nil {
-                // Removing a key that is not there changes nothing (and must not count as a change, or
-                // a concurrent `set` would search again for nothing).
+                // Removing a key that is not there changes nothing.
                 return
             }
             let (applied, replaced) = self.state.withLock { state -> (Bool, Bucket?) in
-                guard state.version == version else { return (false, nil) }
-                state.version += 1
+                guard state.buckets[hash]?.stamp == bucket?.stamp, !state.isDisposed else { return (false, nil) }
+                state.lastStamp += 1
                 let replaced = state.buckets.removeValue(forKey: hash)
                 if !updated.isEmpty {
-                    state.buckets[hash] = updated
+                    state.buckets[hash] = Bucket(stamp: state.lastStamp, entries: updated)
                 }
                 return (true, replaced)
             }
@@ -160,13 +164,12 @@ public final class DisposableDict<T: Hashable & Sendable>: Disposable {
         let buckets = self.state.withLock { state -> [Int: Bucket] in
             guard !state.isDisposed else { return [:] }
             state.isDisposed = true
-            state.version += 1
             var buckets: [Int: Bucket] = [:]
             swap(&buckets, &state.buckets)
             return buckets
         }
         for bucket in buckets.values {
-            for entry in bucket {
+            for entry in bucket.entries {
                 entry.disposable.dispose()
             }
         }
