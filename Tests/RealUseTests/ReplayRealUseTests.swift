@@ -135,4 +135,92 @@ import Testing
         }
         #expect(finished)
     }
+
+    /// Another thread publishes many values while this thread delivers a new subscriber's replay (so
+    /// they queue up in its backlog): `start` delivers only a bounded number of them and returns; the
+    /// rest still reach the subscriber, in order.
+    @Test func subscribingDoesNotKeepItsCallerDeliveringAnotherThreadsValues() async {
+        let deliveredByCaller = Atomic(value: -1)
+        let received = Log<Int>()
+        let finished = await finishes {
+            let state = ValuePromise(0)
+            let insideStart = ThreadFlag()
+            let allReceived = DispatchSemaphore(value: 0)
+            insideStart.begin()
+            let subscription = state.get().start(next: { value in
+                if value == 0 {
+                    let published = DispatchSemaphore(value: 0)
+                    Thread {
+                        for next in 1...1_000 { state.set(next) }
+                        published.signal()
+                    }.start()
+                    published.wait()
+                } else {
+                    insideStart.countIfSet()
+                    received.append(value)
+                    if value == 1_000 { allReceived.signal() }
+                }
+            })
+            _ = deliveredByCaller.swap(insideStart.end())
+            allReceived.wait()
+            subscription.dispose()
+        }
+        #expect(finished)
+        #expect(deliveredByCaller.with { $0 } <= 2 * ReplayingFanOutAllowance.value, "start delivered \(deliveredByCaller.with { $0 }) of another thread's values")
+        #expect(received.entries == Array(1...1_000), "every value arrives once, in order")
+    }
+
+    /// Another thread publishes many values while this thread is delivering (so they queue up behind
+    /// it): this thread's `set` delivers only a bounded number of them and returns; the rest still reach
+    /// the subscriber, in order, from elsewhere.
+    @Test func setDoesNotKeepItsCallerDeliveringAnotherThreadsValues() async {
+        let deliveredByCaller = Atomic(value: -1)
+        let received = Log<Int>()
+        let finished = await finishes {
+            let state = ValuePromise(0)
+            let insideSet = ThreadFlag()
+            let allReceived = DispatchSemaphore(value: 0)
+            let subscription = state.get().start(next: { value in
+                if value == -1 {
+                    // This thread delivers its own value; meanwhile another thread publishes 1,000
+                    // values, which queue up behind it.
+                    let published = DispatchSemaphore(value: 0)
+                    Thread {
+                        for next in 1...1_000 { state.set(next) }
+                        published.signal()
+                    }.start()
+                    published.wait()
+                } else if value > 0 {
+                    insideSet.countIfSet()
+                    received.append(value)
+                    if value == 1_000 { allReceived.signal() }
+                }
+            })
+            insideSet.begin()
+            state.set(-1)
+            _ = deliveredByCaller.swap(insideSet.end())
+            allReceived.wait()
+            subscription.dispose()
+        }
+        #expect(finished)
+        #expect(deliveredByCaller.with { $0 } <= ReplayingFanOutAllowance.value, "set() delivered \(deliveredByCaller.with { $0 }) of another thread's values")
+        #expect(received.entries == Array(1...1_000), "every value arrives once, in order")
+    }
+}
+
+/// The fan-out's allowance, restated: the test must not depend on library internals.
+enum ReplayingFanOutAllowance {
+    static let value = 64
+}
+
+/// Marks one thread as "inside set" and counts the values delivered on it meanwhile.
+final class ThreadFlag: @unchecked Sendable {
+    // Safe: `thread` and `count` are guarded by `lock`.
+    private let lock = UserLock()
+    private var thread: Thread?
+    private var count = 0
+
+    func begin() { self.lock.locked { self.thread = Thread.current; self.count = 0 } }
+    func end() -> Int { self.lock.locked { self.thread = nil; return self.count } }
+    func countIfSet() { self.lock.locked { if self.thread == Thread.current { self.count += 1 } } }
 }

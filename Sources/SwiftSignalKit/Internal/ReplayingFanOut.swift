@@ -1,9 +1,17 @@
+import Dispatch
+
 /// Shared delivery machinery of ``Promise`` and ``ValuePromise``: a latest value replayed to each new
 /// subscriber and broadcast values, delivered to every subscriber in the order they were published.
 ///
 /// Broadcasts are queued under the lock and run outside it by one thread at a time (whichever thread
 /// finds nobody draining). This is what guarantees ordering: a subscriber never sees an older value after
 /// a newer one.
+///
+/// A publisher that drains delivers its own value and then at most ``drainAllowance`` values that other
+/// threads published meanwhile; if more are waiting, it hands the drainer's role to a task on a global
+/// Dispatch queue and returns. A new subscriber's backlog is bounded the same way. So neither `set` nor
+/// `start` keeps its caller delivering for other threads without end, even when they publish faster than
+/// the subscribers take values; those values then reach subscribers on a Dispatch thread, still in order.
 ///
 /// A new subscriber's replay is delivered at once, on the subscribing thread, as the original library
 /// does, also from inside a callback of the same promise and while another thread is delivering. Until
@@ -25,7 +33,7 @@
     }
 
     /// One broadcast taken off the queue, to run unlocked on a snapshot of the members.
-    @usableFromInline struct Work {
+    @usableFromInline struct Work: Sendable {
         @usableFromInline let value: T
         @usableFromInline let sequence: UInt64
         @usableFromInline let members: OrderedSlots<FanOutMember>
@@ -87,6 +95,10 @@
 
     @usableFromInline let state: LockedState<State>
 
+    /// How many values published by other threads a publisher delivers after its own before it hands the
+    /// rest to Dispatch: enough that ordinary contention never leaves the publishing threads.
+    @inlinable static var drainAllowance: Int { 64 }
+
     init(value: T?) {
         self.state = .init(State(value: value))
     }
@@ -104,12 +116,33 @@
         }
         guard let replay else { return key }
         subscriber.putNext(replay)
+        self.deliverBacklog(of: key, to: subscriber, allowance: Self.drainAllowance)
+        return key
+    }
+
+    /// Delivers a replaying member's backlog until it is empty (then the member joins the ordinary
+    /// broadcasts). After `allowance` values, if more keep coming, the rest is delivered by a task on a
+    /// global queue, so that subscribing does not keep its caller busy while others publish faster than
+    /// the subscriber takes values.
+    func deliverBacklog(of key: Int, to subscriber: Subscriber<T, NoError>, allowance: Int) {
+        var remaining = allowance
         while let backlog = self.state.withLock({ Self.takeBacklog(of: key, for: subscriber, &$0) }) {
-            for value in backlog {
+            for (index, value) in backlog.enumerated() {
+                if remaining == 0 {
+                    // Still replaying (this batch was taken, not yet delivered): hand the rest on.
+                    let rest = Array(backlog[index...])
+                    DispatchQueue.global().async {
+                        for value in rest {
+                            subscriber.putNext(value)
+                        }
+                        self.deliverBacklog(of: key, to: subscriber, allowance: .max)
+                    }
+                    return
+                }
+                remaining -= 1
                 subscriber.putNext(value)
             }
         }
-        return key
     }
 
     /// The backlog of a replaying member, or nil once it is empty: then the member joins the ordinary
@@ -184,13 +217,25 @@
 
     /// Delivers queued work until the queue is empty, then gives up the drainer's role (in `takeWork`, under
     /// the lock, so a publisher that finds no drainer also finds an empty queue). Call only after claiming
-    /// the role.
-    @inlinable func drain() {
+    /// the role. After `allowance` values, if more are waiting, the role passes to a task on a global
+    /// queue, which drains without limit.
+    @inlinable func drain(allowance: Int = ReplayingFanOut.drainAllowance) {
+        var remaining = allowance
         while let work = self.state.withLock({ Self.takeWork(&$0) }) {
+            if remaining == 0 {
+                // Still the drainer, with work waiting: hand both to Dispatch (`work` goes first).
+                DispatchQueue.global().async {
+                    work.members.broadcast(work.value, publishedAs: work.sequence)
+                    self.drain(allowance: .max)
+                }
+                return
+            }
+            remaining -= 1
             work.members.broadcast(work.value, publishedAs: work.sequence)
         }
     }
 
+    /// The next broadcast to deliver, or nil (and the drainer's role given up) when none is waiting.
     @inlinable
     static func takeWork(_ state: inout State) -> Work? {
         guard state.pendingHead < state.pending.count else {

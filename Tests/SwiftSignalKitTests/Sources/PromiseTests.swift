@@ -194,7 +194,12 @@ import Testing
             }
         }
         // Values of a source replaced before it published are dropped, so not all 8,000 arrive; but every
-        // subscriber sees the same sequence, and it ends with the value a new subscriber is replayed.
+        // subscriber sees the same sequence, and it ends with the value a new subscriber is replayed. A
+        // setter hands a long backlog to a Dispatch thread, so delivery may go on after the setters return:
+        // wait until every subscriber has the current value.
+        let current = Recorder<Int, NoError>()
+        current.start(promise.get()).dispose()
+        #expect(spin(until: { recorders.allSatisfy { $0.values.last == current.values.last } }))
         let reference = recorders[0].values
         #expect(!reference.isEmpty)
         for recorder in recorders.dropFirst() {
