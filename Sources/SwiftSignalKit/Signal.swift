@@ -54,8 +54,8 @@ public func |> <T, U>(value: T, function: ((T) -> U)) -> U {
 /// - At most one terminal event (error or completion); anything sent after it is dropped.
 /// - A terminal event disposes the disposable that the generator returned, even when the terminal event
 ///   is sent from inside the generator, before `start` returns.
-/// - `dispose()` never waits for another thread. After it returns, no callback of that subscription
-///   starts; a callback that another thread had already begun may still be running (see ``Subscriber``).
+/// - `dispose()` never waits for another thread. No event sent after it returns reaches a callback; a
+///   delivery that another thread had already begun may still run its callback (see ``Subscriber``).
 ///
 /// > Note: A signal is `Sendable`: it holds only its `@Sendable` generator, so it can be stored and
 /// > started from any thread.
@@ -80,8 +80,8 @@ public final class Signal<T, E>: Sendable {
     ///   - next: Called for each value.
     ///   - error: Called once if the signal fails.
     ///   - completed: Called once if the signal completes.
-    /// - Returns: A disposable that ends the subscription. Its `dispose()` never waits; once it returns, no
-    ///   callback starts (one already running on another thread may finish). When the subscription has
+    /// - Returns: A disposable that ends the subscription. Its `dispose()` never waits; no event sent after
+    ///   it returns reaches a callback (a delivery already under way on another thread may still finish). When the subscription has
     ///   already ended by the time this method returns (a synchronous signal), this is the empty
     ///   disposable, since there is nothing left to end.
     @inlinable @discardableResult @preconcurrency public func start(

@@ -18,9 +18,9 @@ import Dispatch
 /// - The first terminal event disposes the disposable the generator returned, after its callback ran.
 /// - Disposing the subscription never waits for another thread: `dispose()` may be called from any
 ///   thread, under any lock, inside any callback and inside a task cancellation handler. Once it
-///   returns, no callback of the subscription starts. An event that another thread had already
+///   returns, no event sent afterwards reaches a callback. An event that another thread had already
 ///   admitted (it was past the subscriber's check when `dispose()` ran) may still be running its
-///   callback, or about to run it, on that thread.
+///   callback, or about to enter it, on that thread.
 ///
 /// > Important: When teardown must know that no callback is still running (for example before
 /// > freeing state the callback uses), do not rely on `dispose()` for it: deliver the events on a

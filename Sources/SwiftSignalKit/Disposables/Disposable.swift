@@ -2,6 +2,20 @@
 ///
 /// `dispose()` must be safe to call more than once and from any thread; calls after the first do nothing.
 ///
+/// Every disposable of this library returns from `dispose()` without waiting for another thread, so it
+/// may be called under any lock (yours included), inside any callback and inside a task cancellation
+/// handler. For a subscription, no event sent after `dispose()` returns reaches a callback, but a
+/// callback that another thread had already begun may still be running. When teardown must wait for
+/// it, deliver on a serial ``Queue`` and tear down on that queue after disposing:
+///
+/// ```swift
+/// let subscription = (lines |> deliverOn(queue)).start(next: { line in file.write(line) })
+/// subscription.dispose()
+/// queue.async { file.close() }  // after any write in progress; no write follows
+/// ```
+///
+/// Your own conformances should keep the same promise: change state, schedule work, return.
+///
 /// > Note: `Disposable` refines `Sendable` because disposables are handed between threads (a subscription
 /// > started on one queue is often disposed on another). It is `@preconcurrency`, so classes written for
 /// > the original library keep compiling without diagnostics in Swift 5 mode; Swift 6 code is checked.
