@@ -55,6 +55,13 @@ public struct SignalValues<T: Sendable, E: Error>: AsyncSequence, Sendable {
     private let bufferingPolicy: SignalBufferingPolicy
 
     init(signal: Signal<T, E>, bufferingPolicy: SignalBufferingPolicy) {
+        // Checked here, where the caller chose the policy, not at the first `for await`.
+        switch bufferingPolicy {
+        case .bufferingNewest(let limit), .bufferingOldest(let limit):
+            if limit < 0 { misuse("values(bufferingPolicy:): a buffering limit must be at least 0, got \(limit)") }
+        case .unbounded:
+            break
+        }
         self.signal = signal
         self.bufferingPolicy = bufferingPolicy
     }

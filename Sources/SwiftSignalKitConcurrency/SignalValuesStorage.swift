@@ -31,12 +31,6 @@ import SwiftSignalKit
     @usableFromInline let state = LockedState<State>(State())
 
     init(signal: Signal<T, E>, bufferingPolicy: SignalBufferingPolicy) {
-        switch bufferingPolicy {
-        case .bufferingNewest(let limit), .bufferingOldest(let limit):
-            if limit < 0 { misuse("values(bufferingPolicy:): a buffering limit must be at least 0, got \(limit)") }
-        case .unbounded:
-            break
-        }
         self.signal = signal
         self.policy = bufferingPolicy
     }

@@ -7,7 +7,7 @@
 ///   source.
 /// - Returns: An operator for `|>`.
 public func take<T, E>(_ count: Int) -> (Signal<T, E>) -> Signal<T, E> {
-    precondition(count >= 0, "take(_:) needs a count of at least 0, got \(count)")
+    if count < 0 { misuse("take(_:) needs a count of at least 0, got \(count)") }
     return { signal in
         return Signal { subscriber in
             if count == 0 {

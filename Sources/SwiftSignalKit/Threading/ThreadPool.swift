@@ -91,7 +91,7 @@ public final class ThreadPool: Sendable {
 
     /// - Parameter onThreadExit: Runs on each pool thread just before it exits (for tests).
     init(threadCount: Int, threadPriority: Double, onThreadExit: (@Sendable () -> Void)?) {
-        precondition(threadCount > 0, "ThreadPool needs at least one thread, got \(threadCount)")
+        if threadCount <= 0 { misuse("ThreadPool(threadCount:) needs at least one thread, got \(threadCount)") }
         self.core = ThreadPoolCore(threadCount: threadCount, onThreadExit: onThreadExit)
         for index in 0..<threadCount {
             let core = self.core
