@@ -131,13 +131,15 @@ import Testing
             let right = ValuePipe<String>()
             let lock = UserLock()
             let entered = DispatchSemaphore(value: 0)
-            let mapped = left.signal() |> map { value -> Int in
-                if value == 1 {
-                    entered.signal()
-                    lock.locked {}
+            let mapped =
+                left.signal()
+                |> map { value -> Int in
+                    if value == 1 {
+                        entered.signal()
+                        lock.locked {}
+                    }
+                    return value
                 }
-                return value
-            }
             let pairs = Log<String>()
             let subscription = (combineLatest(mapped, right.signal()) |> take(1)).start(next: { pairs.append("\($0.0)\($0.1)") })
             left.putNext(0)

@@ -166,7 +166,9 @@ import Testing
             subscription.dispose()
         }
         #expect(finished)
-        #expect(deliveredByCaller.with { $0 } <= 2 * ReplayingFanOutAllowance.value, "start delivered \(deliveredByCaller.with { $0 }) of another thread's values")
+        #expect(
+            deliveredByCaller.with { $0 } <= 2 * ReplayingFanOutAllowance.value,
+            "start delivered \(deliveredByCaller.with { $0 }) of another thread's values")
         #expect(received.entries == Array(1...1_000), "every value arrives once, in order")
     }
 
@@ -203,7 +205,9 @@ import Testing
             subscription.dispose()
         }
         #expect(finished)
-        #expect(deliveredByCaller.with { $0 } <= ReplayingFanOutAllowance.value, "set() delivered \(deliveredByCaller.with { $0 }) of another thread's values")
+        #expect(
+            deliveredByCaller.with { $0 } <= ReplayingFanOutAllowance.value,
+            "set() delivered \(deliveredByCaller.with { $0 }) of another thread's values")
         #expect(received.entries == Array(1...1_000), "every value arrives once, in order")
     }
 }
@@ -220,7 +224,15 @@ final class ThreadFlag: @unchecked Sendable {
     private var thread: Thread?
     private var count = 0
 
-    func begin() { self.lock.locked { self.thread = Thread.current; self.count = 0 } }
-    func end() -> Int { self.lock.locked { self.thread = nil; return self.count } }
+    func begin() {
+        self.lock.locked {
+            self.thread = Thread.current; self.count = 0
+        }
+    }
+    func end() -> Int {
+        self.lock.locked {
+            self.thread = nil; return self.count
+        }
+    }
     func countIfSet() { self.lock.locked { if self.thread == Thread.current { self.count += 1 } } }
 }
