@@ -472,21 +472,24 @@ func w7DeliverOn() -> [Workload] {
                 (
                     .contractFloor,
                     { _ in
-                        // The limit plus what the contract and `Queue.async` require: the stage before the
-                        // hop and the subscriber after it keep the subscriber contract, and each value
-                        // first asks whether it is already on the queue (which would run it inline).
+                        // The limit plus what the contract and `deliverOn` require: the stage before the
+                        // hop and the subscriber after it keep the subscriber contract; each value first
+                        // asks whether it is already on the queue (which would run it inline), and counts
+                        // itself as pending in the queue, under a lock, until it has run, so that an event
+                        // sent on the queue never overtakes it.
                         let queue = DispatchQueue(label: "W7")
                         let key = DispatchSpecificKey<LimitMutex>()
                         let marker = LimitMutex()
                         queue.setSpecific(key: key, value: marker)
                         let done = DispatchSemaphore(value: 0)
                         let sum = Sum()
+                        let pending = PendingCount()
                         let sink = ContractStage<Int> { sum.value &+= $0 }
                         let stage = ContractStage<Int> { value in
-                            if DispatchQueue.getSpecific(key: key) === marker {
+                            if DispatchQueue.getSpecific(key: key) === marker && pending.isZero {
                                 sink.push(value)
                             } else {
-                                queue.async { sink.push(value) }
+                                pending.enqueue(on: queue) { sink.push(value) }
                             }
                         }
                         for value in 0..<count { stage.push(value) }
@@ -708,5 +711,31 @@ private func swappedSourceFanOut<Stage: PushStage<Int>>(
         }
         benchmark.stopMeasurement()
         blackHole(sum.value)
+    }
+}
+
+/// The count of one subscription's events waiting in a queue, as `deliverOn` keeps it: incremented with
+/// the enqueueing under one lock, decremented after each event ran.
+final class PendingCount: @unchecked Sendable {
+    // Safe: `count` is read and written only under `mutex`.
+    private let mutex = LimitMutex()
+    private var count = 0
+
+    var isZero: Bool {
+        self.mutex.lock()
+        defer { self.mutex.unlock() }
+        return self.count == 0
+    }
+
+    func enqueue(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
+        self.mutex.lock()
+        self.count += 1
+        queue.async {
+            work()
+            self.mutex.lock()
+            self.count -= 1
+            self.mutex.unlock()
+        }
+        self.mutex.unlock()
     }
 }

@@ -165,15 +165,13 @@ final class LimitCombiner: @unchecked Sendable {
 }
 
 /// The least a stage must do to keep this library's subscriber contract, for comparison with the limit:
-/// `dispose()` must wait for callbacks running on other threads (so the stage counts deliveries in
-/// progress, under the lock, on entry and exit) and must release the callbacks (so each delivery takes
-/// its own reference to the callback under the lock). That is two lock round trips and a retain/release
-/// per stage, against the limit's one lock round trip.
+/// after `dispose()` returns no callback may start, and `dispose()` releases the callbacks without
+/// waiting for a callback in progress, so each delivery takes its own reference to the callback under
+/// the lock. That is the limit's one lock round trip plus a retain and a release per stage.
 final class ContractStage<Input>: PushStage, @unchecked Sendable {
-    // Safe: `next` and `delivering` are read and written only under `mutex`.
+    // Safe: `next` is read and written only under `mutex`.
     private let mutex = LimitMutex()
     private var next: ((Input) -> Void)?
-    private var delivering = 0
 
     init(_ next: @escaping (Input) -> Void) {
         self.next = next
@@ -183,14 +181,10 @@ final class ContractStage<Input>: PushStage, @unchecked Sendable {
     func push(_ value: Input) {
         self.mutex.lock()
         let callback = self.next
-        if callback != nil { self.delivering += 1 }
         self.mutex.unlock()
         // `consume`: binding the optional would copy the closure, a second retain and release.
         guard let callback = consume callback else { return }
         callback(value)
-        self.mutex.lock()
-        self.delivering -= 1
-        self.mutex.unlock()
     }
 
     /// Drops the callback; it is released after the lock is let go.

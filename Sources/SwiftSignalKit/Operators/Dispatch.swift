@@ -1,4 +1,7 @@
-/// Delivers every event on `queue`, in the order the events were sent.
+/// Delivers every event on `queue`, in the order the events were sent when `queue` is serial.
+///
+/// On a concurrent queue (a global queue) the events run in parallel and may complete in any order,
+/// a completion before a value; use a serial queue when order matters.
 ///
 /// An event sent from another thread is enqueued on `queue`. An event sent on `queue` itself runs inline,
 /// without a hop, but only when no earlier event of the same subscription is still waiting in the queue;
@@ -24,9 +27,7 @@
             return signal.start(
                 linkedTo: subscriber,
                 next: { value in
-                    delivery.run {
-                        subscriber.putNext(value)
-                    }
+                    delivery.deliver(value, to: subscriber)
                 },
                 error: { error in
                     // Safe: the error is moved to the queue and used once there; the source keeps no copy.
@@ -57,6 +58,24 @@
 
     @inlinable init(queue: Queue) {
         self.queue = queue
+    }
+
+    /// ``run(_:)`` for a value, without a closure around `putNext`: the enqueued block is the only
+    /// allocation, as with a plain `queue.async`.
+    @inlinable func deliver<T: Sendable, E>(_ value: T, to subscriber: Subscriber<T, E>) {
+        if self.queue.isCurrent() {
+            if self.pending.withLock({ $0 == 0 }) {
+                subscriber.putNext(value)
+                return
+            }
+        }
+        self.pending.withLock { pending in
+            pending += 1
+            self.queue.justDispatch {
+                subscriber.putNext(value)
+                self.pending.withLock { $0 -= 1 }
+            }
+        }
     }
 
     @inlinable func run(_ work: @escaping @Sendable () -> Void) {
