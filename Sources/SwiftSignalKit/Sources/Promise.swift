@@ -14,7 +14,12 @@
 /// Ordering: every subscriber sees values in the order they were published, once each, even when
 /// ``set(_:)`` and the sources run on different threads; a value from a source that has been replaced is
 /// dropped. A new subscriber receives the current value synchronously, before `start` returns, also
-/// from inside a callback of this promise and while another thread is delivering. When values
+/// from inside a callback of this promise and while another thread is delivering.
+///
+/// Where callbacks run: on the thread that publishes, or on whichever publishing thread is already
+/// delivering. A `set` (or a new subscription) delivers at most 64 values that other threads published
+/// meanwhile; the rest then reach subscribers, still in order, on a Dispatch global thread, so that no
+/// caller is kept delivering for other threads without end. When values
 /// are published from several threads at once, delivery may happen on whichever of those threads is
 /// already delivering.
 ///
