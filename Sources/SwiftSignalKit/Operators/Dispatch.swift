@@ -60,40 +60,49 @@
         self.queue = queue
     }
 
-    /// ``run(_:)`` for a value, without a closure around `putNext`: the enqueued block is the only
-    /// allocation, as with a plain `queue.async`.
+    /// Delivers `value`: inline or enqueued, as ``run(_:)``, but without a closure around `putNext`, so
+    /// the enqueued block is the only allocation, as with a plain `queue.async`.
     @inlinable func deliver<T: Sendable, E>(_ value: T, to subscriber: Subscriber<T, E>) {
-        if self.queue.isCurrent() {
-            if self.pending.withLock({ $0 == 0 }) {
+        if self.runsInline {
+            subscriber.putNext(value)
+        } else {
+            self.enqueue {
                 subscriber.putNext(value)
-                return
-            }
-        }
-        self.pending.withLock { pending in
-            pending += 1
-            self.queue.justDispatch {
-                subscriber.putNext(value)
-                self.pending.withLock { $0 -= 1 }
+                self.ranEnqueued()
             }
         }
     }
 
+    /// Runs `work`: inline when on the queue with nothing of this subscription pending there, enqueued
+    /// otherwise.
     @inlinable func run(_ work: @escaping @Sendable () -> Void) {
-        if self.queue.isCurrent() {
-            // On the (serial) queue nothing enqueued can run meanwhile, so a zero here stays true until
-            // `work` returns.
-            if self.pending.withLock({ $0 == 0 }) {
+        if self.runsInline {
+            work()
+        } else {
+            self.enqueue {
                 work()
-                return
+                self.ranEnqueued()
             }
         }
+    }
+
+    /// Whether an event sent now may run inline. On the (serial) queue nothing enqueued can run meanwhile,
+    /// so a zero count stays true until the inline event returns.
+    @inlinable var runsInline: Bool {
+        return self.queue.isCurrent() && self.pending.withLock { $0 == 0 }
+    }
+
+    /// Counts `block` as pending and enqueues it, under one lock; `block` must end with ``ranEnqueued()``.
+    @inlinable func enqueue(_ block: @escaping @Sendable () -> Void) {
         self.pending.withLock { pending in
             pending += 1
-            self.queue.justDispatch {
-                work()
-                self.pending.withLock { $0 -= 1 }
-            }
+            self.queue.justDispatch(block)
         }
+    }
+
+    /// An enqueued event has run.
+    @inlinable func ranEnqueued() {
+        self.pending.withLock { $0 -= 1 }
     }
 }
 
