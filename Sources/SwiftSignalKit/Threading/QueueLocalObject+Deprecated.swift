@@ -23,16 +23,7 @@ extension QueueLocalObject {
     /// - Returns: What `f` returns, or nil if the object is not there (on the queue, before the object's
     ///   `generate` closure has run).
     public func syncWith<R>(_ f: (T) -> sending R?) -> sending R? {
-        let box = self.box
-        var result: R?
-        self.queue.sync {
-            if let value = box.value {
-                result = f(value)
-            }
-        }
-        // Safe: as in `syncWith(_:)`, `result` holds `f`'s `sending` result and only this line reads it,
-        // after `sync` has returned.
-        nonisolated(unsafe) let output = result.take()
-        return output
+        guard let result = self.withObjectOnQueue(f) else { return nil }
+        return result
     }
 }

@@ -79,20 +79,28 @@ public final class QueueLocalObject<T: AnyObject> {
     /// > the queue from work that runs before the `generate` closure queued by `init` (the object is made
     /// > asynchronously unless `init` itself runs on the queue).
     public func syncWith<R>(_ f: (T) -> sending R) -> sending R {
+        guard let result = self.withObjectOnQueue(f) else {
+            misuse(
+                "QueueLocalObject<\(T.self)>.syncWith: the object is not there; on its queue (\(self.queue.queue.label)), "
+                    + "syncWith ran before the object's generate closure")
+        }
+        return result
+    }
+
+    /// Both forms of `syncWith`: runs `f` with the object on the queue, waits, and returns its result,
+    /// or nil if the object is not there.
+    func withObjectOnQueue<R>(_ f: (T) -> sending R) -> sending R? {
         let box = self.box
         var result: R?
         self.queue.sync {
-            guard let value = box.value else {
-                misuse(
-                    "QueueLocalObject<\(T.self)>.syncWith: the object is not there; on its queue (\(self.queue.queue.label)), "
-                        + "syncWith ran before the object's generate closure")
+            if let value = box.value {
+                result = f(value)
             }
-            result = f(value)
         }
         // Safe: `result` holds `f`'s `sending` result, disconnected from the object and from everything
         // else on the queue, and nothing but this line reads it (after `sync` has returned). The compiler
         // cannot follow the value through the closure passed to `sync`, so it is handed on unchecked.
-        nonisolated(unsafe) let output = result.take()!
+        nonisolated(unsafe) let output = result.take()
         return output
     }
 
