@@ -136,6 +136,16 @@ import Testing
         #expect(finished)
     }
 
+    /// Sets each of `values` on a thread of its own, and returns once all are set.
+    static func publishOnAnotherThread(_ values: ClosedRange<Int>, to state: ValuePromise<Int>) {
+        let published = DispatchSemaphore(value: 0)
+        Thread {
+            for value in values { state.set(value) }
+            published.signal()
+        }.start()
+        published.wait()
+    }
+
     /// Another thread publishes many values while this thread delivers a new subscriber's replay (so
     /// they queue up in its backlog): `start` delivers only a bounded number of them and returns; the
     /// rest still reach the subscriber, in order.
@@ -149,12 +159,7 @@ import Testing
             insideStart.begin()
             let subscription = state.get().start(next: { value in
                 if value == 0 {
-                    let published = DispatchSemaphore(value: 0)
-                    Thread {
-                        for next in 1...1_000 { state.set(next) }
-                        published.signal()
-                    }.start()
-                    published.wait()
+                    Self.publishOnAnotherThread(1...1_000, to: state)
                 } else {
                     insideStart.countIfSet()
                     received.append(value)
@@ -186,12 +191,7 @@ import Testing
                 if value == -1 {
                     // This thread delivers its own value; meanwhile another thread publishes 1,000
                     // values, which queue up behind it.
-                    let published = DispatchSemaphore(value: 0)
-                    Thread {
-                        for next in 1...1_000 { state.set(next) }
-                        published.signal()
-                    }.start()
-                    published.wait()
+                    Self.publishOnAnotherThread(1...1_000, to: state)
                 } else if value > 0 {
                     insideSet.countIfSet()
                     received.append(value)
