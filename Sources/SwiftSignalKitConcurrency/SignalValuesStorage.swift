@@ -4,8 +4,10 @@ import SwiftSignalKit
 /// consumer. Continuations are resumed, the subscription disposed and buffered values released only
 /// after unlocking.
 ///
-/// The first `next()` registers its wait before it starts the subscription, so a value sent while the
-/// signal starts goes straight to the waiting consumer, whatever the buffer's size (even 0).
+/// The first `next()` declares that the consumer waits before it starts the subscription, so the first
+/// value sent while the signal starts is kept for that consumer (``State/handoff``), whatever the
+/// buffer's size (even 0). The signal is started before the task suspends, not inside the continuation's
+/// closure: a producer thread may then resume the continuation only once it is installed.
 @usableFromInline final class SignalValuesStorage<T: Sendable, E: Error>: Sendable {
     @usableFromInline typealias Waiter = UnsafeContinuation<Result<T?, E>, Never>
 
@@ -21,6 +23,11 @@ import SwiftSignalKit
         @usableFromInline var buffer = ValueRing<T>()
         @usableFromInline var terminal: Terminal?
         @usableFromInline var waiter: Waiter?
+        /// The first `next()` is waiting but has not installed its continuation yet (the signal is
+        /// starting): the first value goes to `handoff`, not to the buffer.
+        @usableFromInline var firstNextPending = false
+        /// The value for that first `next()`; older than anything in `buffer`.
+        @usableFromInline var handoff: T?
         @usableFromInline var subscription: Disposable?
 
         @inlinable init() {}
@@ -40,6 +47,9 @@ import SwiftSignalKit
             self.cancel()
             return nil
         }
+        if self.state.withLock({ Self.claimStart(&$0) }) {
+            self.start()
+        }
         let result = await withTaskCancellationHandler {
             await withUnsafeContinuation(isolation: actor) { (continuation: Waiter) in
                 self.wait(with: continuation)
@@ -56,7 +66,7 @@ import SwiftSignalKit
     @inlinable func takeBuffered(into batch: inout [T]) -> Bool {
         guard case .unbounded = self.policy else { return false }
         return self.state.withLock { state in
-            guard !state.buffer.isEmpty, !state.isFinished else { return false }
+            guard !state.buffer.isEmpty, !state.isFinished, state.handoff == nil else { return false }
             state.buffer.moveAllReversed(into: &batch)
             return true
         }
@@ -64,20 +74,29 @@ import SwiftSignalKit
 
     /// Ends the iteration: disposes the subscription and wakes a waiting consumer with nil.
     @inlinable func cancel() {
-        let (waiter, subscription, dropped) = self.state.withLock { state -> (Waiter?, Disposable?, [T?]) in
+        let (waiter, subscription, dropped, handoff) = self.state.withLock { state -> (Waiter?, Disposable?, [T?], T?) in
             state.isFinished = true
+            state.firstNextPending = false
             let waiter = state.waiter
             state.waiter = nil
             let subscription = state.subscription
             state.subscription = nil
-            return (waiter, subscription, state.buffer.removeAll())
+            return (waiter, subscription, state.buffer.removeAll(), state.handoff.take())
         }
-        withExtendedLifetime(dropped) {}
+        withExtendedLifetime((dropped, handoff)) {}
         waiter?.resume(returning: .success(nil))
         subscription?.dispose()
     }
 
-    /// Starts the subscription; called once, by the first `next()` after its wait is registered.
+    /// Whether this `next()` is the first: then it marks the consumer as waiting and starts the signal.
+    @inlinable static func claimStart(_ state: inout State) -> Bool {
+        if state.isStarted || state.isFinished { return false }
+        state.isStarted = true
+        state.firstNextPending = true
+        return true
+    }
+
+    /// Starts the subscription; called once, by the first `next()` (see ``claimStart(_:)``).
     @inlinable func start() {
         let subscription = self.signal.start(
             next: { value in self.received(value) },
@@ -94,11 +113,13 @@ import SwiftSignalKit
         }
     }
 
-    /// Hands the consumer what is ready, or registers its wait, and then, on the first call, starts the
-    /// subscription: values sent while the signal starts find the consumer already waiting.
+    /// Hands the consumer what is ready, or registers its wait.
     @inlinable func wait(with continuation: Waiter) {
-        var startNow = false
         let ready: Result<T?, E>? = self.state.withLock { state in
+            state.firstNextPending = false
+            if let handoff = state.handoff.take() {
+                return .success(handoff)
+            }
             if !state.buffer.isEmpty {
                 return .success(state.buffer.removeFirst())
             }
@@ -114,16 +135,10 @@ import SwiftSignalKit
             }
             if state.waiter != nil { misuse("SignalValues.Iterator.next() called while another next() waits") }
             state.waiter = continuation
-            if !state.isStarted {
-                state.isStarted = true
-                startNow = true
-            }
             return nil
         }
         if let ready {
             continuation.resume(returning: ready)
-        } else if startNow {
-            self.start()
         }
     }
 
@@ -133,6 +148,12 @@ import SwiftSignalKit
             if let waiter = state.waiter {
                 state.waiter = nil
                 return (waiter, nil)
+            }
+            if state.firstNextPending {
+                // Sent while the signal starts: the first `next()` takes it once it waits.
+                state.firstNextPending = false
+                state.handoff = value
+                return (nil, nil)
             }
             switch self.policy {
             case .unbounded:
