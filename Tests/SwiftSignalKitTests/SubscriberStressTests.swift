@@ -107,16 +107,18 @@ import Testing
             let captured = CapturedSubscriber<Int, NoError>()
             let disposed = Flag()
             let late = Counter()
-            let subscription = captured.signal().start(next: { _ in
-                if disposed.isSet { late.increment() }
+            // The flag is sampled before each send: a value sent after dispose() returned must not be
+            // delivered (one sent before it may still finish its callback on its thread).
+            let subscription = captured.signal().start(next: { sentAfterDispose in
+                if sentAfterDispose == 1 { late.increment() }
             })
             concurrently(4) { index in
                 if index == 0 {
                     subscription.dispose()
                     disposed.set()
                 } else {
-                    for value in 0..<200 {
-                        captured.subscriber?.putNext(value)
+                    for _ in 0..<200 {
+                        captured.subscriber?.putNext(disposed.isSet ? 1 : 0)
                     }
                 }
             }
