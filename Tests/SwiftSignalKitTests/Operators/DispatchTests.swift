@@ -83,15 +83,16 @@ import Testing
             let pipe = ValuePipe<Int>()
             let disposed = Flag()
             let late = Counter()
-            let subscription = (pipe.signal() |> deliverOn(queue)).start(next: { _ in
-                if disposed.isSet { late.increment() }
+            // Sampled before each send: only a value sent after dispose() returned must never arrive.
+            let subscription = (pipe.signal() |> deliverOn(queue)).start(next: { sentAfterDispose in
+                if sentAfterDispose == 1 { late.increment() }
             })
             concurrently(3) { thread in
                 if thread == 0 {
                     subscription.dispose()
                     disposed.set()
                 } else {
-                    for value in 0..<100 { pipe.putNext(value) }
+                    for _ in 0..<100 { pipe.putNext(disposed.isSet ? 1 : 0) }
                 }
             }
             queue.sync {}
