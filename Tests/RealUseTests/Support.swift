@@ -23,7 +23,11 @@ final class Watchdog: Sendable {
         let thread = Thread { [self] in
             // Waits for `stop()`, looking at the progress every half second.
             while self.stopped.wait(timeout: .now() + 0.5) == .timedOut {
-                let idle = Double(DispatchTime.now().uptimeNanoseconds - self.lastProgress.with { $0 }.uptimeNanoseconds) / 1e9
+                // Progress may be reported between the two readings, so the last progress can be later
+                // than `now`: that counts as no idle time, not as an unsigned underflow.
+                let last = self.lastProgress.with { $0 }.uptimeNanoseconds
+                let now = DispatchTime.now().uptimeNanoseconds
+                let idle = Double(now > last ? now - last : 0) / 1e9
                 if idle > hangLimit {
                     fatalError("RealUseTests: '\(self.scenario)' made no progress for \(Int(hangLimit)) s: it hangs")
                 }
