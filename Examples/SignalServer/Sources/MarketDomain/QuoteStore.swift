@@ -1,0 +1,55 @@
+import SwiftSignalKit
+
+/// The last known quote of every symbol: the cache in front of the exchange.
+///
+/// The book lives in a `ValuePromise`, so any number of readers can subscribe to it and see every change;
+/// writes go through one serial queue, so two writers never lose each other's change.
+public final class QuoteStore: Sendable {
+    /// Every symbol's last quote.
+    public struct Book: Equatable, Sendable {
+        /// Symbol to quote.
+        public var quotes: [String: Quote] = [:]
+    }
+
+    private let book = ValuePromise(Book(), ignoreRepeated: true)
+    /// The writers' queue. `ValuePromise.set` is thread-safe; the queue is what makes
+    /// read-change-write one step.
+    private let queue: Queue
+    /// The book as last written, read and written only on `queue`.
+    private let current = Atomic(value: Book())
+
+    /// Creates an empty store whose writes run on `queue`.
+    public init(queue: Queue = Queue(name: "quote-store")) {
+        self.queue = queue
+    }
+
+    /// The book now and after every change.
+    public func quotes() -> Signal<Book, NoError> {
+        return self.book.get()
+    }
+
+    /// The cached quote of `symbol`, marked as coming from the cache, then completion; or just completion
+    /// when the store has none.
+    public func cached(_ symbol: String) -> Signal<Quote, MarketError> {
+        return self.book.get()
+            |> take(1)
+            |> castError(MarketError.self)
+            |> mapToSignal { book -> Signal<Quote, MarketError> in
+                guard var quote = book.quotes[symbol] else { return .complete() }
+                quote.source = .cache
+                return .single(quote)
+            }
+    }
+
+    /// Stores `quote` as `symbol`'s last known price.
+    public func store(_ quote: Quote) {
+        self.queue.async {
+            let book = self.current.modify { book in
+                var book = book
+                book.quotes[quote.symbol] = quote
+                return book
+            }
+            self.book.set(book)
+        }
+    }
+}

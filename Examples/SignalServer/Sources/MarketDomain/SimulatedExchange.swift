@@ -1,0 +1,84 @@
+import SwiftSignalKit
+
+/// A slow, sometimes failing pricing service: the remote upstream of the example.
+///
+/// Each ``quote(_:)`` subscription is one request: it answers after ``Behaviour/latency`` seconds on the
+/// exchange's queue, unless it is disposed first. The behaviour per symbol makes every outcome
+/// reproducible: a flaky symbol fails a fixed number of requests in a row and then succeeds once, a
+/// down symbol always fails, a slow symbol takes longer than any sensible deadline.
+public final class SimulatedExchange: Sendable {
+    /// How the exchange answers.
+    public struct Behaviour: Sendable {
+        /// Seconds before an answer.
+        public var latency: Double
+        /// Symbols that fail this many requests in a row, then succeed once, then fail again.
+        public var flaky: [String: Int]
+        /// Symbols the exchange lists but never answers for.
+        public var down: Set<String>
+        /// Symbols that answer after this many seconds instead of ``latency``.
+        public var slow: [String: Double]
+
+        /// Creates a behaviour.
+        public init(latency: Double = 0.02, flaky: [String: Int] = [:], down: Set<String> = [], slow: [String: Double] = [:]) {
+            self.latency = latency
+            self.flaky = flaky
+            self.down = down
+            self.slow = slow
+        }
+    }
+
+    private let listings: [String: Double]
+    private let behaviour: Behaviour
+    private let queue: Queue
+    /// Requests per flaky symbol so far, to fail them in the set pattern.
+    private let attempts = Atomic<[String: Int]>(value: [:])
+    private let requestCount = Atomic(value: 0)
+
+    /// Creates an exchange that lists `listings` (symbol to price in USD).
+    public init(listings: [String: Double], behaviour: Behaviour = Behaviour(), queue: Queue = Queue(name: "exchange")) {
+        self.listings = listings
+        self.behaviour = behaviour
+        self.queue = queue
+    }
+
+    /// Every request the exchange has received, answered or not.
+    public var requests: Int { self.requestCount.with { $0 } }
+
+    /// Whether the exchange lists `symbol`, answered locally.
+    public func lists(_ symbol: String) -> Bool {
+        return self.listings[symbol] != nil
+    }
+
+    /// One request for `symbol`'s price: a cold signal that sends one exchange quote and completes, or
+    /// fails with ``MarketError/unknownSymbol(_:)`` or ``MarketError/exchangeUnavailable(_:)``.
+    public func quote(_ symbol: String) -> Signal<Quote, MarketError> {
+        return Signal { subscriber in
+            self.requestCount.modify { $0 + 1 }
+            let outcome = self.outcome(for: symbol)
+            let latency = self.behaviour.slow[symbol] ?? self.behaviour.latency
+            let timer = Timer(
+                timeout: latency, repeat: false,
+                completion: {
+                    switch outcome {
+                    case .success(let quote):
+                        subscriber.putNext(quote)
+                        subscriber.putCompletion()
+                    case .failure(let error):
+                        subscriber.putError(error)
+                    }
+                }, queue: self.queue)
+            timer.start()
+            return ActionDisposable { timer.invalidate() }
+        }
+    }
+
+    private func outcome(for symbol: String) -> Result<Quote, MarketError> {
+        guard let price = self.listings[symbol] else { return .failure(.unknownSymbol(symbol)) }
+        if self.behaviour.down.contains(symbol) { return .failure(.exchangeUnavailable(symbol)) }
+        if let failures = self.behaviour.flaky[symbol] {
+            let attempt = self.attempts.modify { $0.merging([symbol: ($0[symbol] ?? 0) + 1]) { $1 } }[symbol]!
+            if attempt % (failures + 1) != 0 { return .failure(.exchangeUnavailable(symbol)) }
+        }
+        return .success(Quote(symbol: symbol, price: price, source: .exchange))
+    }
+}

@@ -1,0 +1,53 @@
+import Hummingbird
+import Logging
+import MarketDomain
+import ServiceLifecycle
+import UnixSignals
+
+/// Builds the server: the router with every route, on the configured address.
+///
+/// - Parameters:
+///   - configuration: Where to listen and how the simulated upstream behaves.
+///   - services: The domain and its counters; pass your own to look at them from a test.
+///   - onListening: Called with the port once the server listens (useful with port 0).
+/// - Returns: The application, a `Service` to run in a `ServiceGroup` after ``MarketService``.
+public func buildApplication(
+    configuration: ServerConfiguration, services: MarketServices, onListening: @escaping @Sendable (Int) -> Void = { _ in }
+) -> some ApplicationProtocol {
+    let router = Router()
+    addRoutes(to: router, services: services, configuration: configuration)
+    var logger = Logger(label: "SignalServer")
+    logger.logLevel = .warning
+    return Application(
+        router: router,
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "SignalServer", backlog: 4096),
+        onServerRunning: { channel in
+            onListening(channel.localAddress?.port ?? configuration.port)
+        },
+        logger: logger)
+}
+
+/// The whole server as one service group: the domain, then the application. On SIGTERM or SIGINT the
+/// group shuts the application down first (it stops accepting, ends every stream and waits for open
+/// requests), then the domain (it closes the market and disposes its own subscriptions).
+///
+/// - Parameters:
+///   - configuration: Where to listen and how the simulated upstream behaves.
+///   - services: The domain and its counters.
+///   - gracefulShutdownSignals: The signals that start a graceful shutdown; tests pass none and call
+///     `triggerGracefulShutdown()`.
+///   - onListening: Called with the port once the server listens.
+/// - Returns: The group; `run()` returns once everything has stopped.
+public func buildServiceGroup(
+    configuration: ServerConfiguration, services: MarketServices, gracefulShutdownSignals: [UnixSignal] = [.sigterm, .sigint],
+    onListening: @escaping @Sendable (Int) -> Void = { _ in }
+) -> ServiceGroup {
+    let app = buildApplication(configuration: configuration, services: services, onListening: onListening)
+    var logger = Logger(label: "SignalServer.lifecycle")
+    logger.logLevel = .warning
+    return ServiceGroup(
+        configuration: .init(
+            services: [.init(service: MarketService(services: services)), .init(service: app)],
+            gracefulShutdownSignals: gracefulShutdownSignals,
+            logger: logger))
+}

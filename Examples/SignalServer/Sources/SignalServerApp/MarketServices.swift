@@ -1,0 +1,124 @@
+import MarketDomain
+import ServiceLifecycle
+import SwiftSignalKit
+import SwiftSignalKitConcurrency
+
+/// Everything the routes use: the legacy domain objects, the new async rates service, and the
+/// queue-confined trade ledger that both worlds reach.
+public final class MarketServices: Sendable {
+    /// What the server counts; `/metrics` shows it.
+    public let counters = LiveCounters()
+    /// The simulated upstream.
+    public let exchange: SimulatedExchange
+    /// The quote cache.
+    public let store: QuoteStore
+    /// Cache-then-exchange loading.
+    public let loader: QuoteLoader
+    /// Trades in, trades out.
+    public let market: Market
+    /// The new async code.
+    public let rates: RatesService
+    /// Per-symbol trade statistics, confined to their queue. Signal code records trades on the queue;
+    /// async routes read them through the actor.
+    public let ledger: QueueLocalActor<TradeLedger>
+    /// The ledger's subscription to the trades.
+    private let ledgerSubscription = MetaDisposable()
+    /// Where the stream heartbeats tick.
+    let timerQueue = Queue(name: "heartbeats")
+
+    /// Creates the services for `configuration` and starts recording trades in the ledger.
+    public init(configuration: ServerConfiguration) {
+        self.exchange = SimulatedExchange(listings: configuration.listings, behaviour: configuration.exchange)
+        self.store = QuoteStore()
+        self.loader = QuoteLoader(store: self.store, exchange: self.exchange, retryPolicy: configuration.retries, counters: self.counters)
+        self.market = Market(store: self.store, exchange: self.exchange, counters: self.counters)
+        self.rates = RatesService(latency: configuration.ratesLatency)
+        self.ledger = QueueLocalActor(queue: Queue(name: "ledger"), value: TradeLedger())
+        self.ledgerSubscription.set(
+            self.ledger.subscribe(
+                self.market.trades(),
+                next: { ledger, trade in
+                    ledger.withValueOnQueue { $0.record(trade) }
+                }))
+    }
+
+    /// How many units of `currency` one USD buys: the async rates service, bridged into a signal so the
+    /// legacy chain can combine it. Each subscription runs the async call in a task of its own, which
+    /// disposing the subscription cancels.
+    public func rate(to currency: String) -> Signal<Double, MarketError> {
+        let rates = self.rates
+        let bridged = self.counters.bridgedTasks
+        return Signal<Double, any Error> {
+            bridged.increment()
+            defer { bridged.decrement() }
+            return try await rates.rate(to: currency)
+        }
+        |> mapError { error -> MarketError in
+            switch error {
+            case RatesService.RatesError.unsupported(let currency): return .unsupportedCurrency(currency)
+            default: return .exchangeUnavailable("rates")
+            }
+        }
+    }
+
+    /// Stops the domain: no more trades, and the ledger stops listening.
+    public func shutdown() {
+        self.market.close()
+        self.ledgerSubscription.dispose()
+    }
+}
+
+/// Trade statistics per symbol. Not thread-safe and not `Sendable`: it lives on the ledger's queue.
+public struct TradeLedger {
+    /// One symbol's statistics.
+    public struct Stats: Equatable, Sendable, Codable {
+        /// The symbol.
+        public var symbol: String
+        /// Trades recorded.
+        public var trades: Int = 0
+        /// Shares traded.
+        public var volume: Int = 0
+        /// The last trade's price.
+        public var lastPrice: Double?
+        /// The highest sequence number recorded.
+        public var lastSeq: Int = 0
+    }
+
+    private var bySymbol: [String: Stats] = [:]
+
+    /// Creates an empty ledger.
+    public init() {}
+
+    /// Adds `trade` to its symbol's statistics.
+    public mutating func record(_ trade: Trade) {
+        var stats = self.bySymbol[trade.symbol] ?? Stats(symbol: trade.symbol)
+        stats.trades += 1
+        stats.volume += trade.size
+        stats.lastPrice = trade.price
+        stats.lastSeq = trade.seq
+        self.bySymbol[trade.symbol] = stats
+    }
+
+    /// The statistics of `symbol`, empty when nothing was traded.
+    public func stats(for symbol: String) -> Stats {
+        return self.bySymbol[symbol] ?? Stats(symbol: symbol)
+    }
+}
+
+/// The domain as a service of the server's service group: it runs until graceful shutdown, then stops
+/// the market. Listed before the application in the group, it is shut down after the application, so the
+/// server has stopped accepting and ended its streams by then.
+public struct MarketService: Service {
+    let services: MarketServices
+
+    /// Creates the service.
+    public init(services: MarketServices) {
+        self.services = services
+    }
+
+    public func run() async throws {
+        // Returns when graceful shutdown begins (or throws when the group is cancelled).
+        try? await gracefulShutdown()
+        self.services.shutdown()
+    }
+}
