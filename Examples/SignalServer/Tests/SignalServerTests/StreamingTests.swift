@@ -1,0 +1,111 @@
+import Foundation
+import MarketDomain
+import SignalServerApp
+import Testing
+
+/// The server-sent event routes: order, filters, heartbeats, disconnects and shutdown.
+@Suite struct StreamingTests {
+    /// Opens `/events` (or `path`) and waits for its `ready` event.
+    func ready(_ server: TestServer, _ path: String = "events") async throws -> EventStream {
+        let stream = server.stream(path)
+        let first = try await stream.next()
+        try #require(first?.name == "ready", "the stream began with \(String(describing: first))")
+        return stream
+    }
+
+    func seq(_ event: SSEEvent?) throws -> Int {
+        let event = try #require(event)
+        try #require(event.name == "trade", "expected a trade, got \(event)")
+        return try JSONDecoder().decode(Trade.self, from: Data(event.data.utf8)).seq
+    }
+
+    @Test func everyTradeAfterReadyArrivesInOrder() async throws {
+        try await withServer { server in
+            let stream = try await self.ready(server)
+            for price in 1...50 { try await server.trade("ACME", price: Double(price)) }
+            for expected in 1...50 { #expect(try self.seq(try await stream.next()) == expected) }
+            stream.disconnect()
+        }
+    }
+
+    @Test func aSymbolFilterLeavesOtherSymbolsOut() async throws {
+        try await withServer { server in
+            let stream = try await self.ready(server, "events?symbol=globex")
+            try await server.trade("ACME", price: 1)
+            try await server.trade("GLOBEX", price: 2)
+            #expect(try self.seq(try await stream.next()) == 2)
+            stream.disconnect()
+            #expect(try await server.get("events?symbol=NOPE").status == 404)
+        }
+    }
+
+    @Test func anIdleStreamGetsHeartbeats() async throws {
+        try await withServer { server in
+            let stream = try await self.ready(server)
+            #expect(try await stream.next(skippingHeartbeats: false)?.name == "heartbeat")
+            stream.disconnect()
+        }
+    }
+
+    @Test func aClientThatDisconnectsMidStreamLeavesNothingBehind() async throws {
+        // No heartbeat during the test: the server must notice the disconnect itself, not through a failed
+        // write.
+        try await withServer({ $0.heartbeat = 3600 }) { server in
+            let before = try await server.metrics()
+            let leaving = try await self.ready(server)
+            let staying = try await self.ready(server)
+            let open = try await server.metrics()
+            #expect(open.streams == before.streams + 2)
+            #expect(open.subscriptions > before.subscriptions)
+            try await server.trade("ACME", price: 1)
+            #expect(try self.seq(try await leaving.next()) == 1)
+
+            leaving.disconnect()
+            try await eventually("one stream and its subscriptions are gone") {
+                let now = try await server.metrics()
+                return now.streams == before.streams + 1 && now.subscriptions == before.subscriptions + (open.subscriptions - before.subscriptions) / 2
+            }
+            // The other client is unaffected.
+            try await server.trade("ACME", price: 2)
+            #expect(try self.seq(try await staying.next()) == 1)
+            #expect(try self.seq(try await staying.next()) == 2)
+            staying.disconnect()
+            try await eventually("every stream and subscription is gone") {
+                let now = try await server.metrics()
+                return now.streams == before.streams && now.subscriptions == before.subscriptions
+            }
+        }
+    }
+
+    @Test func theQuoteStreamSendsTheLatestPrice() async throws {
+        try await withServer { server in
+            let stream = server.stream("quotes/ACME/stream")
+            #expect(try await stream.status.value == 200)
+            try await server.trade("ACME", price: 120)
+            let event = try #require(try await stream.next())
+            #expect(event.name == "quote")
+            #expect(try JSONDecoder().decode(Quote.self, from: Data(event.data.utf8)).price == 120)
+            stream.disconnect()
+            #expect(try await server.get("quotes/NOPE/stream").status == 404)
+        }
+    }
+
+    @Test func gracefulShutdownEndsEveryStreamAndDisposesEverySubscription() async throws {
+        var services: MarketServices?
+        var streams: [EventStream] = []
+        try await withServer { server in
+            services = server.services
+            for _ in 0..<3 { streams.append(try await self.ready(server)) }
+            streams.append(server.stream("quotes/ACME/stream"))
+            #expect(try await streams[3].status.value == 200)
+            // withServer triggers the graceful shutdown when this returns, and waits for the group to stop.
+        }
+        for stream in streams {
+            #expect(try await stream.rest() == [SSEEvent(name: "end", data: #"{"reason":"shutdown"}"#)])
+        }
+        let counters = try #require(services).counters
+        #expect(counters.streams.value == 0)
+        #expect(counters.subscriptions.value == 0, "the ledger's subscription was disposed as well")
+        #expect(counters.bridgedTasks.value == 0)
+    }
+}

@@ -1,0 +1,136 @@
+import AsyncHTTPClient
+import Foundation
+import MarketDomain
+import NIOCore
+import NIOHTTP1
+import ServiceLifecycle
+import SignalServerApp
+import Testing
+
+/// A server running in this process on a free loopback port, reached over real HTTP.
+struct TestServer {
+    let port: Int
+    let services: MarketServices
+    let group: ServiceGroup
+
+    /// A response's status code and body.
+    struct Reply {
+        var status: Int
+        var body: String
+
+        /// The body decoded as JSON.
+        func decoded<T: Decodable>(_ type: T.Type) throws -> T {
+            return try JSONDecoder().decode(type, from: Data(self.body.utf8))
+        }
+    }
+
+    /// What `/metrics` answers.
+    struct Metrics: Decodable, Equatable {
+        var subscriptions: Int
+        var bridgedTasks: Int
+        var streams: Int
+        var tradesPublished: Int
+        var exchangeRequests: Int
+    }
+
+    /// An error body.
+    struct ErrorReply: Decodable, Equatable {
+        var error: String
+        var message: String
+    }
+
+    func url(_ path: String) -> String {
+        return "http://127.0.0.1:\(self.port)/\(path)"
+    }
+
+    func get(_ path: String) async throws -> Reply {
+        return try await self.send(HTTPClientRequest(url: self.url(path)))
+    }
+
+    func post(_ path: String, body: String) async throws -> Reply {
+        var request = HTTPClientRequest(url: self.url(path))
+        request.method = .POST
+        request.headers.add(name: "content-type", value: "application/json")
+        request.body = .bytes(ByteBuffer(string: body))
+        return try await self.send(request)
+    }
+
+    func metrics() async throws -> Metrics {
+        return try await self.get("metrics").decoded(Metrics.self)
+    }
+
+    /// Publishes a trade and returns its sequence number.
+    @discardableResult func trade(_ symbol: String, price: Double, size: Int = 1) async throws -> Int {
+        let reply = try await self.post("trades", body: "{\"symbol\": \"\(symbol)\", \"price\": \(price), \"size\": \(size)}")
+        try #require(reply.status == 201, "POST /trades answered \(reply.status): \(reply.body)")
+        return try reply.decoded(Trade.self).seq
+    }
+
+    /// Opens a server-sent event stream.
+    func stream(_ path: String) -> EventStream {
+        return EventStream(url: self.url(path))
+    }
+
+    private func send(_ request: HTTPClientRequest) async throws -> Reply {
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        return Reply(status: Int(response.status.code), body: String(buffer: body))
+    }
+}
+
+/// Runs `body` against a server started for it, then shuts the server down gracefully and checks that it
+/// stopped cleanly.
+///
+/// The server runs with a 50 ms heartbeat and no signal handlers (the test triggers the shutdown).
+func withServer(
+    _ configure: (inout ServerConfiguration) -> Void = { _ in }, _ body: (TestServer) async throws -> Void
+) async throws {
+    var configuration = ServerConfiguration()
+    configuration.port = 0
+    configuration.heartbeat = 0.05
+    configure(&configuration)
+    let services = MarketServices(configuration: configuration)
+    let (ports, listening) = AsyncStream<Int>.makeStream()
+    let group = buildServiceGroup(configuration: configuration, services: services, gracefulShutdownSignals: []) { port in
+        listening.yield(port)
+        listening.finish()
+    }
+    try await withThrowingTaskGroup(of: Void.self) { tasks in
+        tasks.addTask { try await group.run() }
+        var next = ports.makeAsyncIterator()
+        guard let port = await next.next() else { throw TestFailure("the server never listened") }
+        do {
+            try await body(TestServer(port: port, services: services, group: group))
+        } catch {
+            await group.triggerGracefulShutdown()
+            throw error
+        }
+        await group.triggerGracefulShutdown()
+        // A watchdog, not a timing assertion: a shutdown that hangs fails the test instead of CI.
+        tasks.addTask {
+            try await Task.sleep(for: .seconds(120))
+            throw TestFailure("the server did not stop within 120 s of the graceful shutdown")
+        }
+        try await tasks.next()
+        tasks.cancelAll()
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Polls `condition` until it holds, for at most `attempts` tries 10 ms apart: for state the server
+/// reaches on its own after a client has gone. Fails the test with `message` if it never holds.
+func eventually(
+    _ message: @autoclosure () -> String, attempts: Int = 3000, _ condition: () async throws -> Bool,
+    sourceLocation: SourceLocation = #_sourceLocation
+) async throws {
+    for _ in 0..<attempts {
+        if try await condition() { return }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    Issue.record("never happened: \(message())", sourceLocation: sourceLocation)
+    throw TestFailure(message())
+}
