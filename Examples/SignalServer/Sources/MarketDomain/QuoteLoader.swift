@@ -70,7 +70,8 @@ public final class QuoteLoader: Sendable {
         return combineLatest(fromExchange, rates)
             |> map { quote, rate in
                 // Rounded to four decimals, as rates are quoted.
-                Quote(symbol: quote.symbol, price: (quote.price * rate * 10_000).rounded() / 10_000, currency: currency, source: quote.source)
+                Quote(
+                    symbol: quote.symbol, price: (quote.price * rate * 10_000).rounded() / 10_000, currency: currency, source: quote.source)
             }
             |> tracked(self.counters.subscriptions)
     }

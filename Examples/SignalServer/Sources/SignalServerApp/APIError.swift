@@ -53,6 +53,7 @@ public struct APIError: HTTPResponseError, Equatable {
         }
     }
 
+    /// The JSON error response.
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         return try json(ErrorBody(error: self.code, message: self.message), status: self.status)
     }

@@ -53,12 +53,12 @@ public final class MarketServices: Sendable {
             defer { bridged.decrement() }
             return try await rates.rate(to: currency)
         }
-        |> mapError { error -> MarketError in
-            switch error {
-            case RatesService.RatesError.unsupported(let currency): return .unsupportedCurrency(currency)
-            default: return .exchangeUnavailable("rates")
+            |> mapError { error -> MarketError in
+                switch error {
+                case RatesService.RatesError.unsupported(let currency): return .unsupportedCurrency(currency)
+                default: return .exchangeUnavailable("rates")
+                }
             }
-        }
     }
 
     /// Stops the domain: no more trades, and the ledger stops listening.
@@ -116,6 +116,7 @@ public struct MarketService: Service {
         self.services = services
     }
 
+    /// Waits for graceful shutdown, then stops the domain.
     public func run() async throws {
         // Returns when graceful shutdown begins (or throws when the group is cancelled).
         try? await gracefulShutdown()

@@ -63,7 +63,8 @@ import Testing
             leaving.disconnect()
             try await eventually("one stream and its subscriptions are gone") {
                 let now = try await server.metrics()
-                return now.streams == before.streams + 1 && now.subscriptions == before.subscriptions + (open.subscriptions - before.subscriptions) / 2
+                return now.streams == before.streams + 1
+                    && now.subscriptions == before.subscriptions + (open.subscriptions - before.subscriptions) / 2
             }
             // The other client is unaffected.
             try await server.trade("ACME", price: 2)
