@@ -39,6 +39,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -57,6 +58,7 @@ let package = Package(
                 "SignalServerApp",
                 "MarketDomain",
                 .product(name: "SwiftSignalKit", package: "SwiftSignalKit"),
+                .product(name: "SwiftSignalKitConcurrency", package: "SwiftSignalKit"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -4,8 +4,10 @@ import SwiftSignalKit
 ///
 /// Each ``quote(_:)`` subscription is one request: it answers after ``Behaviour/latency`` seconds on the
 /// exchange's queue, unless it is disposed first. The behaviour per symbol makes every outcome
-/// reproducible: a flaky symbol fails a fixed number of requests in a row and then succeeds once, a
-/// down symbol always fails, a slow symbol takes longer than any sensible deadline.
+/// reproducible: a flaky symbol fails a fixed number of requests in a row and then succeeds once (counted
+/// over all requests, so concurrent requests share the pattern), a down symbol always fails, a slow symbol
+/// takes longer than any sensible deadline. Prices start at the listing and follow the trades
+/// (``traded(_:at:)``).
 public final class SimulatedExchange: Sendable {
     /// How the exchange answers.
     public struct Behaviour: Sendable {
@@ -27,7 +29,8 @@ public final class SimulatedExchange: Sendable {
         }
     }
 
-    private let listings: [String: Double]
+    /// The listed symbols and their prices in USD: the listing price until a trade moves it.
+    private let prices: Atomic<[String: Double]>
     private let behaviour: Behaviour
     private let queue: Queue
     /// Requests per flaky symbol so far, to fail them in the set pattern.
@@ -36,7 +39,7 @@ public final class SimulatedExchange: Sendable {
 
     /// Creates an exchange that lists `listings` (symbol to price in USD).
     public init(listings: [String: Double], behaviour: Behaviour = Behaviour(), queue: Queue = Queue(name: "exchange")) {
-        self.listings = listings
+        self.prices = Atomic(value: listings)
         self.behaviour = behaviour
         self.queue = queue
     }
@@ -46,7 +49,17 @@ public final class SimulatedExchange: Sendable {
 
     /// Whether the exchange lists `symbol`, answered locally.
     public func lists(_ symbol: String) -> Bool {
-        return self.listings[symbol] != nil
+        return self.prices.with { $0[symbol] != nil }
+    }
+
+    /// A trade moved `symbol`'s price: later requests answer with it.
+    public func traded(_ symbol: String, at price: Double) {
+        self.prices.modify { prices in
+            guard prices[symbol] != nil else { return prices }
+            var prices = prices
+            prices[symbol] = price
+            return prices
+        }
     }
 
     /// One request for `symbol`'s price: a cold signal that sends one exchange quote and completes, or
@@ -54,12 +67,12 @@ public final class SimulatedExchange: Sendable {
     public func quote(_ symbol: String) -> Signal<Quote, MarketError> {
         return Signal { subscriber in
             self.requestCount.modify { $0 + 1 }
-            let outcome = self.outcome(for: symbol)
             let latency = self.behaviour.slow[symbol] ?? self.behaviour.latency
             let timer = Timer(
                 timeout: latency, repeat: false,
                 completion: {
-                    switch outcome {
+                    // The price as it is when the answer leaves, as a real exchange would quote it.
+                    switch self.outcome(for: symbol) {
                     case .success(let quote):
                         subscriber.putNext(quote)
                         subscriber.putCompletion()
@@ -73,7 +86,7 @@ public final class SimulatedExchange: Sendable {
     }
 
     private func outcome(for symbol: String) -> Result<Quote, MarketError> {
-        guard let price = self.listings[symbol] else { return .failure(.unknownSymbol(symbol)) }
+        guard let price = self.prices.with({ $0[symbol] }) else { return .failure(.unknownSymbol(symbol)) }
         if self.behaviour.down.contains(symbol) { return .failure(.exchangeUnavailable(symbol)) }
         if let failures = self.behaviour.flaky[symbol] {
             let attempt = self.attempts.modify { $0.merging([symbol: ($0[symbol] ?? 0) + 1]) { $1 } }[symbol]!

@@ -3,18 +3,21 @@ import MarketDomain
 import ServiceLifecycle
 import SignalServerApp
 
-// swift run SignalServer [--host 127.0.0.1] [--port 8080] [--heartbeat 15]
+// swift run SignalServer [--host 127.0.0.1] [--port 8080] [--heartbeat 15] [--slow-client 10]
 let configuration: ServerConfiguration
 do {
     configuration = try ServerConfiguration(arguments: Array(CommandLine.arguments.dropFirst()))
+} catch ConfigurationError.help {
+    print(ServerConfiguration.usage)
+    exit(0)
 } catch {
-    FileHandle.standardError.write(Data("SignalServer: \(error)\n".utf8))
+    FileHandle.standardError.write(Data("SignalServer: \(error)\n\(ServerConfiguration.usage)\n".utf8))
     exit(64)
 }
 let services = MarketServices(configuration: configuration)
 let group = buildServiceGroup(configuration: configuration, services: services) { port in
     // Unbuffered, so a script that waits for this line sees it at once.
-    FileHandle.standardOutput.write(Data("SignalServer listening on http://\(configuration.host):\(port)\n".utf8))
+    FileHandle.standardOutput.write(Data("SignalServer listening on http://\(configuration.urlHost):\(port)\n".utf8))
 }
 do {
     try await group.run()

@@ -66,3 +66,22 @@ struct ErrorBody: Codable, Equatable {
     /// The sentence for a person.
     var message: String
 }
+
+/// Gives the router's own errors (no such route, a body too large) the same JSON body as the routes'.
+struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as APIError {
+            throw error
+        } catch let error as HTTPError {
+            let code: String
+            switch error.status {
+            case .notFound: code = "not_found"
+            case .contentTooLarge: code = "too_large"
+            default: code = error.status.code < 500 ? "bad_request" : "internal"
+            }
+            throw APIError(error.status, code: code, message: error.body ?? error.status.reasonPhrase)
+        }
+    }
+}

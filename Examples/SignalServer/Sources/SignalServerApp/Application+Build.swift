@@ -14,7 +14,7 @@ import UnixSignals
 public func buildApplication(
     configuration: ServerConfiguration, services: MarketServices, onListening: @escaping @Sendable (Int) -> Void = { _ in }
 ) -> some ApplicationProtocol {
-    let router = Router()
+    let router = Router(context: MarketRequestContext.self)
     addRoutes(to: router, services: services, configuration: configuration)
     var logger = Logger(label: "SignalServer")
     logger.logLevel = .warning
@@ -45,9 +45,11 @@ public func buildServiceGroup(
     let app = buildApplication(configuration: configuration, services: services, onListening: onListening)
     var logger = Logger(label: "SignalServer.lifecycle")
     logger.logLevel = .warning
-    return ServiceGroup(
-        configuration: .init(
-            services: [.init(service: MarketService(services: services)), .init(service: app)],
-            gracefulShutdownSignals: gracefulShutdownSignals,
-            logger: logger))
+    var group = ServiceGroupConfiguration(
+        services: [.init(service: MarketService(services: services)), .init(service: app)],
+        gracefulShutdownSignals: gracefulShutdownSignals, logger: logger)
+    // A backstop: streams end at once and a client that stops reading is cut off after the slow-client
+    // limit, so shutdown takes longer only if a request handler hangs; then the group cancels it.
+    group.maximumGracefulShutdownDuration = .seconds(configuration.slowClientLimit + 20)
+    return ServiceGroup(configuration: group)
 }

@@ -1,42 +1,92 @@
 import Hummingbird
 import MarketDomain
+import NIOCore
 import ServiceLifecycle
 import SwiftSignalKit
 import SwiftSignalKitConcurrency
 
-/// A server-sent event stream of what `makeEvents` sends, with heartbeats, iterated with `for await`
-/// under `policy`.
+/// The request context of every route: Hummingbird's basic context plus the connection, so that a
+/// stream can close the connection of a client that stopped reading.
+public struct MarketRequestContext: RequestContext {
+    /// Hummingbird's per-request storage.
+    public var coreContext: CoreRequestContextStorage
+    /// The client's connection.
+    public let channel: any Channel
+
+    /// Creates the context for a request on `source.channel`.
+    public init(source: ApplicationRequestContextSource) {
+        self.coreContext = .init(source: source)
+        self.channel = source.channel
+    }
+}
+
+/// How a stream ends on graceful shutdown.
+enum ShutdownPolicy: Sendable {
+    /// End it at once with `end` `shutdown`.
+    case endNow
+    /// Close the market: the feed sends every trade already accepted, then `closed`, which ends the
+    /// stream. No trade that was acknowledged is missing from it.
+    case closeMarket
+}
+
+/// A server-sent event stream of what `makeEvents` sends, iterated with `for await` under `policy`.
 ///
 /// The stream ends, and its subscription is disposed, when the client disconnects (the request's
-/// inbound side closes) or when the server shuts down gracefully; either way an `end` event is sent
-/// last if the client is still there.
+/// inbound side closes), when the server shuts down gracefully (see ``ShutdownPolicy``), or when the
+/// client leaves a write pending for longer than ``ServerConfiguration/slowClientLimit`` (its connection
+/// is closed: that bounds what an unbounded buffer can hold for a client that stopped reading). The
+/// end event is sent last if the client is still there.
 ///
 /// - Parameters:
-///   - request: The request, to notice when the client disconnects.
-///   - policy: What the stream's buffer does when the client reads slower than events come.
+///   - heartbeats: Whether to merge heartbeat events into the stream; a stream that makes its own (see
+///     ``StreamEvent/latest(_:beat:)``) passes false.
 ///   - makeEvents: The events; called once the response starts.
 func eventStream(
-    _ request: Request, services: MarketServices, configuration: ServerConfiguration, policy: SignalBufferingPolicy,
+    _ request: Request, context: MarketRequestContext, services: MarketServices, configuration: ServerConfiguration,
+    policy: SignalBufferingPolicy, heartbeats: Bool, onShutdown shutdownPolicy: ShutdownPolicy,
     _ makeEvents: @escaping @Sendable () -> Signal<StreamEvent, NoError>
 ) -> Response {
+    let channel = context.channel
     let body = ResponseBody { writer in
         services.counters.streams.increment()
         defer { services.counters.streams.decrement() }
         let end = ValuePromise<StreamEnd?>(nil, ignoreRepeated: true)
-        let events =
-            merge([makeEvents(), heartbeats(every: configuration.heartbeat, on: services.timerQueue)])
-            |> until(end)
-        func forward() async throws {
+        var sources = [makeEvents()]
+        if heartbeats {
+            sources.append(ticks(every: configuration.heartbeat, on: services.timerQueue) |> filter { $0 > 0 } |> map { _ in .heartbeat })
+        }
+        let events = merge(sources) |> until(end)
+
+        // A client that does not read leaves our write pending: close its connection after the limit.
+        let pendingWrite = PendingWrite()
+        let limit = configuration.slowClientLimit
+        let watch = Timer(
+            timeout: max(limit / 4, 0.01), repeat: true,
+            completion: {
+                if pendingWrite.isOlder(than: limit) {
+                    end.set(.slowClient)
+                    channel.close(promise: nil)
+                }
+            }, queue: services.timerQueue)
+        watch.start()
+        defer { watch.invalidate() }
+
+        try await request.body.consumeWithInboundCloseHandler { _ in
             try await withGracefulShutdownHandler {
+                var stream = StreamWriter()
                 for await event in events.values(bufferingPolicy: policy) {
-                    try await writer.write(event.encoded())
+                    for message in stream.messages(for: event) {
+                        pendingWrite.begin()
+                        try await writer.write(ByteBuffer(string: message))
+                        pendingWrite.end()
+                    }
                 }
             } onGracefulShutdown: {
-                end.set(.shutdown)
+                switch shutdownPolicy {
+                case .endNow: end.set(.shutdown)
+                case .closeMarket: services.market.close()
+                }
             }
-        }
-        try await request.body.consumeWithInboundCloseHandler { _ in
-            try await forward()
         } onInboundClosed: {
             end.set(.disconnected)
         }
@@ -44,4 +94,23 @@ func eventStream(
     }
     return Response(
         status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"], body: body)
+}
+
+/// When the write in progress began, if one is.
+final class PendingWrite: Sendable {
+    private let since = Atomic<ContinuousClock.Instant?>(value: nil)
+
+    func begin() {
+        _ = self.since.swap(.now)
+    }
+
+    func end() {
+        _ = self.since.swap(nil)
+    }
+
+    /// Whether a write has been pending for longer than `seconds`.
+    func isOlder(than seconds: Double) -> Bool {
+        guard let since = self.since.with({ $0 }) else { return false }
+        return ContinuousClock.now - since > .seconds(seconds)
+    }
 }

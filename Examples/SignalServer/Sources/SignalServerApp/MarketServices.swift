@@ -93,7 +93,10 @@ public struct TradeLedger {
     public mutating func record(_ trade: Trade) {
         var stats = self.bySymbol[trade.symbol] ?? Stats(symbol: trade.symbol)
         stats.trades += 1
-        stats.volume += trade.size
+        // Saturates rather than trap: a server must not die of a large total. (The market also caps
+        // each trade's size, so reaching Int.max takes billions of trades.)
+        let (volume, overflow) = stats.volume.addingReportingOverflow(trade.size)
+        stats.volume = overflow ? Int.max : volume
         stats.lastPrice = trade.price
         stats.lastSeq = trade.seq
         self.bySymbol[trade.symbol] = stats

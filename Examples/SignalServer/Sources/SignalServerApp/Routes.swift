@@ -6,12 +6,13 @@ import SwiftSignalKit
 import SwiftSignalKitConcurrency
 
 /// Adds every route. Each handler is new async code; everything behind it is signal code.
-func addRoutes(to router: Router<BasicRequestContext>, services: MarketServices, configuration: ServerConfiguration) {
+func addRoutes(to router: Router<MarketRequestContext>, services: MarketServices, configuration: ServerConfiguration) {
+    router.add(middleware: JSONErrorMiddleware())
     router.get("health") { _, _ in "ok\n" }
 
     // Await the first value of a legacy signal, with a per-request deadline.
     router.get("quotes/:symbol") { request, context -> Response in
-        let symbol = try context.parameters.require("symbol").uppercased()
+        let symbol = try symbolParameter(context)
         let deadline = try deadline(of: request, default: configuration.defaultDeadline)
         let quote = services.loader.quote(symbol) |> within(deadline, on: services.timerQueue)
         return try await json(awaitFirst(quote))
@@ -19,8 +20,8 @@ func addRoutes(to router: Router<BasicRequestContext>, services: MarketServices,
 
     // New async code (the rates service) inside the old chain: bridged into a signal and combined.
     router.get("quotes/:symbol/in/:currency") { request, context -> Response in
-        let symbol = try context.parameters.require("symbol").uppercased()
-        let currency = try context.parameters.require("currency").uppercased()
+        let symbol = try symbolParameter(context)
+        let currency = try symbolParameter(context, "currency")
         let deadline = try deadline(of: request, default: configuration.defaultDeadline)
         let quote =
             services.loader.quote(symbol, in: currency, rates: services.rate(to: currency))
@@ -35,39 +36,53 @@ func addRoutes(to router: Router<BasicRequestContext>, services: MarketServices,
         } catch {
             throw APIError.badRequest("the body must be JSON like {\"symbol\": \"ACME\", \"price\": 101.5, \"size\": 10}")
         }
-        let trade = Trade(symbol: body.symbol.uppercased(), price: body.price, size: body.size)
+        let trade = Trade(symbol: try validSymbol(body.symbol), price: body.price, size: body.size)
         return try await json(awaitFirst(services.market.publish(trade)), status: .created)
     }
 
     // Queue-confined state, read from async code through the actor.
     router.get("symbols/:symbol/stats") { _, context -> Response in
-        let symbol = try context.parameters.require("symbol").uppercased()
+        let symbol = try symbolParameter(context)
         guard services.exchange.lists(symbol) else { throw APIError(MarketError.unknownSymbol(symbol)) }
         return try json(await services.ledger.withValue { $0.stats(for: symbol) })
     }
 
-    // Every trade, lossless: the buffer grows rather than drop a trade for a slow client.
-    router.get("events") { request, _ -> Response in
-        let symbol = request.uri.queryParameters.get("symbol")?.uppercased()
+    // Every trade, lossless: the buffer grows rather than drop a trade for a slow client (one that stops
+    // reading altogether is disconnected after the slow-client limit).
+    router.get("events") { request, context -> Response in
+        let symbol = try request.uri.queryParameters.get("symbol").map(validSymbol)
         if let symbol, !services.exchange.lists(symbol) { throw APIError(MarketError.unknownSymbol(symbol)) }
-        let trades = services.market.trades() |> filter { symbol == nil || $0.symbol == symbol } |> map { StreamEvent.trade($0) }
-        return eventStream(request, services: services, configuration: configuration, policy: .unbounded) {
-            // `ready` is sent after the trades subscription is in place: every later trade follows it.
-            merge([trades, deferred { .single(.ready(lastSeq: services.market.lastSeq)) }])
+        return eventStream(
+            request, context: context, services: services, configuration: configuration, policy: .unbounded, heartbeats: true,
+            onShutdown: .closeMarket
+        ) {
+            services.market.feed()
+                |> filter { event in
+                    guard case .trade(let trade) = event, let symbol else { return true }
+                    return trade.symbol == symbol
+                }
+                |> map { event -> StreamEvent in
+                    switch event {
+                    case .ready(let lastSeq): return .ready(lastSeq: lastSeq)
+                    case .trade(let trade): return .trade(trade)
+                    case .closed(let lastSeq): return .end(.shutdown, lastSeq: lastSeq)
+                    }
+                }
         }
     }
 
-    // The latest price only: a slow client skips to the newest quote instead of queueing old ones.
+    // The latest price only: a slow client skips to the newest quote instead of queueing old ones. The
+    // quote and the heartbeat count travel together (combineLatest), so the one buffered event is always
+    // the newest of both.
     router.get("quotes/:symbol/stream") { request, context -> Response in
-        let symbol = try context.parameters.require("symbol").uppercased()
+        let symbol = try symbolParameter(context)
         guard services.exchange.lists(symbol) else { throw APIError(MarketError.unknownSymbol(symbol)) }
-        let quotes =
-            services.store.quotes()
-            |> filter { $0.quotes[symbol] != nil }
-            |> map { StreamEvent.quote($0.quotes[symbol]!) }
-            |> distinctUntilChanged
-            |> tracked(services.counters.subscriptions)
-        return eventStream(request, services: services, configuration: configuration, policy: .bufferingNewest(1)) { quotes }
+        return eventStream(
+            request, context: context, services: services, configuration: configuration, policy: .bufferingNewest(1),
+            heartbeats: false, onShutdown: .endNow
+        ) {
+            latestQuoteEvents(symbol, services: services, ticks: ticks(every: configuration.heartbeat, on: services.timerQueue))
+        }
     }
 
     router.get("metrics") { _, _ -> Response in
@@ -78,6 +93,24 @@ func addRoutes(to router: Router<BasicRequestContext>, services: MarketServices,
                 streams: counters.streams.value, tradesPublished: services.market.lastSeq,
                 exchangeRequests: services.exchange.requests))
     }
+}
+
+/// The events of `/quotes/:symbol/stream`: the symbol's latest quote with the heartbeat count, each time
+/// either changes. The first subscriber of a symbol nobody has asked for also loads its quote.
+///
+/// - Parameter ticks: The heartbeat count; must send a first value at once.
+func latestQuoteEvents(_ symbol: String, services: MarketServices, ticks: Signal<Int, NoError>) -> Signal<StreamEvent, NoError> {
+    let stored = services.store.quotes() |> map { $0.quotes[symbol] } |> distinctUntilChanged
+    // Loads the quote into the store; its value arrives through `stored`.
+    let load =
+        services.loader.quote(symbol)
+        |> take(1)
+        |> `catch` { _ in Signal<Quote, NoError>.complete() }
+        |> filter { _ in false }
+        |> map { _ in Quote?.none }
+    return combineLatest(merge([stored, load]), ticks)
+        |> map { quote, beat in StreamEvent.latest(quote, beat: beat) }
+        |> tracked(services.counters.subscriptions)
 }
 
 /// What `/metrics` answers.
@@ -99,6 +132,24 @@ struct TradeRequest: Decodable {
     var symbol: String
     var price: Double
     var size: Int
+}
+
+/// The path parameter `name` as a symbol: percent-decoded, upper case, 1 to 12 letters or digits.
+func symbolParameter(_ context: MarketRequestContext, _ name: String = "symbol") throws -> String {
+    let raw = try context.parameters.require(name)
+    return try validSymbol(raw.removingPercentEncoding ?? raw)
+}
+
+/// `text` upper-cased, if it is 1 to 12 ASCII letters or digits.
+///
+/// - Throws: ``APIError/badRequest(_:)`` otherwise, without echoing a long input back.
+func validSymbol(_ text: String) throws(APIError) -> String {
+    let symbol = text.uppercased()
+    guard (1...12).contains(symbol.utf8.count), symbol.utf8.allSatisfy({ (48...57).contains($0) || (65...90).contains($0) }) else {
+        let shown = text.count > 24 ? "\(text.prefix(24))… (\(text.utf8.count) bytes)" : text
+        throw APIError.badRequest("a symbol is 1 to 12 letters or digits, got \(shown)")
+    }
+    return symbol
 }
 
 /// Fails with ``MarketError/timedOut(_:)`` when the signal sends nothing within `seconds`.

@@ -8,6 +8,9 @@ public struct ServerConfiguration: Sendable {
     public var port: Int = 8080
     /// Seconds between heartbeats on an event stream.
     public var heartbeat: Double = 15
+    /// Seconds a stream's write may stay pending (its client not reading) before the server closes the
+    /// connection. Bounds what a lossless stream buffers for a client that stopped reading.
+    public var slowClientLimit: Double = 10
     /// The deadline of a quote request without a `deadline_ms` parameter, in seconds.
     public var defaultDeadline: Double = 1
     /// Symbols and their prices in USD.
@@ -23,13 +26,24 @@ public struct ServerConfiguration: Sendable {
     /// The defaults: port 8080 on loopback.
     public init() {}
 
+    /// What `--help` prints.
+    public static let usage = """
+        usage: SignalServer [--host ADDRESS] [--port PORT] [--heartbeat SECONDS] [--slow-client SECONDS]
+          --host         the address to listen on (default 127.0.0.1)
+          --port         0 to 65535; 0 picks a free port (default 8080)
+          --heartbeat    seconds between stream heartbeats, 0.01 to 3600 (default 15)
+          --slow-client  seconds a stream may wait for a client that does not read, 0.1 to 3600 (default 10)
+        """
+
     /// The defaults, changed by command-line arguments: `--host H`, `--port P` (0 for a free port),
-    /// `--heartbeat SECONDS`.
+    /// `--heartbeat SECONDS`, `--slow-client SECONDS`.
     ///
-    /// - Throws: ``ConfigurationError`` naming the argument that is unknown or not a valid value.
+    /// - Throws: ``ConfigurationError`` naming the argument that is unknown or not a valid value, or
+    ///   ``ConfigurationError/help`` for `--help`.
     public init(arguments: [String]) throws(ConfigurationError) {
         var remaining = arguments[...]
         while let flag = remaining.popFirst() {
+            if flag == "--help" || flag == "-h" { throw ConfigurationError.help }
             guard let value = remaining.popFirst() else { throw ConfigurationError("\(flag) needs a value") }
             switch flag {
             case "--host":
@@ -40,23 +54,37 @@ public struct ServerConfiguration: Sendable {
                 }
                 self.port = port
             case "--heartbeat":
-                guard let seconds = Double(value), seconds.isFinite, seconds > 0 else {
-                    throw ConfigurationError("--heartbeat needs a positive number of seconds, got \(value)")
-                }
-                self.heartbeat = seconds
+                self.heartbeat = try Self.seconds(flag, value, in: 0.01...3600)
+            case "--slow-client":
+                self.slowClientLimit = try Self.seconds(flag, value, in: 0.1...3600)
             default:
-                throw ConfigurationError("unknown argument \(flag); use --host, --port or --heartbeat")
+                throw ConfigurationError("unknown argument \(flag); see --help")
             }
         }
     }
+
+    private static func seconds(_ flag: String, _ value: String, in range: ClosedRange<Double>) throws(ConfigurationError) -> Double {
+        guard let seconds = Double(value), range.contains(seconds) else {
+            throw ConfigurationError("\(flag) needs a number of seconds from \(range.lowerBound) to \(range.upperBound), got \(value)")
+        }
+        return seconds
+    }
+
+    /// The address as it goes in a URL: an IPv6 address in brackets.
+    public var urlHost: String {
+        return self.host.contains(":") ? "[\(self.host)]" : self.host
+    }
 }
 
-/// A command-line argument the server cannot use.
-public struct ConfigurationError: Error, CustomStringConvertible {
+/// A command-line argument the server cannot use, or a request for help.
+public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
     /// What is wrong.
     public var description: String
 
     init(_ description: String) {
         self.description = description
     }
+
+    /// `--help` was given: print ``ServerConfiguration/usage`` and exit 0.
+    public static let help = ConfigurationError("help")
 }

@@ -3,42 +3,19 @@ import Hummingbird
 import MarketDomain
 import SwiftSignalKit
 
-/// One message of a server-sent event stream.
+/// One item of a server-sent event stream, before it is written.
 enum StreamEvent: Sendable, Equatable {
     /// The subscription is in place; every trade with a larger sequence number will follow.
     case ready(lastSeq: Int)
     /// A trade.
     case trade(Trade)
-    /// A quote.
-    case quote(Quote)
+    /// The latest quote (nil until there is one) and the heartbeat count so far, for a stream that only
+    /// ever needs the newest of these (see ``StreamWriter``).
+    case latest(Quote?, beat: Int)
     /// Nothing happened for a while; keeps proxies from closing an idle connection.
     case heartbeat
-    /// The stream ends, for the reason given.
-    case end(StreamEnd)
-
-    /// The event in the `text/event-stream` format.
-    func encoded() -> ByteBuffer {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        func json(_ value: some Encodable) -> String {
-            // The payloads are plain structs of numbers and strings, which always encode.
-            return String(decoding: try! encoder.encode(value), as: UTF8.self)
-        }
-        let text: String
-        switch self {
-        case .ready(let lastSeq):
-            text = "event: ready\ndata: {\"lastSeq\":\(lastSeq)}\n\n"
-        case .trade(let trade):
-            text = "event: trade\nid: \(trade.seq)\ndata: \(json(trade))\n\n"
-        case .quote(let quote):
-            text = "event: quote\ndata: \(json(quote))\n\n"
-        case .heartbeat:
-            text = ": heartbeat\n\n"
-        case .end(let reason):
-            text = "event: end\ndata: {\"reason\":\"\(reason.rawValue)\"}\n\n"
-        }
-        return ByteBuffer(string: text)
-    }
+    /// The stream ends, for the reason given; `lastSeq` is the last trade the stream carried.
+    case end(StreamEnd, lastSeq: Int?)
 }
 
 /// Why a stream ended.
@@ -47,22 +24,70 @@ enum StreamEnd: String, Sendable, Equatable {
     case disconnected
     /// The server is shutting down.
     case shutdown
+    /// The client stopped reading for longer than the server waits.
+    case slowClient = "slow_client"
 }
 
-/// A heartbeat every `seconds`, on `queue`, until disposed.
-func heartbeats(every seconds: Double, on queue: Queue) -> Signal<StreamEvent, NoError> {
+/// Turns stream events into `text/event-stream` messages. A ``StreamEvent/latest(_:beat:)`` event becomes
+/// a quote message when its quote is new and a heartbeat when its count is, so that a stream buffering
+/// only the newest event never loses the last price to a heartbeat.
+struct StreamWriter {
+    private var lastQuote: Quote?
+    private var lastBeat = 0
+    private let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }()
+
+    /// The messages for `event`: none, one or two.
+    mutating func messages(for event: StreamEvent) -> [String] {
+        switch event {
+        case .ready(let lastSeq):
+            return ["event: ready\ndata: {\"lastSeq\":\(lastSeq)}\n\n"]
+        case .trade(let trade):
+            return ["event: trade\nid: \(trade.seq)\ndata: \(self.json(trade))\n\n"]
+        case .latest(let quote, let beat):
+            var messages: [String] = []
+            if let quote, quote != self.lastQuote {
+                self.lastQuote = quote
+                messages.append("event: quote\ndata: \(self.json(quote))\n\n")
+            }
+            if beat != self.lastBeat {
+                self.lastBeat = beat
+                messages.append(": heartbeat\n\n")
+            }
+            return messages
+        case .heartbeat:
+            return [": heartbeat\n\n"]
+        case .end(let reason, let lastSeq):
+            let seq = lastSeq.map { ",\"lastSeq\":\($0)" } ?? ""
+            return ["event: end\ndata: {\"reason\":\"\(reason.rawValue)\"\(seq)}\n\n"]
+        }
+    }
+
+    private func json(_ value: some Encodable) -> String {
+        // The payloads are plain structs of finite numbers and strings, which always encode.
+        return String(decoding: try! self.encoder.encode(value), as: UTF8.self)
+    }
+}
+
+/// A count every `seconds` on `queue`, starting with 0 at once, until disposed.
+func ticks(every seconds: Double, on queue: Queue) -> Signal<Int, NoError> {
     return Signal { subscriber in
-        let timer = Timer(timeout: seconds, repeat: true, completion: { subscriber.putNext(.heartbeat) }, queue: queue)
+        let count = Atomic(value: 0)
+        subscriber.putNext(0)
+        let timer = Timer(timeout: seconds, repeat: true, completion: { subscriber.putNext(count.modify { $0 + 1 }) }, queue: queue)
         timer.start()
         return ActionDisposable { timer.invalidate() }
     }
 }
 
-/// `events` until `end` says why to stop: the end event is sent last, then the stream completes and
-/// every subscription behind it is disposed.
+/// `events` until `end` says why to stop, or until `events` itself sends an end: the end event is sent
+/// last, then the stream completes and every subscription behind it is disposed.
 func until(_ end: ValuePromise<StreamEnd?>) -> (Signal<StreamEvent, NoError>) -> Signal<StreamEvent, NoError> {
     return { events in
-        let ending = end.get() |> filter { $0 != nil } |> map { StreamEvent.end($0!) }
+        let ending = end.get() |> filter { $0 != nil } |> map { StreamEvent.end($0!, lastSeq: nil) }
         return merge([events, ending])
             |> take(until: { event in
                 if case .end = event { return SignalTakeAction(passthrough: true, complete: true) }

@@ -78,14 +78,19 @@ import Testing
         }
     }
 
-    @Test func theQuoteStreamSendsTheLatestPrice() async throws {
+    @Test func theQuoteStreamLoadsTheQuoteThenSendsEachNewPrice() async throws {
         try await withServer { server in
-            let stream = server.stream("quotes/ACME/stream")
+            let stream = server.stream("quotes/initech/stream")
             #expect(try await stream.status.value == 200)
-            try await server.trade("ACME", price: 120)
-            let event = try #require(try await stream.next())
-            #expect(event.name == "quote")
-            #expect(try JSONDecoder().decode(Quote.self, from: Data(event.data.utf8)).price == 120)
+            func price(_ event: SSEEvent?) throws -> Double {
+                let event = try #require(event)
+                try #require(event.name == "quote", "expected a quote, got \(event)")
+                return try JSONDecoder().decode(Quote.self, from: Data(event.data.utf8)).price
+            }
+            // Nobody asked for INITECH before: the stream loads it from the exchange.
+            #expect(try price(try await stream.next()) == 7.8)
+            try await server.trade("INITECH", price: 8.25)
+            #expect(try price(try await stream.next()) == 8.25)
             stream.disconnect()
             #expect(try await server.get("quotes/NOPE/stream").status == 404)
         }
@@ -101,9 +106,10 @@ import Testing
             #expect(try await streams[3].status.value == 200)
             // withServer triggers the graceful shutdown when this returns, and waits for the group to stop.
         }
-        for stream in streams {
-            #expect(try await stream.rest() == [SSEEvent(name: "end", data: #"{"reason":"shutdown"}"#)])
+        for stream in streams.prefix(3) {
+            #expect(try await stream.rest() == [SSEEvent(name: "end", data: #"{"reason":"shutdown","lastSeq":0}"#)])
         }
+        #expect(try await streams[3].rest().last == SSEEvent(name: "end", data: #"{"reason":"shutdown"}"#))
         let counters = try #require(services).counters
         #expect(counters.streams.value == 0)
         #expect(counters.subscriptions.value == 0, "the ledger's subscription was disposed as well")

@@ -1,0 +1,219 @@
+import Foundation
+import MarketDomain
+import ServiceLifecycle
+import SwiftSignalKit
+import SwiftSignalKitConcurrency
+import Testing
+
+@testable import SignalServerApp
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// What a sceptical probe of the server found, each pinned by a test that failed before its fix.
+@Suite struct ProbeRegressionTests {
+    @Test func theLedgersVolumeSaturatesInsteadOfTrapping() {
+        var ledger = TradeLedger()
+        ledger.record(Trade(symbol: "ACME", price: 1, size: Int.max, seq: 1))
+        ledger.record(Trade(symbol: "ACME", price: 1, size: Int.max, seq: 2))
+        #expect(ledger.stats(for: "ACME").volume == Int.max)
+        #expect(ledger.stats(for: "ACME").trades == 2)
+    }
+
+    @Test func everyFeedStartsWithReadyAndThenTheVeryNextTrade() async throws {
+        // Trades are published from several threads while feeds start: `ready` must come first and the
+        // first trade after it must be numbered lastSeq + 1, whatever the interleaving.
+        let counters = LiveCounters()
+        let exchange = SimulatedExchange(listings: ["ACME": 1])
+        let market = Market(store: QuoteStore(), exchange: exchange, counters: counters)
+        let trades = 2_000
+        let feeds = 400
+        let publishing = Task.detached {
+            await withTaskGroup(of: Void.self) { group in
+                for publisher in 0..<4 {
+                    group.addTask {
+                        for index in stride(from: publisher, to: trades, by: 4) {
+                            _ = try? await market.publish(Trade(symbol: "ACME", price: Double(index + 1), size: 1)).get()
+                        }
+                    }
+                }
+            }
+        }
+        var problems: [String] = []
+        for _ in 0..<feeds {
+            var iterator = market.feed().values(bufferingPolicy: .unbounded).makeAsyncIterator()
+            guard case .ready(let lastSeq)? = await iterator.next() else {
+                problems.append("a feed did not start with ready")
+                continue
+            }
+            if lastSeq == trades { break }
+            guard case .trade(let trade)? = await iterator.next() else {
+                problems.append("no trade after ready(\(lastSeq))")
+                continue
+            }
+            if trade.seq != lastSeq + 1 { problems.append("ready(\(lastSeq)) was followed by trade \(trade.seq)") }
+        }
+        await publishing.value
+        #expect(problems.isEmpty, "\(problems.prefix(5))")
+    }
+
+    @Test func aHeartbeatNeverPushesTheNewestQuoteOutOfAOneEventBuffer() async throws {
+        // The stream keeps only the newest event for a slow client. The newest event must carry the
+        // newest quote even when a heartbeat came after it.
+        let services = MarketServices(configuration: ServerConfiguration())
+        let beats = ValuePipe<Int>()
+        let events = latestQuoteEvents("ACME", services: services, ticks: .single(0) |> then(beats.signal()))
+        var iterator = events.values(bufferingPolicy: .bufferingNewest(1)).makeAsyncIterator()
+        var writer = StreamWriter()
+        _ = writer.messages(for: try #require(await iterator.next()))
+        // The client does not read while the price changes and a heartbeat ticks.
+        _ = try await services.market.publish(Trade(symbol: "ACME", price: 555, size: 1)).get()
+        _ = try await services.market.publish(Trade(symbol: "ACME", price: 777.25, size: 1)).get()
+        try await waitUntil { await services.store.quotes().first()?.quotes["ACME"]?.price == 777.25 }
+        beats.putNext(1)
+        // Now it reads: what it gets says 777.25 and a heartbeat.
+        var messages: [String] = []
+        while !messages.contains(where: { $0.contains("777.25") }) || !messages.contains(": heartbeat\n\n") {
+            messages += writer.messages(for: try #require(await iterator.next()))
+        }
+        #expect(messages.last(where: { $0.hasPrefix("event: quote") })?.contains("777.25") == true)
+    }
+
+    @Test func aConvertedQuoteDoesNotTurnTheCachedPriceBack() async throws {
+        try await withServer { server in
+            try await server.trade("ACME", price: 200)
+            try await eventually("the trade is cached") { try await server.get("quotes/ACME").decoded(Quote.self).price == 200 }
+            #expect(try await server.get("quotes/ACME/in/EUR").decoded(Quote.self).price == 184)
+            #expect(try await server.get("quotes/ACME").decoded(Quote.self).price == 200)
+        }
+    }
+
+    @Test func tradesAcknowledgedDuringShutdownAreAllOnTheStreams() async throws {
+        var acknowledged: [Int] = []
+        var streams: [EventStream] = []
+        try await withServer { server in
+            for _ in 0..<3 { streams.append(try await StreamingTests().ready(server)) }
+            // Eight publishers, so that several trades are in flight when the shutdown begins.
+            let publishers = (0..<8).map { _ in
+                Task {
+                    var seqs: [Int] = []
+                    while true {
+                        guard let reply = try? await server.post("trades", body: #"{"symbol": "ACME", "price": 10, "size": 1}"#),
+                            reply.status == 201, let trade = try? reply.decoded(Trade.self)
+                        else { return seqs }
+                        seqs.append(trade.seq)
+                    }
+                }
+            }
+            try await eventually("some trades are published") { try await server.metrics().tradesPublished >= 100 }
+            await server.group.triggerGracefulShutdown()
+            for publisher in publishers { acknowledged += await publisher.value }
+        }
+        #expect(!acknowledged.isEmpty)
+        for stream in streams {
+            let events = try await stream.rest()
+            let seqs = events.filter { $0.name == "trade" }.map { try! JSONDecoder().decode(Trade.self, from: Data($0.data.utf8)).seq }
+            #expect(events.last?.name == "end")
+            #expect(
+                Set(acknowledged).isSubset(of: Set(seqs)),
+                "acknowledged trades missing from a stream: \(Set(acknowledged).subtracting(seqs).sorted().prefix(5))")
+            #expect(seqs == Array(1...(seqs.last ?? 0)), "the stream's trades are contiguous from the first")
+        }
+    }
+
+    @Test func aClientThatStopsReadingIsCutOffAndShutdownStillFinishes() async throws {
+        try await withServer({ $0.slowClientLimit = 0.3 }) { server in
+            let before = try await server.metrics()
+            // A raw client with a small receive buffer that subscribes and never reads.
+            let socket = try StalledClient(port: server.port, path: "/events")
+            try await eventually("the stream is open") { try await server.metrics().streams == before.streams + 1 }
+            // Enough trades to fill every buffer between the server and the stalled client (published
+            // in-process: a few megabytes of events over HTTP would take long).
+            var published = 0
+            while try await server.metrics().streams > before.streams && published < 1_000_000 {
+                for _ in 0..<5_000 { server.services.market.publish(Trade(symbol: "ACME", price: 1, size: 1)).start() }
+                _ = try await server.services.market.publish(Trade(symbol: "ACME", price: 1, size: 1)).get()
+                published += 5_001
+            }
+            try await eventually("the stalled stream is closed and its subscription disposed") {
+                let now = try await server.metrics()
+                return now.streams == before.streams && now.subscriptions == before.subscriptions
+            }
+            withExtendedLifetime(socket) {}
+        }
+    }
+
+    @Test func unknownRoutesAndBadSymbolsAnswerWithJSON() async throws {
+        try await withServer { server in
+            let missing = try await server.get("no/such/route")
+            #expect(missing.status == 404)
+            #expect(try missing.decoded(TestServer.ErrorReply.self).error == "not_found")
+            let long = try await server.get("quotes/" + String(repeating: "A", count: 5_000))
+            #expect(long.status == 400)
+            #expect(long.body.count < 300, "the error does not echo a long symbol back")
+            #expect(try await server.get("quotes/AC%4DE").decoded(Quote.self).symbol == "ACME")
+        }
+    }
+
+    @Test(arguments: [
+        (["--heartbeat", "1e-9"], "--heartbeat needs"), (["--heartbeat", "nan"], "--heartbeat needs"),
+        (["--slow-client", "0"], "--slow-client needs"), (["--port", "-1"], "--port needs"),
+        (["--port"], "--port needs a value"), (["--verbose", "1"], "unknown argument --verbose"),
+    ])
+    func badArgumentsAreRefusedWithTheirName(_ arguments: [String], _ message: String) {
+        #expect(throws: ConfigurationError.self) { try ServerConfiguration(arguments: arguments) }
+        do {
+            _ = try ServerConfiguration(arguments: arguments)
+        } catch {
+            #expect(error.description.hasPrefix(message), "\(error)")
+        }
+    }
+
+    @Test func helpAndIPv6() throws {
+        #expect(throws: ConfigurationError.help) { try ServerConfiguration(arguments: ["--help"]) }
+        #expect(try ServerConfiguration(arguments: ["--host", "::1"]).urlHost == "[::1]")
+        #expect(try ServerConfiguration(arguments: ["--host", "127.0.0.1"]).urlHost == "127.0.0.1")
+    }
+}
+
+/// Polls `condition` until it holds (at most 30 s of 10 ms tries).
+func waitUntil(_ condition: () async throws -> Bool) async throws {
+    for _ in 0..<3000 {
+        if try await condition() { return }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    throw TestFailure("the condition never held")
+}
+
+/// A client connected with a small receive buffer that sends one GET and never reads.
+final class StalledClient {
+    private let descriptor: Int32
+
+    init(port: Int, path: String) throws {
+        #if canImport(Glibc)
+            self.descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+            self.descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard self.descriptor >= 0 else { throw TestFailure("socket() failed") }
+        var size: Int32 = 4096
+        setsockopt(self.descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(self.descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw TestFailure("connect() failed") }
+        let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+        _ = request.withCString { send(self.descriptor, $0, strlen($0), 0) }
+    }
+
+    deinit {
+        close(self.descriptor)
+    }
+}
