@@ -72,7 +72,7 @@ import Testing
         // The client does not read while the price changes and a heartbeat ticks.
         _ = try await services.market.publish(Trade(symbol: "ACME", price: 555, size: 1)).get()
         _ = try await services.market.publish(Trade(symbol: "ACME", price: 777.25, size: 1)).get()
-        try await waitUntil { await services.store.quotes().first()?.quotes["ACME"]?.price == 777.25 }
+        try await eventually("the store has the last price") { await services.store.quotes().first()?.quotes["ACME"]?.price == 777.25 }
         beats.putNext(1)
         // Now it reads: what it gets says 777.25 and a heartbeat.
         var messages: [String] = []
@@ -177,15 +177,6 @@ import Testing
         #expect(try ServerConfiguration(arguments: ["--host", "::1"]).urlHost == "[::1]")
         #expect(try ServerConfiguration(arguments: ["--host", "127.0.0.1"]).urlHost == "127.0.0.1")
     }
-}
-
-/// Polls `condition` until it holds (at most 30 s of 10 ms tries).
-func waitUntil(_ condition: () async throws -> Bool) async throws {
-    for _ in 0..<3000 {
-        if try await condition() { return }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-    throw TestFailure("the condition never held")
 }
 
 /// A client connected with a small receive buffer that sends one GET and never reads.

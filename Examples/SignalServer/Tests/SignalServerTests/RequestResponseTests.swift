@@ -1,6 +1,7 @@
 import MarketDomain
-import SignalServerApp
 import Testing
+
+@testable import SignalServerApp
 
 /// The await routes: status codes, bodies, errors and deadlines, over real HTTP.
 @Suite struct RequestResponseTests {

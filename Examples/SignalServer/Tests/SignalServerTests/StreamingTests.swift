@@ -1,7 +1,8 @@
 import Foundation
 import MarketDomain
-import SignalServerApp
 import Testing
+
+@testable import SignalServerApp
 
 /// The server-sent event routes: order, filters, heartbeats, disconnects and shutdown.
 @Suite struct StreamingTests {

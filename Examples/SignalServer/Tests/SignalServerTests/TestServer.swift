@@ -4,8 +4,9 @@ import MarketDomain
 import NIOCore
 import NIOHTTP1
 import ServiceLifecycle
-import SignalServerApp
 import Testing
+
+@testable import SignalServerApp
 
 /// A server running in this process on a free loopback port, reached over real HTTP.
 struct TestServer {
@@ -24,20 +25,10 @@ struct TestServer {
         }
     }
 
-    /// What `/metrics` answers.
-    struct Metrics: Decodable, Equatable {
-        var subscriptions: Int
-        var bridgedTasks: Int
-        var streams: Int
-        var tradesPublished: Int
-        var exchangeRequests: Int
-    }
-
-    /// An error body.
-    struct ErrorReply: Decodable, Equatable {
-        var error: String
-        var message: String
-    }
+    /// What `/metrics` answers: the server's own type.
+    typealias Metrics = SignalServerApp.Metrics
+    /// An error body: the server's own type.
+    typealias ErrorReply = ErrorBody
 
     func url(_ path: String) -> String {
         return "http://127.0.0.1:\(self.port)/\(path)"
