@@ -19,6 +19,8 @@ public final class Market: Sendable {
 
     /// The largest trade size the market accepts, so that no total of sizes overflows.
     public static let maximumSize = 1_000_000_000
+    /// The highest price the market accepts, so that no conversion or total of prices overflows.
+    public static let maximumPrice = 1_000_000_000.0
 
     private let pipe = ValuePipe<FeedEvent>()
     /// Publishing, closing and starting feeds run on this queue, so sequence numbers go out in order.
@@ -87,7 +89,7 @@ public final class Market: Sendable {
     /// price, sends the trade to every ``trades()`` and ``feed()`` subscriber and then sends the stamped
     /// trade.
     ///
-    /// Fails with ``MarketError/invalidTrade(_:)`` for a price that is not positive and finite or a size
+    /// Fails with ``MarketError/invalidTrade(_:)`` for a price outside (0, ``maximumPrice``] or a size
     /// outside 1...``maximumSize``, ``MarketError/unknownSymbol(_:)`` for a symbol the exchange does not
     /// list and ``MarketError/closed`` once ``close()`` has run.
     public func publish(_ trade: Trade) -> Signal<Trade, MarketError> {
@@ -113,14 +115,25 @@ public final class Market: Sendable {
                 }
                 var stamped = trade
                 stamped.seq = state.lastSeq
-                self.exchange.traded(trade.symbol, at: trade.price)
-                self.store.store(Quote(symbol: trade.symbol, price: trade.price, source: .exchange))
+                self.exchange.traded(trade.symbol, at: trade.price, seq: stamped.seq)
+                self.store.store(Quote(symbol: trade.symbol, price: trade.price, source: .exchange, asOf: stamped.seq))
                 self.pipe.putNext(.trade(stamped))
                 subscriber.putNext(stamped)
                 subscriber.putCompletion()
             }
             return EmptyDisposable
         }
+    }
+
+    /// Sends the last trade's sequence number once the market has closed, then completes.
+    public func whenClosed() -> Signal<Int, NoError> {
+        return self.feed()
+            |> filter { if case .closed = $0 { return true } else { return false } }
+            |> map { event in
+                guard case .closed(let lastSeq) = event else { preconditionFailure("filtered above") }
+                return lastSeq
+            }
+            |> take(1)
     }
 
     /// Closes the market after the trades already queued: later ones fail with ``MarketError/closed``,
@@ -139,7 +152,9 @@ public final class Market: Sendable {
     }
 
     private static func problem(with trade: Trade) -> String? {
-        if !(trade.price.isFinite && trade.price > 0) { return "price must be a positive number, got \(trade.price)" }
+        if !(trade.price > 0 && trade.price <= Market.maximumPrice) {
+            return "price must be a positive number up to \(Int(Market.maximumPrice)), got \(trade.price)"
+        }
         if !(1...Market.maximumSize).contains(trade.size) {
             return "size must be a whole number from 1 to \(Market.maximumSize), got \(trade.size)"
         }

@@ -16,13 +16,17 @@ public struct Quote: Equatable, Sendable, Codable {
     public var currency: String
     /// Where this quote came from.
     public var source: Source
+    /// The sequence number of the trade that set this price; 0 for the listing price. Of two quotes of a
+    /// symbol, the one with the larger number is the newer.
+    public var asOf: Int
 
     /// Creates a quote.
-    public init(symbol: String, price: Double, currency: String = "USD", source: Source) {
+    public init(symbol: String, price: Double, currency: String = "USD", source: Source, asOf: Int = 0) {
         self.symbol = symbol
         self.price = price
         self.currency = currency
         self.source = source
+        self.asOf = asOf
     }
 }
 

@@ -37,19 +37,40 @@ public final class QuoteLoader: Sendable {
         self.queue = queue
     }
 
+    /// The cached quote when there is one, otherwise the exchange's (which is then cached): one answer,
+    /// and no exchange request when the cache has the symbol. For request/response callers.
+    ///
+    /// Not `quote(symbol) |> take(1)`: the cache answers during `start`, so `then` would already have
+    /// started the exchange request by the time the first value ends the subscription.
+    public func firstQuote(_ symbol: String) -> Signal<Quote, MarketError> {
+        let fromExchange = self.fromExchange(symbol)
+        return self.store.quotes()
+            |> take(1)
+            |> castError(MarketError.self)
+            |> mapToSignal { book -> Signal<Quote, MarketError> in
+                guard var quote = book.quotes[symbol] else { return fromExchange }
+                quote.source = .cache
+                return .single(quote)
+            }
+            |> tracked(self.counters.subscriptions)
+    }
+
     /// The cached quote at once when there is one, then the exchange's, which is also cached.
     ///
     /// The exchange is asked again after a transient failure, up to the policy's retries; an unknown
     /// symbol fails at once. A subscriber that needs only the fastest answer takes the first value.
     public func quote(_ symbol: String) -> Signal<Quote, MarketError> {
+        return self.store.cached(symbol) |> then(self.fromExchange(symbol)) |> tracked(self.counters.subscriptions)
+    }
+
+    /// One exchange answer, retried after transient failures, and cached.
+    private func fromExchange(_ symbol: String) -> Signal<Quote, MarketError> {
         let policy = self.retryPolicy
-        let fromExchange =
-            self.exchange.quote(symbol)
+        return self.exchange.quote(symbol)
             |> retry(
                 retryOnError: { $0.isTransient }, delayIncrement: policy.delayIncrement, maxDelay: policy.maxDelay,
                 maxRetries: policy.maxRetries, onQueue: self.queue)
             |> afterNext { [store] quote in store.store(quote) }
-        return self.store.cached(symbol) |> then(fromExchange) |> tracked(self.counters.subscriptions)
     }
 
     /// The exchange's quote of `symbol` (never the cache), converted with the rate `rates` sends.
@@ -71,7 +92,8 @@ public final class QuoteLoader: Sendable {
             |> map { quote, rate in
                 // Rounded to four decimals, as rates are quoted.
                 Quote(
-                    symbol: quote.symbol, price: (quote.price * rate * 10_000).rounded() / 10_000, currency: currency, source: quote.source)
+                    symbol: quote.symbol, price: (quote.price * rate * 10_000).rounded() / 10_000, currency: currency, source: quote.source,
+                    asOf: quote.asOf)
             }
             |> tracked(self.counters.subscriptions)
     }

@@ -41,10 +41,12 @@ public final class QuoteStore: Sendable {
             }
     }
 
-    /// Stores `quote` as `symbol`'s last known price.
+    /// Stores `quote` as its symbol's last known price, unless the store already has a newer one
+    /// (a larger ``Quote/asOf``): an exchange answer that left before a trade must not turn the price back.
     public func store(_ quote: Quote) {
         self.queue.async {
             let book = self.current.modify { book in
+                if let known = book.quotes[quote.symbol], known.asOf > quote.asOf { return book }
                 var book = book
                 book.quotes[quote.symbol] = quote
                 return book

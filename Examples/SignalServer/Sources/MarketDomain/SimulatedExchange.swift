@@ -29,8 +29,8 @@ public final class SimulatedExchange: Sendable {
         }
     }
 
-    /// The listed symbols and their prices in USD: the listing price until a trade moves it.
-    private let prices: Atomic<[String: Double]>
+    /// The listed symbols and their prices in USD, with the trade that set each (0 for the listing).
+    private let prices: Atomic<[String: (price: Double, asOf: Int)]>
     private let behaviour: Behaviour
     private let queue: Queue
     /// Requests per flaky symbol so far, to fail them in the set pattern.
@@ -39,7 +39,7 @@ public final class SimulatedExchange: Sendable {
 
     /// Creates an exchange that lists `listings` (symbol to price in USD).
     public init(listings: [String: Double], behaviour: Behaviour = Behaviour(), queue: Queue = Queue(name: "exchange")) {
-        self.prices = Atomic(value: listings)
+        self.prices = Atomic(value: listings.mapValues { (price: $0, asOf: 0) })
         self.behaviour = behaviour
         self.queue = queue
     }
@@ -52,12 +52,12 @@ public final class SimulatedExchange: Sendable {
         return self.prices.with { $0[symbol] != nil }
     }
 
-    /// A trade moved `symbol`'s price: later requests answer with it.
-    public func traded(_ symbol: String, at price: Double) {
+    /// The trade numbered `seq` moved `symbol`'s price: later requests answer with it.
+    public func traded(_ symbol: String, at price: Double, seq: Int) {
         self.prices.modify { prices in
-            guard prices[symbol] != nil else { return prices }
+            guard let current = prices[symbol], current.asOf < seq else { return prices }
             var prices = prices
-            prices[symbol] = price
+            prices[symbol] = (price: price, asOf: seq)
             return prices
         }
     }
@@ -86,12 +86,12 @@ public final class SimulatedExchange: Sendable {
     }
 
     private func outcome(for symbol: String) -> Result<Quote, MarketError> {
-        guard let price = self.prices.with({ $0[symbol] }) else { return .failure(.unknownSymbol(symbol)) }
+        guard let (price, asOf) = self.prices.with({ $0[symbol] }) else { return .failure(.unknownSymbol(symbol)) }
         if self.behaviour.down.contains(symbol) { return .failure(.exchangeUnavailable(symbol)) }
         if let failures = self.behaviour.flaky[symbol] {
             let attempt = self.attempts.modify { $0.merging([symbol: ($0[symbol] ?? 0) + 1]) { $1 } }[symbol]!
             if attempt % (failures + 1) != 0 { return .failure(.exchangeUnavailable(symbol)) }
         }
-        return .success(Quote(symbol: symbol, price: price, source: .exchange))
+        return .success(Quote(symbol: symbol, price: price, source: .exchange, asOf: asOf))
     }
 }

@@ -82,6 +82,8 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             default: code = error.status.code < 500 ? "bad_request" : "internal"
             }
             throw APIError(error.status, code: code, message: error.body ?? error.status.reasonPhrase)
+        } catch {
+            throw APIError(error)
         }
     }
 }

@@ -10,7 +10,7 @@ import UnixSignals
 ///   - configuration: Where to listen and how the simulated upstream behaves.
 ///   - services: The domain and its counters; pass your own to look at them from a test.
 ///   - onListening: Called with the port once the server listens (useful with port 0).
-/// - Returns: The application, a `Service` to run in a `ServiceGroup` after ``MarketService``.
+/// - Returns: The application, a `Service` to run in a `ServiceGroup` before ``MarketService``.
 public func buildApplication(
     configuration: ServerConfiguration, services: MarketServices, onListening: @escaping @Sendable (Int) -> Void = { _ in }
 ) -> some ApplicationProtocol {
@@ -27,9 +27,10 @@ public func buildApplication(
         logger: logger)
 }
 
-/// The whole server as one service group: the domain, then the application. On SIGTERM or SIGINT the
-/// group shuts the application down first (it stops accepting, ends every stream and waits for open
-/// requests), then the domain (it closes the market and disposes its own subscriptions).
+/// The whole server as one service group: the application, then the domain. On SIGTERM or SIGINT the
+/// group shuts the domain down first (it closes the market, so every trade stream ends after the last
+/// trade published, and disposes its own subscriptions), then the application (it stops accepting, ends
+/// the remaining streams and waits for open requests).
 ///
 /// - Parameters:
 ///   - configuration: Where to listen and how the simulated upstream behaves.
@@ -46,7 +47,7 @@ public func buildServiceGroup(
     var logger = Logger(label: "SignalServer.lifecycle")
     logger.logLevel = .warning
     var group = ServiceGroupConfiguration(
-        services: [.init(service: MarketService(services: services)), .init(service: app)],
+        services: [.init(service: app), .init(service: MarketService(services: services))],
         gracefulShutdownSignals: gracefulShutdownSignals, logger: logger)
     // A backstop: streams end at once and a client that stops reading is cut off after the slow-client
     // limit, so shutdown takes longer only if a request handler hangs; then the group cancels it.

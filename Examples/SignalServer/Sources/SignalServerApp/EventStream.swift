@@ -32,10 +32,11 @@ enum ShutdownPolicy: Sendable {
 /// A server-sent event stream of what `makeEvents` sends, iterated with `for await` under `policy`.
 ///
 /// The stream ends, and its subscription is disposed, when the client disconnects (the request's
-/// inbound side closes), when the server shuts down gracefully (see ``ShutdownPolicy``), or when the
-/// client leaves a write pending for longer than ``ServerConfiguration/slowClientLimit`` (its connection
-/// is closed: that bounds what an unbounded buffer can hold for a client that stopped reading). The
-/// end event is sent last if the client is still there.
+/// inbound side closes) or when the server shuts down gracefully (see ``ShutdownPolicy``); the end event
+/// is sent last. A client that falls behind is disconnected instead, without an end event (it is not
+/// reading): when a write stays pending for longer than ``ServerConfiguration/slowClientLimit`` (it
+/// stopped reading), or when more than ``ServerConfiguration/maximumBacklog`` events wait for it (it
+/// reads slower than events come). That bounds what even an unbounded buffer holds for one client.
 ///
 /// - Parameters:
 ///   - heartbeats: Whether to merge heartbeat events into the stream; a stream that makes its own (see
@@ -55,7 +56,16 @@ func eventStream(
         if heartbeats {
             sources.append(ticks(every: configuration.heartbeat, on: services.timerQueue) |> filter { $0 > 0 } |> map { _ in .heartbeat })
         }
-        let events = merge(sources) |> until(end)
+        // Events buffered for the client and not yet written: one more as each is buffered, one fewer as
+        // each is taken.
+        let backlog = Atomic(value: 0)
+        let maximumBacklog = configuration.maximumBacklog
+        let events =
+            merge(sources)
+            |> until(end)
+            |> afterNext { _ in
+                if backlog.modify({ $0 + 1 }) > maximumBacklog { channel.close(promise: nil) }
+            }
 
         // A client that does not read leaves our write pending: close its connection after the limit.
         let pendingWrite = PendingWrite()
@@ -63,10 +73,7 @@ func eventStream(
         let watch = Timer(
             timeout: max(limit / 4, 0.01), repeat: true,
             completion: {
-                if pendingWrite.isOlder(than: limit) {
-                    end.set(.slowClient)
-                    channel.close(promise: nil)
-                }
+                if pendingWrite.isOlder(than: limit) { channel.close(promise: nil) }
             }, queue: services.timerQueue)
         watch.start()
         defer { watch.invalidate() }
@@ -75,6 +82,7 @@ func eventStream(
             try await withGracefulShutdownHandler {
                 var stream = StreamWriter()
                 for await event in events.values(bufferingPolicy: policy) {
+                    backlog.modify { $0 - 1 }
                     for message in stream.messages(for: event) {
                         pendingWrite.begin()
                         try await writer.write(ByteBuffer(string: message))

@@ -61,9 +61,10 @@ public final class MarketServices: Sendable {
             }
     }
 
-    /// Stops the domain: no more trades, and the ledger stops listening.
-    public func shutdown() {
+    /// Stops the domain: no more trades, and the ledger stops listening once it has recorded the last.
+    public func shutdown() async {
         self.market.close()
+        _ = await self.market.whenClosed().first()
         self.ledgerSubscription.dispose()
     }
 }
@@ -108,9 +109,10 @@ public struct TradeLedger {
     }
 }
 
-/// The domain as a service of the server's service group: it runs until graceful shutdown, then stops
-/// the market. Listed before the application in the group, it is shut down after the application, so the
-/// server has stopped accepting and ended its streams by then.
+/// The domain as a service of the server's service group: it runs until graceful shutdown, then closes
+/// the market and, once the trades already queued are out, stops the ledger. Listed after the
+/// application in the group, it is shut down first: from then on every trade is refused with 503, whether
+/// or not a stream is open, and every trade stream ends after the last trade published.
 public struct MarketService: Service {
     let services: MarketServices
 
@@ -123,6 +125,6 @@ public struct MarketService: Service {
     public func run() async throws {
         // Returns when graceful shutdown begins (or throws when the group is cancelled).
         try? await gracefulShutdown()
-        self.services.shutdown()
+        await self.services.shutdown()
     }
 }

@@ -14,7 +14,7 @@ func addRoutes(to router: Router<MarketRequestContext>, services: MarketServices
     router.get("quotes/:symbol") { request, context -> Response in
         let symbol = try symbolParameter(context)
         let deadline = try deadline(of: request, default: configuration.defaultDeadline)
-        let quote = services.loader.quote(symbol) |> within(deadline, on: services.timerQueue)
+        let quote = services.loader.firstQuote(symbol) |> within(deadline, on: services.timerQueue)
         return try await json(awaitFirst(quote))
     }
 
@@ -33,6 +33,8 @@ func addRoutes(to router: Router<MarketRequestContext>, services: MarketServices
         let body: TradeRequest
         do {
             body = try await request.decode(as: TradeRequest.self, context: context)
+        } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
+            throw APIError(.contentTooLarge, code: "too_large", message: "the body is larger than \(context.maxUploadSize) bytes")
         } catch {
             throw APIError.badRequest("the body must be JSON like {\"symbol\": \"ACME\", \"price\": 101.5, \"size\": 10}")
         }
@@ -144,12 +146,13 @@ func symbolParameter(_ context: MarketRequestContext, _ name: String = "symbol")
 ///
 /// - Throws: ``APIError/badRequest(_:)`` otherwise, without echoing a long input back.
 func validSymbol(_ text: String) throws(APIError) -> String {
-    let symbol = text.uppercased()
-    guard (1...12).contains(symbol.utf8.count), symbol.utf8.allSatisfy({ (48...57).contains($0) || (65...90).contains($0) }) else {
+    // Checked before upper-casing: Unicode case mapping would turn "ınıtech" into "INITECH".
+    let isLetterOrDigit = { (byte: UInt8) in (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte) }
+    guard (1...12).contains(text.utf8.count), text.utf8.allSatisfy(isLetterOrDigit) else {
         let shown = text.count > 24 ? "\(text.prefix(24))… (\(text.utf8.count) bytes)" : text
         throw APIError.badRequest("a symbol is 1 to 12 letters or digits, got \(shown)")
     }
-    return symbol
+    return text.uppercased()
 }
 
 /// Fails with ``MarketError/timedOut(_:)`` when the signal sends nothing within `seconds`.

@@ -24,8 +24,6 @@ enum StreamEnd: String, Sendable, Equatable {
     case disconnected
     /// The server is shutting down.
     case shutdown
-    /// The client stopped reading for longer than the server waits.
-    case slowClient = "slow_client"
 }
 
 /// Turns stream events into `text/event-stream` messages. A ``StreamEvent/latest(_:beat:)`` event becomes

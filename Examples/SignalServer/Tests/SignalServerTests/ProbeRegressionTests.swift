@@ -1,5 +1,6 @@
 import Foundation
 import MarketDomain
+import NIOCore
 import ServiceLifecycle
 import SwiftSignalKit
 import SwiftSignalKitConcurrency
@@ -101,7 +102,9 @@ import Testing
                 Task {
                     var seqs: [Int] = []
                     while true {
-                        guard let reply = try? await server.post("trades", body: #"{"symbol": "ACME", "price": 10, "size": 1}"#),
+                        guard
+                            let reply = try? await server.post(
+                                "trades", body: #"{"symbol": "ACME", "price": 10, "size": 1}"#, timeout: .seconds(5)),
                             reply.status == 201, let trade = try? reply.decoded(Trade.self)
                         else { return seqs }
                         seqs.append(trade.seq)
@@ -144,6 +147,93 @@ import Testing
             }
             withExtendedLifetime(socket) {}
         }
+    }
+
+    @Test func aClientThatReadsSlowerThanEventsComeIsCutOffAtTheBacklogLimit() async throws {
+        // The pending-write limit is an hour, so only the backlog limit can end this stream.
+        try await withServer({
+            $0.slowClientLimit = 3600
+            $0.maximumBacklog = 200
+        }) { server in
+            let before = try await server.metrics()
+            let socket = try StalledClient(port: server.port, path: "/events")
+            try await eventually("the stream is open") { try await server.metrics().streams == before.streams + 1 }
+            var published = 0
+            while try await server.metrics().streams > before.streams && published < 1_000_000 {
+                for _ in 0..<1_000 { server.services.market.publish(Trade(symbol: "ACME", price: 1, size: 1)).start() }
+                _ = try await server.services.market.publish(Trade(symbol: "ACME", price: 1, size: 1)).get()
+                published += 1_001
+            }
+            try await eventually("the stream that fell behind is closed and its subscription disposed") {
+                let now = try await server.metrics()
+                return now.streams == before.streams && now.subscriptions == before.subscriptions
+            }
+            withExtendedLifetime(socket) {}
+        }
+    }
+
+    @Test func anOlderQuoteNeverReplacesANewerOneInTheCache() async throws {
+        let store = QuoteStore()
+        store.store(Quote(symbol: "ACME", price: 200, source: .exchange, asOf: 5))
+        store.store(Quote(symbol: "ACME", price: 101.5, source: .exchange, asOf: 0))
+        store.store(Quote(symbol: "ACME", price: 199, source: .exchange, asOf: 4))
+        // The store's writes are queued in order: once a later write is visible, all earlier ones ran.
+        store.store(Quote(symbol: "GLOBEX", price: 1, source: .exchange, asOf: 1))
+        try await eventually("the writes ran") { await store.quotes().first()?.quotes["GLOBEX"] != nil }
+        #expect(await store.quotes().first()?.quotes["ACME"]?.price == 200)
+
+        let exchange = SimulatedExchange(listings: ["ACME": 101.5], behaviour: .init(latency: 0))
+        exchange.traded("ACME", at: 200, seq: 5)
+        exchange.traded("ACME", at: 199, seq: 4)
+        #expect(try await exchange.quote("ACME").get() == Quote(symbol: "ACME", price: 200, source: .exchange, asOf: 5))
+    }
+
+    @Test func aCachedQuoteSendsNoRequestToTheExchange() async throws {
+        try await withServer { server in
+            #expect(try await server.get("quotes/ACME").decoded(Quote.self).source == .exchange)
+            try await eventually("the cache answers") { try await server.get("quotes/ACME").decoded(Quote.self).source == .cache }
+            let requests = try await server.metrics().exchangeRequests
+            for _ in 0..<20 { #expect(try await server.get("quotes/ACME").status == 200) }
+            #expect(try await server.metrics().exchangeRequests == requests)
+        }
+    }
+
+    @Test func aBodyOverTheUploadLimitIs413() async throws {
+        try await withServer { server in
+            let padding = String(repeating: " ", count: 3 << 20)
+            let reply = try await server.post("trades", body: #"{"symbol": "ACME", "price": 10, "size": 1}"# + padding)
+            #expect(reply.status == 413)
+            #expect(try reply.decoded(TestServer.ErrorReply.self).error == "too_large")
+        }
+    }
+
+    @Test func shutdownClosesTheMarketFirstAndTheLedgerRecordsEveryAcknowledgedTrade() async throws {
+        var services: MarketServices?
+        var acknowledged = 0
+        try await withServer { server in
+            services = server.services
+            // No stream is open: the market must close on its own.
+            let publishers = (0..<8).map { _ in
+                Task {
+                    var count = 0
+                    while let reply = try? await server.post(
+                        "trades", body: #"{"symbol": "ACME", "price": 10, "size": 1}"#, timeout: .seconds(5)),
+                        reply.status == 201
+                    {
+                        count += 1
+                    }
+                    return count
+                }
+            }
+            try await eventually("some trades are published") { try await server.metrics().tradesPublished >= 100 }
+            await server.group.triggerGracefulShutdown()
+            for publisher in publishers { acknowledged += await publisher.value }
+        }
+        let market = try #require(services).market
+        #expect(market.lastSeq == acknowledged, "every trade published was acknowledged and none after the close")
+        let recorded = await services!.ledger.withValue { $0.stats(for: "ACME").trades }
+        #expect(recorded == acknowledged, "the ledger stopped listening only after the last trade")
+        await #expect(throws: MarketError.closed) { try await market.publish(Trade(symbol: "ACME", price: 1, size: 1)).get() }
     }
 
     @Test func unknownRoutesAndBadSymbolsAnswerWithJSON() async throws {

@@ -38,12 +38,14 @@ struct TestServer {
         return try await self.send(HTTPClientRequest(url: self.url(path)))
     }
 
-    func post(_ path: String, body: String) async throws -> Reply {
+    /// Posts `body`. Give a short `timeout` to a request that may meet a server that has stopped: the
+    /// client retries a refused connection until the timeout.
+    func post(_ path: String, body: String, timeout: TimeAmount = .seconds(30)) async throws -> Reply {
         var request = HTTPClientRequest(url: self.url(path))
         request.method = .POST
         request.headers.add(name: "content-type", value: "application/json")
         request.body = .bytes(ByteBuffer(string: body))
-        return try await self.send(request)
+        return try await self.send(request, timeout: timeout)
     }
 
     func metrics() async throws -> Metrics {
@@ -62,8 +64,8 @@ struct TestServer {
         return EventStream(url: self.url(path))
     }
 
-    private func send(_ request: HTTPClientRequest) async throws -> Reply {
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+    private func send(_ request: HTTPClientRequest, timeout: TimeAmount = .seconds(30)) async throws -> Reply {
+        let response = try await HTTPClient.shared.execute(request, timeout: timeout)
         let body = try await response.body.collect(upTo: 1 << 20)
         return Reply(status: Int(response.status.code), body: String(buffer: body))
     }
