@@ -230,9 +230,12 @@ import Testing
             for publisher in publishers { acknowledged += await publisher.value }
         }
         let market = try #require(services).market
-        #expect(market.lastSeq == acknowledged, "every trade published was acknowledged and none after the close")
+        // A trade can be published and its 201 still miss the client (a response cut by the shutdown, a
+        // client deadline under load), so published >= acknowledged, not ==.
+        #expect(acknowledged > 0)
+        #expect(market.lastSeq >= acknowledged, "every acknowledged trade was published")
         let recorded = await services!.ledger.withValue { $0.stats(for: "ACME").trades }
-        #expect(recorded == acknowledged, "the ledger stopped listening only after the last trade")
+        #expect(recorded == market.lastSeq, "the ledger stopped listening only after the last trade published")
         await #expect(throws: MarketError.closed) { try await market.publish(Trade(symbol: "ACME", price: 1, size: 1)).get() }
     }
 
