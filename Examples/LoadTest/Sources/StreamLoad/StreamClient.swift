@@ -15,24 +15,24 @@ struct ClientResult: Sendable {
 actor ReadyCount {
     private var count = 0
     private var lastSeqs: Set<Int> = []
-    private var waiters: [(Int, CheckedContinuation<Set<Int>, Never>)] = []
+    /// The publisher waiting for this many clients, if it waits.
+    private var waiter: (count: Int, continuation: CheckedContinuation<Set<Int>, Never>)?
 
     func ready(lastSeq: Int) {
         self.count += 1
         self.lastSeqs.insert(lastSeq)
-        let (due, waiting) = self.waiters.reduce(
-            into: ([CheckedContinuation<Set<Int>, Never>](), [(Int, CheckedContinuation<Set<Int>, Never>)]())
-        ) {
-            if $1.0 <= self.count { $0.0.append($1.1) } else { $0.1.append($1) }
+        if let waiter = self.waiter, waiter.count <= self.count {
+            self.waiter = nil
+            waiter.continuation.resume(returning: self.lastSeqs)
         }
-        self.waiters = waiting
-        for continuation in due { continuation.resume(returning: self.lastSeqs) }
     }
 
-    /// Waits until `count` clients are ready; returns the `lastSeq` values they reported.
+    /// Waits until `count` clients are ready; returns the `lastSeq` values they reported. One waiter at
+    /// a time.
     func wait(for count: Int) async -> Set<Int> {
         if self.count >= count { return self.lastSeqs }
-        return await withCheckedContinuation { self.waiters.append((count, $0)) }
+        precondition(self.waiter == nil, "ReadyCount.wait(for:) is already waited on")
+        return await withCheckedContinuation { self.waiter = (count, $0) }
     }
 }
 

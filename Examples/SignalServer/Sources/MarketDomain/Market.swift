@@ -140,14 +140,14 @@ public final class Market: Sendable {
     /// and every feed gets ``FeedEvent/closed(lastSeq:)`` and completes. Calling it again does nothing.
     public func close() {
         self.queue.async {
-            let wasClosed = self.state.with { $0.closed }
-            guard !wasClosed else { return }
+            var closing = false
             let state = self.state.modify { state in
                 var state = state
+                closing = !state.closed
                 state.closed = true
                 return state
             }
-            self.pipe.putNext(.closed(lastSeq: state.lastSeq))
+            if closing { self.pipe.putNext(.closed(lastSeq: state.lastSeq)) }
         }
     }
 

@@ -89,7 +89,11 @@ public final class SimulatedExchange: Sendable {
         guard let (price, asOf) = self.prices.with({ $0[symbol] }) else { return .failure(.unknownSymbol(symbol)) }
         if self.behaviour.down.contains(symbol) { return .failure(.exchangeUnavailable(symbol)) }
         if let failures = self.behaviour.flaky[symbol] {
-            let attempt = self.attempts.modify { $0.merging([symbol: ($0[symbol] ?? 0) + 1]) { $1 } }[symbol]!
+            let attempt = self.attempts.modify { attempts in
+                var attempts = attempts
+                attempts[symbol, default: 0] += 1
+                return attempts
+            }[symbol]!
             if attempt % (failures + 1) != 0 { return .failure(.exchangeUnavailable(symbol)) }
         }
         return .success(Quote(symbol: symbol, price: price, source: .exchange, asOf: asOf))

@@ -74,14 +74,14 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch let error as APIError {
             throw error
-        } catch let error as HTTPError {
+        } catch let error as any HTTPResponseError {
             let code: String
             switch error.status {
             case .notFound: code = "not_found"
             case .contentTooLarge: code = "too_large"
             default: code = error.status.code < 500 ? "bad_request" : "internal"
             }
-            throw APIError(error.status, code: code, message: error.body ?? error.status.reasonPhrase)
+            throw APIError(error.status, code: code, message: (error as? HTTPError)?.body ?? error.status.reasonPhrase)
         } catch {
             throw APIError(error)
         }

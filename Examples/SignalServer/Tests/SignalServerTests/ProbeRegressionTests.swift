@@ -129,23 +129,7 @@ import Testing
 
     @Test func aClientThatStopsReadingIsCutOffAndShutdownStillFinishes() async throws {
         try await withServer({ $0.slowClientLimit = 0.3 }) { server in
-            let before = try await server.metrics()
-            // A raw client with a small receive buffer that subscribes and never reads.
-            let socket = try StalledClient(port: server.port, path: "/events")
-            try await eventually("the stream is open") { try await server.metrics().streams == before.streams + 1 }
-            // Enough trades to fill every buffer between the server and the stalled client (published
-            // in-process: a few megabytes of events over HTTP would take long).
-            var published = 0
-            while try await server.metrics().streams > before.streams && published < 1_000_000 {
-                for _ in 0..<5_000 { server.services.market.publish(Trade(symbol: "ACME", price: 1, size: 1)).start() }
-                _ = try await server.services.market.publish(Trade(symbol: "ACME", price: 1, size: 1)).get()
-                published += 5_001
-            }
-            try await eventually("the stalled stream is closed and its subscription disposed") {
-                let now = try await server.metrics()
-                return now.streams == before.streams && now.subscriptions == before.subscriptions
-            }
-            withExtendedLifetime(socket) {}
+            try await self.stallAClientUntilItIsCutOff(server)
         }
     }
 
@@ -155,21 +139,29 @@ import Testing
             $0.slowClientLimit = 3600
             $0.maximumBacklog = 200
         }) { server in
-            let before = try await server.metrics()
-            let socket = try StalledClient(port: server.port, path: "/events")
-            try await eventually("the stream is open") { try await server.metrics().streams == before.streams + 1 }
-            var published = 0
-            while try await server.metrics().streams > before.streams && published < 1_000_000 {
-                for _ in 0..<1_000 { server.services.market.publish(Trade(symbol: "ACME", price: 1, size: 1)).start() }
-                _ = try await server.services.market.publish(Trade(symbol: "ACME", price: 1, size: 1)).get()
-                published += 1_001
-            }
-            try await eventually("the stream that fell behind is closed and its subscription disposed") {
-                let now = try await server.metrics()
-                return now.streams == before.streams && now.subscriptions == before.subscriptions
-            }
-            withExtendedLifetime(socket) {}
+            try await self.stallAClientUntilItIsCutOff(server)
         }
+    }
+
+    /// Subscribes a raw client with a small receive buffer that never reads, publishes trades until the
+    /// server closes its stream, and checks that its stream and subscription are gone.
+    func stallAClientUntilItIsCutOff(_ server: TestServer) async throws {
+        let before = try await server.metrics()
+        let socket = try StalledClient(port: server.port, path: "/events")
+        try await eventually("the stream is open") { try await server.metrics().streams == before.streams + 1 }
+        // Enough trades to fill every buffer between the server and the client (published in-process:
+        // a few megabytes of events over HTTP would take long).
+        var published = 0
+        while try await server.metrics().streams > before.streams && published < 1_000_000 {
+            for _ in 0..<1_000 { server.services.market.publish(Trade(symbol: "ACME", price: 1, size: 1)).start() }
+            _ = try await server.services.market.publish(Trade(symbol: "ACME", price: 1, size: 1)).get()
+            published += 1_001
+        }
+        try await eventually("the stalled stream is closed and its subscription disposed") {
+            let now = try await server.metrics()
+            return now.streams == before.streams && now.subscriptions == before.subscriptions
+        }
+        withExtendedLifetime(socket) {}
     }
 
     @Test func anOlderQuoteNeverReplacesANewerOneInTheCache() async throws {
