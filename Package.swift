@@ -37,6 +37,48 @@ let package = Package(
             dependencies: ["SwiftSignalKit"],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
+
+        // Migration/README.md: a profile service moved from signals to async/await in three stages, each a
+        // module with tests, and the guide's recipes and pitfalls, run by `swift test`. Not products.
+        .target(name: "ProfileDirectory", dependencies: ["SwiftSignalKit"], path: "Migration/Examples/Sources/ProfileDirectory"),
+        .target(
+            name: "ProfilesLegacy",
+            dependencies: ["SwiftSignalKit", "ProfileDirectory"],
+            path: "Migration/Examples/Sources/ProfilesLegacy"
+        ),
+        .target(
+            name: "ProfilesBridged",
+            dependencies: ["SwiftSignalKit", "SwiftSignalKitConcurrency", "ProfileDirectory"],
+            path: "Migration/Examples/Sources/ProfilesBridged"
+        ),
+        .target(
+            name: "ProfilesAsyncFirst",
+            dependencies: ["SwiftSignalKit", "SwiftSignalKitConcurrency", "ProfileDirectory"],
+            path: "Migration/Examples/Sources/ProfilesAsyncFirst"
+        ),
+        .testTarget(
+            name: "ProfilesLegacyTests",
+            dependencies: ["SwiftSignalKit", "ProfileDirectory", "ProfilesLegacy"],
+            path: "Migration/Examples/Tests/ProfilesLegacyTests"
+        ),
+        // Each later stage runs the legacy tests unchanged (a link to the same file), plus its own.
+        .testTarget(
+            name: "ProfilesBridgedTests",
+            dependencies: ["SwiftSignalKit", "SwiftSignalKitConcurrency", "ProfileDirectory", "ProfilesBridged"],
+            path: "Migration/Examples/Tests/ProfilesBridgedTests",
+            swiftSettings: [.define("MIGRATION_STAGE_BRIDGED")]
+        ),
+        .testTarget(
+            name: "ProfilesAsyncFirstTests",
+            dependencies: ["SwiftSignalKit", "SwiftSignalKitConcurrency", "ProfileDirectory", "ProfilesAsyncFirst"],
+            path: "Migration/Examples/Tests/ProfilesAsyncFirstTests",
+            swiftSettings: [.define("MIGRATION_STAGE_ASYNC_FIRST")]
+        ),
+        .testTarget(
+            name: "MigrationGuideTests",
+            dependencies: ["SwiftSignalKit", "SwiftSignalKitConcurrency"],
+            path: "Migration/Examples/Tests/MigrationGuideTests"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,99 @@
+// Stage 1 of the migration guide: the legacy service, all signals.
+
+import ProfileDirectory
+import SwiftSignalKit
+
+/// Why a profile could not be loaded.
+public enum ProfileError: Error, Equatable, Sendable {
+    case notFound
+    case unavailable
+
+    init(_ error: DirectoryError) {
+        switch error {
+        case .notFound: self = .notFound
+        case .unavailable: self = .unavailable
+        }
+    }
+}
+
+/// A profile with its owner's presence.
+public struct ProfileCard: Equatable, Sendable {
+    /// The profile.
+    public var profile: Profile
+    /// Whether its owner is online.
+    public var isOnline: Bool
+}
+
+/// Profiles loaded so far. Not thread-safe: used only on the service's queue.
+final class ProfileCache {
+    var profiles: [String: Profile] = [:]
+}
+
+/// Loads profiles: the cached copy first, then the directory's.
+public final class ProfileService: Sendable {
+    /// The card of the user passed to `watch(id:)`, kept current; nil when nothing is watched.
+    public let watchedCard = ValuePromise<ProfileCard?>(nil, ignoreRepeated: true)
+
+    private let directory: ProfileDirectory
+    private let queue = Queue(name: "ProfileService")
+    private let cache: QueueLocalObject<ProfileCache>
+    private let watching = MetaDisposable()
+
+    /// Creates a service that loads from `directory`.
+    public init(directory: ProfileDirectory) {
+        self.directory = directory
+        self.cache = QueueLocalObject(queue: self.queue, generate: { ProfileCache() })
+    }
+
+    /// The cached profile, if any, then the directory's, which replaces it in the cache.
+    public func profile(id: String) -> Signal<Profile, ProfileError> {
+        return self.cachedProfile(id: id) |> castError(ProfileError.self) |> then(self.remoteProfile(id: id))
+    }
+
+    /// The profile with its owner's presence, sent again when either changes.
+    public func card(id: String) -> Signal<ProfileCard, ProfileError> {
+        let presence = self.directory.presence(id: id) |> castError(ProfileError.self)
+        return combineLatest(self.profile(id: id), presence)
+            |> map { profile, presence in ProfileCard(profile: profile, isOnline: presence.isOnline) }
+    }
+
+    /// Keeps `watchedCard` current with the card of `id`, replacing what was watched before.
+    public func watch(id: String) {
+        let watchedCard = self.watchedCard
+        let updates = self.card(id: id) |> deliverOn(self.queue)
+        self.watching.set(
+            updates.start(
+                next: { card in watchedCard.set(card) },
+                error: { _ in watchedCard.set(nil) }))
+    }
+
+    /// Stops watching. On the queue, so that no card being delivered can land after the nil.
+    public func stopWatching() {
+        self.queue.async {
+            self.watching.set(nil)
+            self.watchedCard.set(nil)
+        }
+    }
+
+    private func cachedProfile(id: String) -> Signal<Profile, NoError> {
+        return self.cache.signalWith { cache, subscriber in
+            if let profile = cache.profiles[id] {
+                subscriber.putNext(profile)
+            }
+            subscriber.putCompletion()
+            return EmptyDisposable
+        }
+    }
+
+    private func remoteProfile(id: String) -> Signal<Profile, ProfileError> {
+        let cache = self.cache
+        return self.directory.fetchProfile(id: id)
+            |> retry(
+                retryOnError: { $0 == .unavailable }, delayIncrement: 0.01, maxDelay: 0.05, maxRetries: 3,
+                onQueue: self.queue)
+            |> mapError { ProfileError($0) }
+            |> afterNext { profile in
+                cache.with { $0.profiles[id] = profile }
+            }
+    }
+}

@@ -1,0 +1,308 @@
+// Migration/README.md, "Pitfalls": each reproduction and each fix, with a test that shows the symptom
+// and one that shows the fix working.
+
+import Foundation
+import SwiftSignalKit
+import SwiftSignalKitConcurrency
+import Testing
+
+// MARK: - A forgotten disposable
+
+/// Wrong: nothing keeps the subscription, so nothing ends it; it lives as long as the promise.
+func startAuditing(_ connection: Connection, into log: Atomic<[ConnectionStatus]>) {
+    _ = connection.status.get().start(next: { status in log.modify { $0 + [status] } })
+}
+
+/// Right: the owner keeps the subscription and ends it when it goes away.
+final class StatusAuditor: Sendable {
+    private let subscription = MetaDisposable()
+
+    init(_ connection: Connection, into log: Atomic<[ConnectionStatus]>) {
+        self.subscription.set(connection.status.get().start(next: { status in log.modify { $0 + [status] } }))
+    }
+
+    deinit {
+        self.subscription.dispose()
+    }
+}
+
+// MARK: - Awaiting a signal that never sends
+
+/// Wrong: if no event ever comes, this waits until the task is cancelled.
+func nextEvent(_ events: ValuePipe<String>) async -> String? {
+    return await events.signal().first()
+}
+
+/// Right: a deadline turns "never" into an error.
+func nextEvent(_ events: ValuePipe<String>, within seconds: Double) async throws(APIError) -> String {
+    let bounded =
+        events.signal()
+        |> castError(APIError.self)
+        |> timeout(seconds, queue: Queue.concurrentDefaultQueue(), alternate: .fail(.timedOut))
+    guard let event = try await bounded.first() else { throw .timedOut }
+    return event
+}
+
+// MARK: - A callback still running after dispose() returned
+
+/// Right: deliver on a serial queue, and end the subscription on that queue.
+final class PriceBoard: Sendable {
+    let queue = Queue(name: "PriceBoard")
+    private let subscription = MetaDisposable()
+    private let latest = Atomic<Int?>(value: nil)
+
+    var latestPrice: Int? {
+        return self.latest.with { $0 }
+    }
+
+    func show(_ prices: Signal<Int, NoError>) {
+        let latest = self.latest
+        self.subscription.set((prices |> deliverOn(self.queue)).start(next: { price in _ = latest.swap(price) }))
+    }
+
+    /// Returns once no callback runs, and none will.
+    func stop() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            self.queue.async {
+                self.subscription.dispose()
+                continuation.resume()
+            }
+        }
+    }
+}
+
+// MARK: - Queue.sync and actors
+
+/// Wrong: code on the queue waits for an actor that runs on the same queue. The actor's job runs only
+/// after this block ends, so the wait cannot succeed; here it gives up at `deadline` instead of hanging.
+func loginAndWait(_ registry: SessionRegistry, id: UserID, deadline: DispatchTime) -> DispatchTimeoutResult {
+    var result = DispatchTimeoutResult.success
+    registry.queue.sync {
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            await registry.login(id)
+            done.signal()
+        }
+        result = done.wait(timeout: deadline)
+    }
+    return result
+}
+
+extension SessionRegistry {
+    /// Right: code on the queue is already isolated to the actor, so it calls in without waiting.
+    nonisolated func loginOnQueue(_ id: UserID) {
+        self.assumeIsolated { registry in registry.login(id) }
+    }
+}
+
+// MARK: - Sendable errors when legacy types cross into tasks
+
+/// A legacy class: mutable, not `Sendable`.
+final class ReportBuilder {
+    var lines: [String] = []
+}
+
+/// Fix 1: hand the object over with `sending`; the caller cannot touch it afterwards.
+func exportReport(_ builder: sending ReportBuilder) -> Task<[String], Never> {
+    return Task {
+        builder.lines.append("exported")
+        return builder.lines
+    }
+}
+
+/// Fix 2: the state becomes an actor's, so every task may call it.
+actor Report {
+    private(set) var lines: [String] = []
+
+    func append(_ line: String) {
+        self.lines.append(line)
+    }
+}
+
+/// Fix 3: a signal's values go, in order, to state on a queue-bound actor.
+func collect(_ lines: Signal<String, NoError>, into report: QueueLocalActor<[String]>) -> Disposable {
+    return report.subscribe(
+        lines,
+        next: { report, line in
+            report.withValueOnQueue { $0.append(line) }
+        })
+}
+
+// MARK: - Values lost from a hot ValuePipe
+
+/// Right: subscribe first, into a stream that keeps the values until the loop takes them.
+func bufferedEvents(_ events: ValuePipe<String>) -> (events: AsyncStream<String>, subscription: Disposable) {
+    let (stream, continuation) = AsyncStream.makeStream(of: String.self)
+    let subscription = events.signal().start(next: { event in continuation.yield(event) })
+    continuation.onTermination = { _ in subscription.dispose() }
+    return (stream, subscription)
+}
+
+// MARK: - get() now needs try
+
+/// Where a missing value will do: `first()`, with no `try` on a `NoError` signal.
+func currentTheme(_ theme: Signal<String, NoError>) async -> String {
+    return await theme.first() ?? "light"  // nil: completed without a value, or the task was cancelled
+}
+
+/// Where a missing value is an error: `try get()`.
+func requiredTheme(_ theme: Signal<String, NoError>) async throws -> String {
+    return try await theme.get()
+}
+
+@Suite struct PitfallsTests {
+    @Test func aForgottenSubscriptionOutlivesItsCaller() {
+        let connection = Connection()
+        let log = Atomic<[ConnectionStatus]>(value: [])
+        startAuditing(connection, into: log)
+        connection.status.set(.ready)  // still heard, and will be for as long as `connection` lives
+        #expect(log.with { $0 } == [.connecting, .ready])
+    }
+
+    @Test func anOwnedSubscriptionEndsWithItsOwner() {
+        let connection = Connection()
+        let log = Atomic<[ConnectionStatus]>(value: [])
+        var auditor: StatusAuditor? = StatusAuditor(connection, into: log)
+        #expect(auditor != nil)
+        auditor = nil
+        connection.status.set(.ready)
+        #expect(log.with { $0 } == [.connecting])
+    }
+
+    @Test func aWaitForASilentSignalEndsOnlyByCancellation() async {
+        let events = ValuePipe<String>()
+        let waiting = Task { await nextEvent(events) }
+        waiting.cancel()
+        #expect(await waiting.value == nil)
+    }
+
+    @Test func aDeadlineEndsTheWait() async throws {
+        let events = ValuePipe<String>()
+        await #expect(throws: APIError.timedOut) { try await nextEvent(events, within: 0.05) }
+    }
+
+    @Test func aFastProducerFillsAnUnboundedBuffer() async {
+        // A producer much faster than its consumer: a thousand prices at once.
+        let prices = Signal<Int, NoError> { subscriber in
+            for price in 1...1000 {
+                subscriber.putNext(price)
+            }
+            subscriber.putCompletion()
+            return EmptyDisposable
+        }
+        var everyPrice: [Int] = []
+        for await price in prices.values {  // keeps all 1,000 until the loop takes them
+            everyPrice.append(price)
+        }
+        var newestPrices: [Int] = []
+        for await price in prices.values(bufferingPolicy: .bufferingNewest(1)) {  // keeps one
+            newestPrices.append(price)
+        }
+        #expect(everyPrice.count == 1000)
+        #expect(newestPrices == [1, 1000])
+    }
+
+    @Test func aCallbackCanStillRunAfterDisposeReturned() async {
+        let inCallback = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let finished = Atomic<Bool>(value: false)
+        let prices = ValuePipe<Int>()
+        let subscription = prices.signal().start(next: { _ in
+            inCallback.signal()
+            release.wait()
+            _ = finished.swap(true)
+        })
+        let producer = Thread { prices.putNext(1) }
+        producer.start()
+        inCallback.wait()
+        subscription.dispose()  // returns at once, while the callback is still running on `producer`
+        #expect(finished.with { $0 } == false)
+        release.signal()
+        await eventually { finished.with { $0 } }
+    }
+
+    @Test func stoppingOnTheDeliveryQueueWaitsForTheCallback() async {
+        let board = PriceBoard()
+        let prices = ValuePipe<Int>()
+        board.show(prices.signal())
+        prices.putNext(1)
+        await board.stop()
+        prices.putNext(2)
+        await withCheckedContinuation { continuation in board.queue.async { continuation.resume() } }
+        #expect(board.latestPrice == 1)
+    }
+
+    @Test func waitingOnTheQueueForAnActorOnTheSameQueueDeadlocks() async {
+        let registry = SessionRegistry(queue: Queue(name: "sessions"))
+        let result = loginAndWait(registry, id: "ada", deadline: .now() + 0.2)
+        #expect(result == .timedOut)
+        await eventually { await registry.count() == 1 }  // the job ran once the block had ended
+    }
+
+    @Test func callingTheActorFromItsQueueNeedsNoWait() async {
+        let registry = SessionRegistry(queue: Queue(name: "sessions"))
+        registry.queue.sync { registry.loginOnQueue("ada") }
+        #expect(await registry.count() == 1)
+    }
+
+    @Test func legacyObjectsCrossIntoTasksSafely() async {
+        let builder = ReportBuilder()
+        builder.lines.append("queued")
+        #expect(await exportReport(builder).value == ["queued", "exported"])
+
+        let report = Report()
+        await Task { await report.append("exported") }.value
+        #expect(await report.lines == ["exported"])
+
+        let queue = Queue(name: "report")
+        let collected = QueueLocalActor(queue: queue, value: [String]())
+        let lines = ValuePipe<String>()
+        let subscription = collect(lines.signal(), into: collected)
+        for index in 0..<100 {
+            lines.putNext("line \(index)")
+        }
+        await eventually { await collected.withValue { $0.count } == 100 }
+        #expect(await collected.withValue { $0 } == (0..<100).map { "line \($0)" })
+        subscription.dispose()
+    }
+
+    @Test func valuesPutBeforeTheLoopSubscribesAreLost() async {
+        let events = ValuePipe<String>()
+        let firstSeen = Atomic<String?>(value: nil)
+        let sequence = events.values  // not subscribed yet: that happens at the loop's first next()
+        events.putNext("connected")  // nobody is listening: lost
+        let loop = Task {
+            for await event in sequence {
+                _ = firstSeen.swap(event)
+                break
+            }
+        }
+        await eventually {
+            events.putNext("later")  // until the loop has subscribed and taken one
+            return firstSeen.with { $0 } != nil
+        }
+        await loop.value
+        #expect(firstSeen.with { $0 } == "later")
+    }
+
+    @Test func subscribingFirstKeepsEveryValue() async {
+        let events = ValuePipe<String>()
+        let (buffered, subscription) = bufferedEvents(events)
+        events.putNext("connected")
+        events.putNext("ready")
+        var seen: [String] = []
+        for await event in buffered {
+            seen.append(event)
+            if seen.count == 2 { break }
+        }
+        subscription.dispose()
+        #expect(seen == ["connected", "ready"])
+    }
+
+    @Test func firstAndGetSayWhatAMissingValueMeans() async throws {
+        #expect(await currentTheme(.single("dark")) == "dark")
+        #expect(await currentTheme(.complete()) == "light")
+        #expect(try await requiredTheme(.single("dark")) == "dark")
+        await #expect(throws: SignalError.completedWithoutValue) { try await requiredTheme(.complete()) }
+    }
+}

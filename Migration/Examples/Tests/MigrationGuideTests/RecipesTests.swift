@@ -1,0 +1,206 @@
+// Migration/README.md, "Recipes": calling async code from signals, awaiting and iterating signals, an
+// async API over a promise-backed property, and errors both ways.
+
+import Foundation
+import SwiftSignalKit
+import SwiftSignalKitConcurrency
+import Testing
+
+// MARK: - Calling async code from signal code
+
+/// A signal API over the new async client, for callers that still subscribe.
+func userSignal(api: UserAPI, id: UserID) -> Signal<User, APIError> {
+    return Signal(operation: { () throws(APIError) in try await api.user(id: id) })
+}
+
+/// An `AsyncSequence` as a signal: each subscription iterates it in a task of its own.
+func notificationSignal(feed: NotificationFeed) -> Signal<String, NoError> {
+    return Signal(feed.notifications())
+}
+
+// MARK: - Awaiting and iterating signals
+
+/// A request handler: one answer, so `get()`.
+func greeting(api: UserAPI, id: UserID) async throws -> String {
+    let user = try await userSignal(api: api, id: id).get()
+    return "Hello, \(user.name)"
+}
+
+/// Every notification matters: `values` keeps all that arrive while the loop body runs.
+func firstNotifications(_ count: Int, feed: NotificationFeed) async -> [String] {
+    var texts: [String] = []
+    for await text in notificationSignal(feed: feed).values {
+        texts.append(text)
+        if texts.count == count { break }
+    }
+    return texts
+}
+
+// MARK: - An async API over a promise-backed property
+
+enum ConnectionStatus: Equatable, Sendable {
+    case connecting
+    case ready
+    case offline
+}
+
+/// A legacy service: its state is a `ValuePromise` that signal code subscribes to.
+final class Connection: Sendable {
+    let status = ValuePromise<ConnectionStatus>(.connecting, ignoreRepeated: true)
+}
+
+extension Connection {
+    /// The status now.
+    func currentStatus() async throws -> ConnectionStatus {
+        return try await self.status.get().get()
+    }
+
+    /// Returns once the connection is ready.
+    ///
+    /// - Throws: `CancellationError` when the task is cancelled first.
+    func waitUntilReady() async throws {
+        for await status in self.status.values(bufferingPolicy: .bufferingNewest(1)) where status == .ready {
+            return
+        }
+        throw CancellationError()
+    }
+
+    /// The status now and each change; a busy loop sees the newest status, not a backlog.
+    var statusUpdates: SignalValues<ConnectionStatus, NoError> {
+        return self.status.values(bufferingPolicy: .bufferingNewest(1))
+    }
+}
+
+// MARK: - Errors both ways
+
+/// Signal to typed throws: `first()` keeps the error type; say what an empty end means.
+func loadUser(_ signal: Signal<User, APIError>) async throws(APIError) -> User {
+    guard let user = try await signal.first() else {
+        throw .timedOut  // completed without a value, or the task was cancelled
+    }
+    return user
+}
+
+/// `get()` throws `any Error`: the signal's error, `CancellationError` or `SignalError`.
+func statusCode(api: UserAPI, id: UserID) async -> Int {
+    do {
+        _ = try await userSignal(api: api, id: id).get()
+        return 200
+    } catch APIError.notFound {
+        return 404
+    } catch is CancellationError {
+        return 499
+    } catch {
+        return 503
+    }
+}
+
+/// Untyped async code to a signal: map `any Error` to the signal's error type inside the closure.
+func legacyUserSignal(api: UserAPI, id: UserID) -> Signal<User, APIError> {
+    return Signal(operation: { () throws(APIError) in
+        do {
+            return try await api.untypedUser(id: id)
+        } catch let error as APIError {
+            throw error
+        } catch {
+            throw .offline
+        }
+    })
+}
+
+/// A signal whose error type is not an `Error` (here `Void`) is awaited after `mapError`.
+func awaitable(_ signal: Signal<User, Void>) -> Signal<User, APIError> {
+    return signal |> mapError { _ in APIError.offline }
+}
+
+@Suite struct RecipesTests {
+    let ada = User(id: "ada", name: "Ada")
+
+    @Test func signalOperationRunsTheAsyncCallPerSubscription() async throws {
+        let api = UserAPI(users: [ada])
+        let signal = userSignal(api: api, id: "ada")
+        #expect(api.callCount == 0)
+        #expect(try await signal.get() == ada)
+        #expect(try await signal.get() == ada)
+        #expect(api.callCount == 2)
+    }
+
+    @Test func anAsyncSequenceBecomesASignal() async {
+        let feed = NotificationFeed()
+        feed.post("a")
+        feed.post("b")
+        feed.close()
+        var texts: [String] = []
+        for await text in notificationSignal(feed: feed).values {
+            texts.append(text)
+        }
+        #expect(texts == ["a", "b"])
+    }
+
+    @Test func aHandlerAwaitsTheFirstValue() async throws {
+        let api = UserAPI(users: [ada])
+        #expect(try await greeting(api: api, id: "ada") == "Hello, Ada")
+        await #expect(throws: APIError.notFound) { try await greeting(api: api, id: "nobody") }
+    }
+
+    @Test func iteratingKeepsEveryNotification() async {
+        let feed = NotificationFeed()
+        for index in 0..<100 {
+            feed.post("n\(index)")
+        }
+        let texts = await firstNotifications(100, feed: feed)
+        #expect(texts == (0..<100).map { "n\($0)" })
+    }
+
+    @Test func theAsyncAPIAndTheSignalUsersSeeOneState() async throws {
+        let connection = Connection()
+        let seenBySignalUsers = Atomic<[ConnectionStatus]>(value: [])
+        let subscription = connection.status.get().start(next: { status in
+            seenBySignalUsers.modify { $0 + [status] }
+        })
+        defer { subscription.dispose() }
+        #expect(try await connection.currentStatus() == .connecting)
+
+        let waiter = Task { try await connection.waitUntilReady() }
+        connection.status.set(.ready)
+        try await waiter.value
+
+        #expect(try await connection.currentStatus() == .ready)
+        #expect(seenBySignalUsers.with { $0 } == [.connecting, .ready])
+    }
+
+    @Test func waitingForReadinessEndsWithCancellation() async {
+        let connection = Connection()
+        let waiter = Task { try await connection.waitUntilReady() }
+        waiter.cancel()
+        await #expect(throws: CancellationError.self) { try await waiter.value }
+    }
+
+    @Test func statusUpdatesStartWithTheCurrentStatus() async {
+        let connection = Connection()
+        connection.status.set(.offline)
+        var iterator = connection.statusUpdates.makeAsyncIterator()
+        #expect(await iterator.next() == .offline)
+    }
+
+    @Test func errorsKeepTheirTypeOrAreMapped() async throws {
+        let api = UserAPI(users: [ada])
+        await #expect(throws: APIError.notFound) { try await loadUser(userSignal(api: api, id: "nobody")) }
+        await #expect(throws: APIError.timedOut) { try await loadUser(.complete()) }
+        #expect(await statusCode(api: api, id: "ada") == 200)
+        #expect(await statusCode(api: api, id: "nobody") == 404)
+        #expect(try await legacyUserSignal(api: api, id: "ada").get() == ada)
+        await #expect(throws: APIError.notFound) { try await legacyUserSignal(api: api, id: "x").get() }
+        await #expect(throws: APIError.offline) { try await awaitable(.fail(())).get() }
+    }
+
+    @Test func aCancelledHandlerAnswers499() async {
+        let api = UserAPI(users: [ada])
+        let handler = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await statusCode(api: api, id: "ada")
+        }
+        #expect(await handler.value == 499)
+        #expect(api.callCount == 0)
+    }
+}

@@ -1,0 +1,97 @@
+// The small world the guide's recipes and pitfalls live in: users, an async API with typed errors, a
+// notification feed. Not shown in the guide.
+
+import Foundation
+import SwiftSignalKit
+import Testing
+
+typealias UserID = String
+
+struct User: Equatable, Sendable {
+    var id: UserID
+    var name: String
+}
+
+enum APIError: Error, Equatable, Sendable {
+    case offline
+    case notFound
+    case timedOut
+}
+
+/// A new async client, with typed errors, that counts its calls.
+final class UserAPI: Sendable {
+    private let users: [UserID: User]
+    private let calls = Atomic<Int>(value: 0)
+    private let finished = Atomic<Int>(value: 0)
+
+    init(users: [User]) {
+        var byID: [UserID: User] = [:]
+        for user in users {
+            byID[user.id] = user
+        }
+        self.users = byID
+    }
+
+    var callCount: Int {
+        return self.calls.with { $0 }
+    }
+
+    func user(id: UserID) async throws(APIError) -> User {
+        self.calls.modify { $0 + 1 }
+        await Task.yield()
+        guard let user = self.users[id] else { throw .notFound }
+        return user
+    }
+
+    /// How many calls to `slowUser(id:)` have returned.
+    var finishedCount: Int {
+        return self.finished.with { $0 }
+    }
+
+    /// Hangs until its task is cancelled, then throws `.offline`.
+    func slowUser(id: UserID) async throws(APIError) -> User {
+        self.calls.modify { $0 + 1 }
+        defer { self.finished.modify { $0 + 1 } }
+        try? await Task.sleep(for: .seconds(3600))
+        throw .offline
+    }
+
+    /// A legacy-style API without a typed error.
+    func untypedUser(id: UserID) async throws -> User {
+        return try await self.user(id: id)
+    }
+}
+
+/// A feed of notification texts as an `AsyncStream`, fed by the test.
+final class NotificationFeed: Sendable {
+    let stream: AsyncStream<String>
+    private let continuation: AsyncStream<String>.Continuation
+
+    init() {
+        (self.stream, self.continuation) = AsyncStream.makeStream(of: String.self)
+    }
+
+    func notifications() -> AsyncStream<String> {
+        return self.stream
+    }
+
+    func post(_ text: String) {
+        self.continuation.yield(text)
+    }
+
+    func close() {
+        self.continuation.finish()
+    }
+}
+
+/// Waits for something another thread does; records an issue after 10 seconds.
+func eventually(
+    isolation: isolated (any Actor)? = #isolation, _ condition: () async -> Bool,
+    sourceLocation: SourceLocation = #_sourceLocation
+) async {
+    for _ in 0..<10_000 {
+        if await condition() { return }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    Issue.record("still not true after 10 seconds", sourceLocation: sourceLocation)
+}

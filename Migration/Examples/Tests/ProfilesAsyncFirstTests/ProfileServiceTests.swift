@@ -1,0 +1,1 @@
+../ProfilesLegacyTests/ProfileServiceTests.swift
