@@ -1,4 +1,4 @@
-// The names that the Swift blocks of README.md, the DocC catalogues and Migration/ take for granted.
+// The names that the Swift blocks of README.md and the DocC catalogues take for granted.
 //
 // Scripts/check-doc-snippets.py compiles this file as the module `SnippetContext`, which every block
 // imports (hence `package`: the blocks are modules of the same throwaway package). A block's own
