@@ -42,7 +42,9 @@ public final class ProfileService: Sendable {
 
     /// The profile with its owner's presence, sent again when either changes.
     public func card(id: String) -> Signal<ProfileCard, ProfileError> {
-        let presence = Signal(self.directory.presenceUpdates(id: id)) |> castError(ProfileError.self)
+        // `deferred`: a new stream at each start, since an AsyncStream is iterated once, and none before.
+        let directory = self.directory
+        let presence = deferred { Signal(directory.presenceUpdates(id: id)) } |> castError(ProfileError.self)
         return combineLatest(self.profile(id: id), presence)
             |> map { profile, presence in ProfileCard(profile: profile, isOnline: presence.isOnline) }
     }

@@ -20,7 +20,20 @@ func countRequest(_ requests: Atomic<Int>) async -> Int {
     return requests.modify { $0 + 1 }
 }
 
+/// `|>` hands a signal to an operator; read a chain from top to bottom, like chained method calls.
+func displayName(api: UserAPI, id: UserID) -> Signal<String, NoError> {
+    return userSignal(api: api, id: id)
+        |> map { user in user.name }
+        |> `catch` { _ in .single("someone") }
+}
+
 @Suite struct MentalModelTests {
+    @Test func operatorsChainWithThePipe() async {
+        let api = UserAPI(users: [User(id: "ada", name: "Ada")])
+        #expect(await displayName(api: api, id: "ada").first() == "Ada")
+        #expect(await displayName(api: api, id: "nobody").first() == "someone")
+    }
+
     @Test func signalsAreColdAndTasksAreNot() async {
         let requests = Atomic<Int>(value: 0)
         let signal = requestCounter(requests)  // nothing has run yet

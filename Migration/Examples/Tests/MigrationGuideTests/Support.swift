@@ -62,25 +62,72 @@ final class UserAPI: Sendable {
     }
 }
 
-/// A feed of notification texts as an `AsyncStream`, fed by the test.
+/// A feed of notification texts, fed by the test. Each call to `notifications()` makes a new
+/// `AsyncStream` that starts with every text posted so far.
 final class NotificationFeed: Sendable {
-    let stream: AsyncStream<String>
-    private let continuation: AsyncStream<String>.Continuation
-
-    init() {
-        (self.stream, self.continuation) = AsyncStream.makeStream(of: String.self)
+    private struct State {
+        var posted: [String] = []
+        var isClosed = false
+        var streams: [Int: AsyncStream<String>.Continuation] = [:]
+        var nextStream = 0
     }
 
+    private let state = Atomic<State>(value: State())
+
     func notifications() -> AsyncStream<String> {
-        return self.stream
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self)
+        var number = 0
+        var replay: [String] = []
+        var isClosed = false
+        self.state.modify { state in
+            var state = state
+            number = state.nextStream
+            state.nextStream += 1
+            state.streams[number] = continuation
+            replay = state.posted
+            isClosed = state.isClosed
+            return state
+        }
+        continuation.onTermination = { [weak self, number] _ in
+            self?.state.modify { state in
+                var state = state
+                state.streams[number] = nil
+                return state
+            }
+        }
+        for text in replay {
+            continuation.yield(text)
+        }
+        if isClosed {
+            continuation.finish()
+        }
+        return stream
     }
 
     func post(_ text: String) {
-        self.continuation.yield(text)
+        var streams: [AsyncStream<String>.Continuation] = []
+        self.state.modify { state in
+            var state = state
+            state.posted.append(text)
+            streams = Array(state.streams.values)
+            return state
+        }
+        for stream in streams {
+            stream.yield(text)
+        }
     }
 
     func close() {
-        self.continuation.finish()
+        var streams: [AsyncStream<String>.Continuation] = []
+        self.state.modify { state in
+            var state = state
+            state.isClosed = true
+            streams = Array(state.streams.values)
+            return state
+        }
+        for stream in streams {
+            stream.finish()
+        }
     }
 }
 

@@ -90,6 +90,19 @@ final class ProfileServiceTests: XCTestCase {
         XCTAssertEqual(cards.with { $0.map(\.isOnline) }, [false, true])
     }
 
+    func testACardSignalSubscribesOnlyWhenStartedAndCanBeStartedAgain() {
+        let directory = ProfileDirectory(profiles: [self.ada])
+        let service = ProfileService(directory: directory)
+        let card = service.card(id: "ada")
+        XCTAssertEqual(directory.presenceSubscriberCount(id: "ada"), 0)
+
+        let first = self.record(card |> take(1))
+        let second = self.record(card |> take(1))
+
+        XCTAssertEqual(first.values.map(\.profile), [self.ada])
+        XCTAssertEqual(second.values.map(\.profile), [self.ada])
+    }
+
     func testWatchingKeepsTheWatchedCardCurrentUntilStopped() {
         let directory = ProfileDirectory(profiles: [self.ada])
         let service = ProfileService(directory: directory)
