@@ -61,16 +61,16 @@ func displayName(api: UserAPI, id: UserID) -> Signal<String, NoError> {
     }
 
     @Test func cancellingATaskDisposesTheSubscriptionItAwaits() async {
-        let directory = Atomic<Int>(value: 0)
+        let openSubscriptions = Atomic<Int>(value: 0)  // how many subscriptions are open
         let neverEnds = Signal<User, APIError> { _ in
-            directory.modify { $0 + 1 }
-            return ActionDisposable { directory.modify { $0 - 1 } }
+            openSubscriptions.modify { $0 + 1 }
+            return ActionDisposable { openSubscriptions.modify { $0 - 1 } }
         }
         let request = Task { try await neverEnds.get() }
-        await eventually { directory.with { $0 } == 1 }
+        await eventually { openSubscriptions.with { $0 } == 1 }
         request.cancel()  // disposes the subscription, and `get()` throws CancellationError
         await #expect(throws: CancellationError.self) { try await request.value }
-        #expect(directory.with { $0 } == 0)
+        #expect(openSubscriptions.with { $0 } == 0)
     }
 
     @Test func typedErrorsCrossTheBridgeWithTheirType() async {

@@ -128,6 +128,11 @@ func collect(_ lines: Signal<String, NoError>, into report: QueueLocalActor<[Str
         })
 }
 
+/// Fix 4: the bridges need `Sendable` values; await a `Sendable` part of a value that is not.
+func lineCount(of reports: Signal<ReportBuilder, NoError>) async -> Int? {
+    return await (reports |> map { report in report.lines.count }).first()
+}
+
 // MARK: - Values lost from a hot ValuePipe
 
 /// Right: subscribe first, into a stream that keeps the values until the loop takes them.
@@ -206,13 +211,13 @@ func requiredTheme(_ theme: Signal<String, NoError>) async throws -> String {
         let inCallback = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         let finished = Atomic<Bool>(value: false)
-        let prices = ValuePipe<Int>()
-        let subscription = prices.signal().start(next: { _ in
+        let ticks = ValuePipe<Int>()
+        let subscription = ticks.signal().start(next: { _ in
             inCallback.signal()
             release.wait()
             _ = finished.swap(true)
         })
-        let producer = Thread { prices.putNext(1) }
+        let producer = Thread { ticks.putNext(1) }
         producer.start()
         inCallback.wait()
         subscription.dispose()  // returns at once, while the callback is still running on `producer`
@@ -266,9 +271,20 @@ func requiredTheme(_ theme: Signal<String, NoError>) async throws -> String {
         subscription.dispose()
     }
 
+    @Test func aSendablePartOfALegacyValueCrossesTheBridge() async {
+        let reports = Signal<ReportBuilder, NoError> { subscriber in
+            let report = ReportBuilder()
+            report.lines = ["a", "b"]
+            subscriber.putNext(report)
+            subscriber.putCompletion()
+            return EmptyDisposable
+        }
+        #expect(await lineCount(of: reports) == 2)
+    }
+
     @Test func valuesPutBeforeTheLoopSubscribesAreLost() async {
-        let events = ValuePipe<String>()
         let firstSeen = Atomic<String?>(value: nil)
+        let events = ValuePipe<String>()
         let sequence = events.values  // not subscribed yet: that happens at the loop's first next()
         events.putNext("connected")  // nobody is listening: lost
         let loop = Task {

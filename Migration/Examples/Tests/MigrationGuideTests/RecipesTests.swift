@@ -37,6 +37,13 @@ func firstNotifications(_ count: Int, feed: NotificationFeed) async -> [String] 
     return texts
 }
 
+/// A signal that only completes (a command, `Signal<Never, E>`): iterate it to its end. The loop
+/// also ends, without an error, when the task is cancelled, so check for that afterwards.
+func perform(_ command: Signal<Never, APIError>) async throws {
+    for try await _ in command.values {}
+    try Task.checkCancellation()
+}
+
 // MARK: - An async API over a promise-backed property
 
 enum ConnectionStatus: Equatable, Sendable {
@@ -145,6 +152,16 @@ func awaitable(_ signal: Signal<User, Void>) -> Signal<User, APIError> {
         let api = UserAPI(users: [ada])
         #expect(try await greeting(api: api, id: "ada") == "Hello, Ada")
         await #expect(throws: APIError.notFound) { try await greeting(api: api, id: "nobody") }
+    }
+
+    @Test func aCommandIsAwaitedToItsEnd() async throws {
+        try await perform(.complete())
+        await #expect(throws: APIError.offline) { try await perform(.fail(.offline)) }
+        let cancelled = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await perform(.never())
+        }
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
     }
 
     @Test func iteratingKeepsEveryNotification() async {
