@@ -1,0 +1,70 @@
+import SwiftSignalKit
+
+/// How an async operator (`mapAsync`, `filterAsync`, `compactMapAsync`) runs its transform: how many at once, in which order the results
+/// leave, and what happens to values that arrive while the transforms are busy.
+///
+/// ```swift
+/// requests |> mapAsync { request in try await db.load(request) }                  // .serial
+/// queries |> mapAsync(.latest) { text in try await search(text) }                 // newest wins
+/// ids |> mapAsync(.concurrent(max: 8, ordered: true)) { id in try await fetch(id) } // 8 at once
+/// ```
+public struct AsyncTransformPolicy: Sendable, Equatable {
+    @usableFromInline enum Mode: Sendable, Equatable {
+        case serial
+        case latest
+        case concurrent(max: Int, ordered: Bool)
+    }
+
+    @usableFromInline let mode: Mode
+    @usableFromInline let buffering: SignalBufferingPolicy
+
+    init(mode: Mode, buffering: SignalBufferingPolicy) {
+        switch buffering {
+        case .bufferingNewest(let limit), .bufferingOldest(let limit):
+            if limit < 0 { misuse("AsyncTransformPolicy: a buffering limit must be at least 0, got \(limit)") }
+        case .unbounded:
+            break
+        }
+        self.mode = mode
+        self.buffering = buffering
+    }
+
+    /// One transform at a time, results in input order; every value that arrives meanwhile waits.
+    ///
+    /// The default policy. Same as `.serial(buffering: .unbounded)`.
+    public static let serial = AsyncTransformPolicy(mode: .serial, buffering: .unbounded)
+
+    /// One transform at a time, results in input order; values that arrive meanwhile wait under
+    /// `buffering`.
+    ///
+    /// - Parameter buffering: What to keep while a transform runs: `.unbounded` keeps every value,
+    ///   `.bufferingNewest(n)` the newest `n`, `.bufferingOldest(n)` the first `n` (the others are
+    ///   dropped and never transformed).
+    /// - Returns: The policy.
+    public static func serial(buffering: SignalBufferingPolicy) -> AsyncTransformPolicy {
+        return AsyncTransformPolicy(mode: .serial, buffering: buffering)
+    }
+
+    /// One transform at a time; a new value cancels the running transform, whose result is then dropped.
+    ///
+    /// The async counterpart of `mapToSignal` (`switchToLatest`): search as you type, the latest
+    /// request wins.
+    public static let latest = AsyncTransformPolicy(mode: .latest, buffering: .unbounded)
+
+    /// At most `max` transforms at once; values that arrive while `max` run wait under `buffering`.
+    ///
+    /// - Parameters:
+    ///   - max: The most transforms running at the same time; at least 1.
+    ///   - ordered: `true` sends the results in the order of their values (a fast result waits for the
+    ///     slower ones before it); `false` sends each result as soon as its transform finishes.
+    ///   - buffering: What to keep while `max` transforms run (see ``serial(buffering:)``).
+    /// - Returns: The policy.
+    public static func concurrent(
+        max: Int, ordered: Bool, buffering: SignalBufferingPolicy = .unbounded
+    )
+        -> AsyncTransformPolicy
+    {
+        if max < 1 { misuse("AsyncTransformPolicy.concurrent(max:ordered:): max must be at least 1, got \(max)") }
+        return AsyncTransformPolicy(mode: .concurrent(max: max, ordered: ordered), buffering: buffering)
+    }
+}

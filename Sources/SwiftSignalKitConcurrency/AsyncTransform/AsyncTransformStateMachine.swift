@@ -1,0 +1,373 @@
+import SwiftSignalKit
+
+/// A value taken for transforming, with its position in the input.
+struct AsyncTransformWork<T: Sendable>: Sendable {
+    let index: Int
+    let value: T
+}
+
+/// What the worker task of a subscription does next.
+enum AsyncTransformCommand<T: Sendable>: Sendable {
+    /// Transform this value itself (the serial policy: the worker is the only runner).
+    case run(AsyncTransformWork<T>)
+    /// Start a runner task for this value (the latest and concurrent policies).
+    case spawn(runner: Int, AsyncTransformWork<T>)
+    /// The subscription ended.
+    case stop
+}
+
+/// An event for the subscriber, sent by whichever thread drains the outbox.
+enum AsyncTransformOutgoing<R: Sendable, E: Error>: Sendable {
+    case value(R)
+    case failed(E)
+    case completed
+}
+
+/// The state of one subscription to an async operator; every event returns what to do after
+/// unlocking (``Effects``). Values, results and continuations leave the state in the effects, so that
+/// nothing is released, resumed, cancelled or disposed under the lock.
+struct AsyncTransformStateMachine<T: Sendable, R: Sendable, E: Error>: Sendable {
+    typealias Work = AsyncTransformWork<T>
+    typealias Command = AsyncTransformCommand<T>
+    typealias Outgoing = AsyncTransformOutgoing<R, E>
+    typealias Waiter = UnsafeContinuation<Command, Never>
+
+    /// The key of the worker when it runs transforms itself (the serial policy).
+    static var workerKey: Int { -1 }
+
+    enum Phase: Sendable {
+        /// Values are taken and transformed.
+        case running
+        /// A terminal event is in the outbox: no more work starts.
+        case ending
+        /// Disposed: nothing is delivered.
+        case disposed
+    }
+
+    /// What the storage does once it has unlocked. Every field is optional work.
+    struct Effects: Sendable {
+        /// Resume the waiting worker with this command.
+        var resume: (Waiter, Command)?
+        /// Drain the outbox: this thread became the drainer.
+        var drain = false
+        /// Cancel these tasks.
+        var cancel: [Task<Void, Never>] = []
+        /// Dispose the upstream subscription.
+        var upstream: Disposable?
+        /// Values dropped by the buffering policy or the end of the subscription, released here.
+        var dropped: [T?] = []
+        /// Results dropped by the end of the subscription, released here.
+        var droppedResults: [R?] = []
+        var droppedOutgoing: [Outgoing?] = []
+    }
+
+    let mode: AsyncTransformPolicy.Mode
+    let buffering: SignalBufferingPolicy
+    private(set) var phase = Phase.running
+    /// Values that no transform has taken yet, limited by `buffering`.
+    private var waiting = ValueRing<T>()
+    /// Commands the worker has not taken yet.
+    private var commands = ValueRing<Command>()
+    private var waiter: Waiter?
+    /// Transforms running or about to (a queued command), not counting superseded `latest` runners.
+    private var busy = 0
+    private var runners: [Int: Task<Void, Never>] = [:]
+    /// Runners that finished before the worker registered their task.
+    private var exitedUnregistered: Set<Int> = []
+    private var nextRunner = 0
+    /// The runner whose result counts, under the latest policy.
+    private var latestRunner: Int?
+    private var nextIndex = 0
+    /// Ordered policies: the index of the next result to send, and results that wait for earlier ones
+    /// (`nil` inside: the value was filtered out).
+    private var nextIndexToSend = 0
+    private var outOfOrder: [Int: R?] = [:]
+    private var outbox = ValueRing<Outgoing>()
+    private var isDraining = false
+    private var upstreamFinished = false
+    private var upstream: Disposable?
+    private var worker: Task<Void, Never>?
+
+    init(policy: AsyncTransformPolicy) {
+        self.mode = policy.mode
+        self.buffering = policy.buffering
+    }
+
+    private var isOrdered: Bool {
+        switch self.mode {
+        case .serial: return true
+        case .latest: return false
+        case .concurrent(_, let ordered): return ordered
+        }
+    }
+
+    // MARK: - Setup
+
+    /// The worker task was created; returns it to be cancelled at once when the subscription has ended.
+    mutating func workerStarted(_ task: Task<Void, Never>) -> Task<Void, Never>? {
+        if case .disposed = self.phase { return task }
+        self.worker = task
+        return nil
+    }
+
+    /// The upstream subscription started; returns it to be disposed at once when it is not needed.
+    mutating func upstreamStarted(_ disposable: Disposable) -> Disposable? {
+        if case .running = self.phase {
+            self.upstream = disposable
+            return nil
+        }
+        return disposable
+    }
+
+    // MARK: - Upstream events
+
+    mutating func valueArrived(_ value: T) -> Effects {
+        var effects = Effects()
+        guard case .running = self.phase else {
+            effects.dropped.append(value)
+            return effects
+        }
+        switch self.mode {
+        case .serial:
+            if self.busy == 0 {
+                self.busy = 1
+                self.issue(.run(self.take(value)), into: &effects)
+            } else {
+                self.buffer(value, into: &effects)
+            }
+        case .concurrent(let max, _):
+            if self.busy < max {
+                self.busy += 1
+                self.issue(.spawn(runner: self.newRunner(), self.take(value)), into: &effects)
+            } else {
+                self.buffer(value, into: &effects)
+            }
+        case .latest:
+            // The newest value supersedes the current transform: a runner that has not started yet is
+            // replaced, a running one is cancelled and its result will be dropped.
+            if let current = self.latestRunner {
+                if let task = self.runners[current] {
+                    effects.cancel.append(task)
+                }
+                if !self.commands.isEmpty {
+                    for case .spawn(_, let work)? in self.commands.removeAll() {
+                        effects.dropped.append(work.value)
+                    }
+                }
+            }
+            self.busy = 1
+            let runner = self.newRunner()
+            self.latestRunner = runner
+            self.issue(.spawn(runner: runner, self.take(value)), into: &effects)
+        }
+        return effects
+    }
+
+    mutating func upstreamFailed(_ error: E) -> Effects {
+        var effects = Effects()
+        guard case .running = self.phase else { return effects }
+        self.end(with: .failed(error), into: &effects)
+        return effects
+    }
+
+    mutating func upstreamCompleted() -> Effects {
+        var effects = Effects()
+        guard case .running = self.phase else { return effects }
+        self.upstreamFinished = true
+        self.completeIfIdle(into: &effects)
+        return effects
+    }
+
+    // MARK: - Worker and runners
+
+    /// The worker asks for its next command: returns it, or nil after storing `waiter` to be resumed.
+    mutating func nextCommand(orWait waiter: Waiter?) -> Command? {
+        if case .running = self.phase {
+            if !self.commands.isEmpty { return self.commands.removeFirst() }
+            if let waiter {
+                if self.waiter != nil { preconditionFailure("AsyncTransform: two workers wait") }
+                self.waiter = waiter
+            }
+            return nil
+        }
+        return .stop
+    }
+
+    /// The worker started the task of `runner`; returns it to be cancelled when the subscription ended.
+    mutating func runnerStarted(_ runner: Int, task: Task<Void, Never>) -> Task<Void, Never>? {
+        if self.exitedUnregistered.remove(runner) != nil { return nil }
+        guard case .running = self.phase else { return task }
+        // Registered even when superseded (cancelled at once), so that its exit finds it.
+        self.runners[runner] = task
+        if case .latest = self.mode, self.latestRunner != runner { return task }
+        return nil
+    }
+
+    /// A transform finished. Returns the effects, and the next value for the same runner (nil: the
+    /// runner exits).
+    mutating func transformFinished(runner: Int, index: Int, result: Result<R?, E>) -> (Effects, Work?) {
+        var effects = Effects()
+        // After the end, the state keeps no runner: there is nothing to unregister.
+        guard case .running = self.phase else { return (effects, nil) }
+        if case .latest = self.mode, self.latestRunner != runner {
+            // Superseded by a newer value: its result does not count.
+            self.runnerExited(runner)
+            return (effects, nil)
+        }
+        switch result {
+        case .failure(let error):
+            self.runnerExited(runner)
+            self.end(with: .failed(error), into: &effects)
+            return (effects, nil)
+        case .success(let output):
+            if self.isOrdered {
+                self.sendInOrder(index: index, output)
+            } else if let output {
+                self.outbox.append(.value(output))
+            }
+        }
+        var next: Work?
+        if !self.waiting.isEmpty, case .running = self.phase {
+            next = self.take(self.waiting.removeFirst())
+        } else {
+            self.busy -= 1
+            if case .latest = self.mode { self.latestRunner = nil }
+            self.runnerExited(runner)
+            self.completeIfIdle(into: &effects)
+        }
+        self.startDrainingIfNeeded(into: &effects)
+        return (effects, next)
+    }
+
+    // MARK: - Delivery
+
+    /// The drainer takes the next event to send; nil ends the drain (someone else drains next time).
+    mutating func nextOutgoing() -> Outgoing? {
+        if case .disposed = self.phase {
+            self.isDraining = false
+            return nil
+        }
+        if self.outbox.isEmpty {
+            self.isDraining = false
+            return nil
+        }
+        return self.outbox.removeFirst()
+    }
+
+    // MARK: - Disposal
+
+    mutating func dispose() -> Effects {
+        var effects = Effects()
+        if case .disposed = self.phase { return effects }
+        self.phase = .disposed
+        self.stopEverything(into: &effects)
+        effects.droppedOutgoing = self.outbox.removeAll()
+        return effects
+    }
+
+    // MARK: - Helpers
+
+    private mutating func newRunner() -> Int {
+        let runner = self.nextRunner
+        self.nextRunner += 1
+        return runner
+    }
+
+    private mutating func take(_ value: T) -> Work {
+        let work = Work(index: self.nextIndex, value: value)
+        self.nextIndex += 1
+        return work
+    }
+
+    private mutating func issue(_ command: Command, into effects: inout Effects) {
+        if let waiter = self.waiter {
+            self.waiter = nil
+            effects.resume = (waiter, command)
+        } else {
+            self.commands.append(command)
+        }
+    }
+
+    private mutating func buffer(_ value: T, into effects: inout Effects) {
+        switch self.buffering {
+        case .unbounded:
+            self.waiting.append(value)
+        case .bufferingNewest(let limit):
+            if limit == 0 {
+                effects.dropped.append(value)
+                return
+            }
+            if self.waiting.count >= limit {
+                effects.dropped.append(self.waiting.removeFirst())
+            }
+            self.waiting.append(value)
+        case .bufferingOldest(let limit):
+            if self.waiting.count >= limit {
+                effects.dropped.append(value)
+            } else {
+                self.waiting.append(value)
+            }
+        }
+    }
+
+    private mutating func sendInOrder(index: Int, _ output: R?) {
+        guard index == self.nextIndexToSend else {
+            self.outOfOrder[index] = output
+            return
+        }
+        if let output { self.outbox.append(.value(output)) }
+        self.nextIndexToSend += 1
+        while let ready = self.outOfOrder.removeValue(forKey: self.nextIndexToSend) {
+            if let ready { self.outbox.append(.value(ready)) }
+            self.nextIndexToSend += 1
+        }
+    }
+
+    private mutating func runnerExited(_ runner: Int) {
+        if runner == Self.workerKey { return }
+        if self.runners.removeValue(forKey: runner) == nil {
+            self.exitedUnregistered.insert(runner)
+        }
+    }
+
+    private mutating func completeIfIdle(into effects: inout Effects) {
+        guard self.upstreamFinished, self.busy == 0, self.waiting.isEmpty, self.commands.isEmpty else { return }
+        self.end(with: .completed, into: &effects)
+    }
+
+    /// Queues the terminal event and stops all work; the values already in the outbox go first.
+    private mutating func end(with terminal: Outgoing, into effects: inout Effects) {
+        self.phase = .ending
+        self.stopEverything(into: &effects)
+        self.outbox.append(terminal)
+        self.startDrainingIfNeeded(into: &effects)
+    }
+
+    private mutating func stopEverything(into effects: inout Effects) {
+        effects.cancel.append(contentsOf: self.runners.values)
+        self.runners.removeAll()
+        if let worker = self.worker.take() {
+            effects.cancel.append(worker)
+        }
+        if let waiter = self.waiter.take() {
+            effects.resume = (waiter, .stop)
+        }
+        effects.upstream = self.upstream.take()
+        effects.dropped.append(contentsOf: self.waiting.removeAll())
+        for case let command? in self.commands.removeAll() {
+            if case .run(let work) = command { effects.dropped.append(work.value) }
+            if case .spawn(_, let work) = command { effects.dropped.append(work.value) }
+        }
+        effects.droppedResults.append(contentsOf: self.outOfOrder.values)
+        self.outOfOrder.removeAll()
+        self.busy = 0
+        self.latestRunner = nil
+    }
+
+    private mutating func startDrainingIfNeeded(into effects: inout Effects) {
+        if !self.outbox.isEmpty, !self.isDraining {
+            self.isDraining = true
+            effects.drain = true
+        }
+    }
+}

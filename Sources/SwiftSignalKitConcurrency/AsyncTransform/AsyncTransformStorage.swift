@@ -1,0 +1,122 @@
+import SwiftSignalKit
+
+/// One subscription to an async operator: the upstream subscription, a worker task and the runner tasks
+/// it starts, and the state machine that orders them. It is also the subscription's disposable.
+///
+/// Tasks: the worker is created when the subscription starts, so it takes the priority given to the
+/// operator or else that of the task that started the subscription, and that task's task-local values.
+/// Runner tasks are created by the worker, so they inherit the same. Under the serial policy the worker
+/// runs the transforms itself.
+///
+/// Delivery: results and the terminal event go through an outbox that one thread at a time drains, so
+/// the subscriber is never called from two threads at once; the subscriber drops whatever arrives after
+/// `dispose()` returned.
+final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposable {
+    typealias Machine = AsyncTransformStateMachine<T, R, E>
+    typealias Transform = @Sendable (T) async throws(E) -> R?
+
+    private let subscriber: Subscriber<R, E>
+    private let transform: Transform
+    private let priority: TaskPriority?
+    private let state: LockedState<Machine>
+
+    init(subscriber: Subscriber<R, E>, policy: AsyncTransformPolicy, priority: TaskPriority?, transform: @escaping Transform) {
+        self.subscriber = subscriber
+        self.transform = transform
+        self.priority = priority
+        self.state = LockedState(Machine(policy: policy))
+    }
+
+    /// Starts the worker, then the upstream subscription.
+    func start(_ upstream: Signal<T, E>) {
+        let worker = Task(priority: self.priority) {
+            await self.work()
+        }
+        self.state.withLock { $0.workerStarted(worker) }?.cancel()
+        let subscription = upstream.start(
+            next: { value in self.perform(self.state.withLock { $0.valueArrived(value) }) },
+            error: { error in self.perform(self.state.withLock { $0.upstreamFailed(error) }) },
+            completed: { self.perform(self.state.withLock { $0.upstreamCompleted() }) }
+        )
+        self.state.withLock { $0.upstreamStarted(subscription) }?.dispose()
+    }
+
+    func dispose() {
+        self.perform(self.state.withLock { $0.dispose() })
+    }
+
+    // MARK: - Tasks
+
+    private func work() async {
+        while true {
+            switch await self.nextCommand() {
+            case .stop:
+                return
+            case .run(let work):
+                await self.run(work, as: Machine.workerKey)
+            case .spawn(let runner, let work):
+                let task = Task(priority: self.priority) {
+                    await self.run(work, as: runner)
+                }
+                self.state.withLock { $0.runnerStarted(runner, task: task) }?.cancel()
+            }
+        }
+    }
+
+    private func nextCommand() async -> AsyncTransformCommand<T> {
+        if let ready = self.state.withLock({ $0.nextCommand(orWait: nil) }) {
+            return ready
+        }
+        return await withUnsafeContinuation { continuation in
+            if let ready = self.state.withLock({ $0.nextCommand(orWait: continuation) }) {
+                continuation.resume(returning: ready)
+            }
+        }
+    }
+
+    /// Transforms `work`, then every value the state hands this runner next.
+    private func run(_ work: AsyncTransformWork<T>, as runner: Int) async {
+        var current: AsyncTransformWork<T>? = work
+        while let work = current {
+            let result: Result<R?, E>
+            do throws(E) {
+                result = .success(try await self.transform(work.value))
+            } catch {
+                result = .failure(error)
+            }
+            let (effects, next) = self.state.withLock { $0.transformFinished(runner: runner, index: work.index, result: result) }
+            self.perform(effects)
+            current = next
+        }
+    }
+
+    // MARK: - Effects
+
+    private func perform(_ effects: Machine.Effects) {
+        if let (waiter, command) = effects.resume {
+            waiter.resume(returning: command)
+        }
+        for task in effects.cancel {
+            task.cancel()
+        }
+        effects.upstream?.dispose()
+        withExtendedLifetime((effects.dropped, effects.droppedResults, effects.droppedOutgoing)) {}
+        if effects.drain {
+            self.drain()
+        }
+    }
+
+    /// Sends the outbox to the subscriber until it is empty; only one thread drains at a time.
+    private func drain() {
+        while let outgoing = self.state.withLock({ $0.nextOutgoing() }) {
+            switch outgoing {
+            case .value(let value):
+                self.subscriber.putNext(value)
+            case .failed(let error):
+                self.subscriber.putError(error)
+            case .completed:
+                self.subscriber.putCompletion()
+            }
+        }
+    }
+}

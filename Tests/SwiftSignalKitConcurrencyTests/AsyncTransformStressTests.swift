@@ -1,0 +1,77 @@
+import SwiftSignalKit
+import SwiftSignalKitConcurrency
+import Testing
+
+/// The async operators with a transform that finishes at once, named for the test output.
+enum RacingForm: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case mapSerial, mapLatest, mapConcurrentOrdered, mapConcurrentUnordered, filter, compactMap, generator
+
+    var testDescription: String { self.rawValue }
+
+    /// One value through the operator; the transform reports 1 when `disposeReturned` was set before
+    /// it finished, so a delivered 1 is an event sent after `dispose()` returned.
+    func signal(disposeReturned: Atomic<Bool>, tracked: Tracked) -> Signal<Int, NoError> {
+        let source = Signal<Int, NoError>.single(0)
+        let sample: @Sendable () -> Int = {
+            withExtendedLifetime(tracked) {}
+            return disposeReturned.with { $0 } ? 1 : 0
+        }
+        switch self {
+        case .mapSerial: return source |> mapAsync { _ in sample() }
+        case .mapLatest: return source |> mapAsync(.latest) { _ in sample() }
+        case .mapConcurrentOrdered: return source |> mapAsync(.concurrent(max: 4, ordered: true)) { _ in sample() }
+        case .mapConcurrentUnordered: return source |> mapAsync(.concurrent(max: 4, ordered: false)) { _ in sample() }
+        case .filter: return source |> map { _ in 1 } |> filterAsync { _ in sample() == 1 }
+        case .compactMap: return source |> compactMapAsync { _ in sample() }
+        case .generator: return Signal { send in send(sample()) }
+        }
+    }
+}
+
+@Suite struct AsyncTransformStressTests {
+    /// Dispose racing a transform that finishes at once, 100,000 times per operator: nothing sent after
+    /// `dispose()` returned is delivered, and every subscription's tasks end and release it (a task or a
+    /// continuation left waiting would keep its tracked object alive).
+    @Test(arguments: RacingForm.allCases)
+    func disposeRacingAFinishingTransform(form: RacingForm) async {
+        let tracker = LifetimeTracker()
+        let late = Counter()
+        let delivered = Counter()
+        for _ in 0..<100_000 {
+            let disposeReturned = Atomic(value: false)
+            let signal = form.signal(disposeReturned: disposeReturned, tracked: tracker.make())
+            let subscription = signal.start(next: { value in
+                delivered.increment()
+                if value == 1 { late.increment() }
+            })
+            subscription.dispose()
+            _ = disposeReturned.swap(true)
+        }
+        #expect(late.value == 0, "a value sent after dispose() returned was delivered")
+        await eventually { tracker.live.value == 0 }
+        #expect(tracker.live.value == 0, "a subscription's task or continuation was left behind")
+    }
+
+    /// Disposing an idle subscription, whose worker waits for the next value, ends the worker: every
+    /// subscription is released.
+    @Test(arguments: [AsyncTransformPolicy.serial, .latest, .concurrent(max: 3, ordered: true)])
+    func disposingAnIdleSubscriptionEndsItsWorker(policy: AsyncTransformPolicy) async {
+        let tracker = LifetimeTracker()
+        for _ in 0..<100 {
+            let pipe = ValuePipe<Int>()
+            let tracked = tracker.make()
+            let received = Counter()
+            let subscription =
+                (pipe.signal()
+                |> mapAsync(policy) { value in
+                    withExtendedLifetime(tracked) {}
+                    return value
+                }).start(next: { _ in received.increment() })
+            pipe.putNext(1)
+            await eventually { received.value == 1 }
+            subscription.dispose()
+        }
+        await eventually { tracker.live.value == 0 }
+        #expect(tracker.live.value == 0, "a worker was left waiting")
+    }
+}

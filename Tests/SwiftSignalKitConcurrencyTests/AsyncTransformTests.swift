@@ -1,0 +1,463 @@
+import SwiftSignalKit
+import SwiftSignalKitConcurrency
+import Testing
+
+@Suite struct AsyncTransformOrderTests {
+    @Test func serialRunsOneAtATimeInInputOrder() async {
+        let meter = ConcurrencyMeter()
+        let pipe = ValuePipe<Int>()
+        let recording = Recording<Int, NoError>()
+        let subscription = recording.start(
+            pipe.signal()
+                |> mapAsync { value in
+                    meter.enter()
+                    defer { meter.leave() }
+                    for _ in 0..<(value % 3) { await Task.yield() }
+                    return value * 10
+                })
+        for value in 0..<200 { pipe.putNext(value) }
+        await eventually { recording.valueList.count == 200 }
+        #expect(recording.valueList == (0..<200).map { $0 * 10 })
+        #expect(meter.peak == 1)
+        #expect(recording.overlap.value == 0)
+        subscription.dispose()
+    }
+
+    @Test func serialKeepsOnlyTheNewestWaitingValueWhenAskedTo() async {
+        let gate = Gate()
+        let pipe = ValuePipe<Int>()
+        let recording = Recording<Int, NoError>()
+        let subscription = recording.start(
+            pipe.signal()
+                |> mapAsync(.serial(buffering: .bufferingNewest(1))) { value in
+                    if value == 1 { await gate.wait() }
+                    return value
+                })
+        pipe.putNext(1)
+        await eventually { gate.arrivals.value == 1 }
+        for value in 2...5 { pipe.putNext(value) }  // 2, 3 and 4 are dropped while 1 runs
+        gate.open()
+        await eventually { recording.valueList.count == 2 }
+        #expect(recording.valueList == [1, 5])
+        subscription.dispose()
+    }
+
+    @Test func serialKeepsTheOldestWaitingValuesWhenAskedTo() async {
+        let gate = Gate()
+        let pipe = ValuePipe<Int>()
+        let recording = Recording<Int, NoError>()
+        let subscription = recording.start(
+            pipe.signal()
+                |> mapAsync(.serial(buffering: .bufferingOldest(2))) { value in
+                    if value == 1 { await gate.wait() }
+                    return value
+                })
+        pipe.putNext(1)
+        await eventually { gate.arrivals.value == 1 }
+        for value in 2...5 { pipe.putNext(value) }
+        gate.open()
+        await eventually { recording.valueList.count == 3 }
+        #expect(recording.valueList == [1, 2, 3])
+        subscription.dispose()
+    }
+
+    @Test func latestCancelsTheRunningTransform() async {
+        let firstGate = Gate()
+        let cancelled = Counter()
+        let pipe = ValuePipe<String>()
+        let recording = Recording<String, NoError>()
+        let subscription = recording.start(
+            pipe.signal()
+                |> mapAsync(.latest) { text in
+                    if text == "a" {
+                        do {
+                            try await firstGate.waitOrCancel()
+                        } catch {
+                            cancelled.increment()
+                        }
+                    }
+                    return text.uppercased()
+                })
+        pipe.putNext("a")
+        await eventually { firstGate.arrivals.value == 1 }
+        pipe.putNext("b")
+        await eventually { recording.valueList == ["B"] }
+        await eventually { cancelled.value == 1 }
+        #expect(recording.valueList == ["B"])  // "A" was computed after the cancellation, and dropped
+        subscription.dispose()
+    }
+
+    @Test func concurrentNeverExceedsItsWidthAndKeepsInputOrder() async {
+        let meter = ConcurrencyMeter()
+        let pipe = ValuePipe<Int>()
+        let recording = Recording<Int, NoError>()
+        let subscription = recording.start(
+            pipe.signal()
+                |> mapAsync(.concurrent(max: 3, ordered: true)) { value in
+                    meter.enter()
+                    defer { meter.leave() }
+                    for _ in 0..<((100 - value) % 7) { await Task.yield() }
+                    return value
+                })
+        for value in 0..<100 { pipe.putNext(value) }
+        await eventually { recording.valueList.count == 100 }
+        #expect(recording.valueList == Array(0..<100))
+        #expect(meter.peak <= 3)
+        #expect(recording.overlap.value == 0)
+        subscription.dispose()
+    }
+
+    @Test func concurrentReachesItsWidth() async {
+        let gate = Gate()
+        let meter = ConcurrencyMeter()
+        let pipe = ValuePipe<Int>()
+        let recording = Recording<Int, NoError>()
+        let subscription = recording.start(
+            pipe.signal()
+                |> mapAsync(.concurrent(max: 3, ordered: false)) { value in
+                    meter.enter()
+                    await gate.wait()
+                    meter.leave()
+                    return value
+                })
+        for value in 0..<10 { pipe.putNext(value) }
+        await eventually { gate.arrivals.value == 3 }
+        #expect(meter.current == 3)
+        gate.open()
+        await eventually { recording.valueList.count == 10 }
+        #expect(meter.peak == 3)
+        #expect(Set(recording.valueList) == Set(0..<10))
+        subscription.dispose()
+    }
+
+    @Test func unorderedSendsEachResultWhenItsTransformFinishes() async {
+        let gates = [Gate(), Gate()]
+        let pipe = ValuePipe<Int>()
+        let recording = Recording<Int, NoError>()
+        let subscription = recording.start(
+            pipe.signal()
+                |> mapAsync(.concurrent(max: 2, ordered: false)) { value in
+                    await gates[value].wait()
+                    return value
+                })
+        pipe.putNext(0)
+        pipe.putNext(1)
+        await eventually { gates[0].arrivals.value == 1 && gates[1].arrivals.value == 1 }
+        gates[1].open()
+        await eventually { recording.valueList == [1] }
+        gates[0].open()
+        await eventually { recording.valueList == [1, 0] }
+        subscription.dispose()
+    }
+
+    @Test func orderedHoldsAFastResultUntilTheSlowerOnesBeforeIt() async {
+        let gates = [Gate(), Gate()]
+        let pipe = ValuePipe<Int>()
+        let recording = Recording<Int, NoError>()
+        let subscription = recording.start(
+            pipe.signal()
+                |> mapAsync(.concurrent(max: 2, ordered: true)) { value in
+                    await gates[value].wait()
+                    return value
+                })
+        pipe.putNext(0)
+        pipe.putNext(1)
+        await eventually { gates[0].arrivals.value == 1 && gates[1].arrivals.value == 1 }
+        gates[1].open()
+        await Task.yield()
+        #expect(recording.valueList == [])
+        gates[0].open()
+        await eventually { recording.valueList == [0, 1] }
+        subscription.dispose()
+    }
+
+    @Test func filterAndCompactMapLeaveValuesOutWithoutHoldingOthersBack() async {
+        let numbers = Signal<Int, NoError> { subscriber in
+            for value in 0..<20 { subscriber.putNext(value) }
+            subscriber.putCompletion()
+            return EmptyDisposable
+        }
+        let even = Recording<Int, NoError>()
+        let halves = Recording<Int, NoError>()
+        let first = even.start(numbers |> filterAsync(.concurrent(max: 4, ordered: true)) { value in value % 2 == 0 })
+        let second = halves.start(numbers |> compactMapAsync { value in value % 2 == 0 ? value / 2 : nil })
+        await eventually { even.isCompleted && halves.isCompleted }
+        #expect(even.valueList == Array(stride(from: 0, to: 20, by: 2)))
+        #expect(halves.valueList == Array(0..<10))
+        first.dispose()
+        second.dispose()
+    }
+}
+
+@Suite struct AsyncTransformLifetimeTests {
+    @Test func completionWaitsForTheLastTransform() async {
+        let gate = Gate()
+        let pipe = ValuePipe<Int>()
+        let source = Signal<Int, NoError> { subscriber in
+            let inner = pipe.signal().start(next: { subscriber.putNext($0) }, completed: { subscriber.putCompletion() })
+            return inner
+        }
+        let ending = ValuePipe<Void>()
+        let recording = Recording<Int, NoError>()
+        let subscription = recording.start(
+            Signal<Int, NoError> { subscriber in
+                let values = source.start(next: { subscriber.putNext($0) })
+                let end = ending.signal().start(next: { subscriber.putCompletion() })
+                return ActionDisposable {
+                    values.dispose()
+                    end.dispose()
+                }
+            }
+                |> mapAsync { value in
+                    await gate.wait()
+                    return value
+                })
+        pipe.putNext(1)
+        await eventually { gate.arrivals.value == 1 }
+        ending.putNext(())  // the upstream completes while the transform still runs
+        await Task.yield()
+        #expect(!recording.isCompleted)
+        gate.open()
+        await eventually { recording.isCompleted }
+        #expect(recording.valueList == [1])
+        subscription.dispose()
+    }
+
+    @Test func aThrowingTransformFailsTheResultAndCancelsTheOthers() async {
+        let cancelled = Counter()
+        let pipe = ValuePipe<Int>()
+        let recording = Recording<Int, TestError>()
+        let subscription = recording.start(
+            pipe.signal() |> castError(TestError.self)
+                |> mapAsync(.concurrent(max: 2, ordered: false)) {
+                    (value: Int) throws(TestError) -> Int in
+                    if value == 0 {
+                        do {
+                            try await Task.sleep(for: .seconds(3600))
+                        } catch {
+                            cancelled.increment()
+                        }
+                        return value
+                    }
+                    throw TestError(code: value)
+                })
+        pipe.putNext(0)
+        pipe.putNext(7)
+        await eventually { recording.failure != nil }
+        #expect(recording.failure == TestError(code: 7))
+        await eventually { cancelled.value == 1 }
+        #expect(recording.valueList == [])
+        subscription.dispose()
+    }
+
+    @Test func anUpstreamFailureCancelsTheRunningTransforms() async {
+        let cancelled = Counter()
+        let started = Counter()
+        let source = Signal<Int, TestError> { subscriber in
+            subscriber.putNext(1)
+            return EmptyDisposable
+        }
+        let failing = ValuePipe<Void>()
+        let recording = Recording<Int, TestError>()
+        let subscription = recording.start(
+            Signal<Int, TestError> { subscriber in
+                let values = source.start(next: { subscriber.putNext($0) })
+                let failure = failing.signal().start(next: { subscriber.putError(TestError(code: 9)) })
+                return ActionDisposable {
+                    values.dispose()
+                    failure.dispose()
+                }
+            }
+                |> mapAsync { (value: Int) throws(TestError) -> Int in
+                    started.increment()
+                    do {
+                        try await Task.sleep(for: .seconds(3600))
+                    } catch {
+                        cancelled.increment()
+                    }
+                    return value
+                })
+        await eventually { started.value == 1 }
+        failing.putNext(())
+        await eventually { recording.failure == TestError(code: 9) }
+        await eventually { cancelled.value == 1 }
+        #expect(recording.valueList == [])
+        subscription.dispose()
+    }
+
+    @Test(arguments: [AsyncTransformPolicy.serial, .latest, .concurrent(max: 4, ordered: true)])
+    func disposingCancelsTheTransformsAndDeliversNothingMore(policy: AsyncTransformPolicy) async {
+        let cancelled = Counter()
+        let started = Counter()
+        let pipe = ValuePipe<Int>()
+        let recording = Recording<Int, NoError>()
+        let subscription = recording.start(
+            pipe.signal()
+                |> mapAsync(policy) { value in
+                    started.increment()
+                    do {
+                        try await Task.sleep(for: .seconds(3600))
+                    } catch {
+                        cancelled.increment()
+                    }
+                    return value
+                })
+        pipe.putNext(1)
+        await eventually { started.value == 1 }
+        subscription.dispose()
+        await eventually { cancelled.value == 1 }
+        #expect(recording.valueList == [])
+        #expect(!recording.hasEnded)
+    }
+
+    @Test func aTransformThatIgnoresCancellationCannotDeliverAfterDispose() async {
+        let gate = Gate()
+        let returned = Counter()
+        let pipe = ValuePipe<Int>()
+        let recording = Recording<Int, NoError>()
+        let subscription = recording.start(
+            pipe.signal()
+                |> mapAsync(.concurrent(max: 2, ordered: false)) { value in
+                    await gate.wait()  // ignores cancellation
+                    returned.increment()
+                    return value
+                })
+        pipe.putNext(1)
+        await eventually { gate.arrivals.value == 1 }
+        subscription.dispose()
+        gate.open()
+        await eventually { returned.value == 1 }
+        await Task.yield()
+        #expect(recording.valueList == [])
+    }
+
+    @Test func aConsumerMayDisposeFromItsOwnCallback() async {
+        let pipe = ValuePipe<Int>()
+        let received = Atomic<[Int]>(value: [])
+        let holder = MetaDisposable()
+        holder.set(
+            (pipe.signal() |> mapAsync { value in value }).start(next: { value in
+                received.modify { $0 + [value] }
+                holder.dispose()
+            }))
+        for value in 0..<5 { pipe.putNext(value) }
+        await eventually { !received.with { $0 }.isEmpty }
+        await Task.yield()
+        #expect(received.with { $0 } == [0])
+    }
+
+    @Test func aSlowConsumerGetsEveryResultInOrderOneAtATime() async {
+        let numbers = Signal<Int, NoError> { subscriber in
+            for value in 0..<50 { subscriber.putNext(value) }
+            subscriber.putCompletion()
+            return EmptyDisposable
+        }
+        let overlap = Counter()
+        let inside = Counter()
+        let received = Atomic<[Int]>(value: [])
+        let done = Atomic(value: false)
+        let subscription = (numbers |> mapAsync(.concurrent(max: 8, ordered: false)) { value in value }).start(
+            next: { value in
+                if inside.increment() > 1 { overlap.increment() }
+                for _ in 0..<1_000 { _ = received.with { $0.count } }  // a slow callback
+                received.modify { $0 + [value] }
+                inside.decrement()
+            },
+            completed: { _ = done.swap(true) })
+        await eventually { done.with { $0 } }
+        #expect(Set(received.with { $0 }) == Set(0..<50))
+        #expect(received.with { $0 }.count == 50)
+        #expect(overlap.value == 0)
+        subscription.dispose()
+    }
+}
+
+@Suite struct AsyncTransformTaskTests {
+    @TaskLocal static var requestID: String?
+
+    @Test func transformsSeeTheSubscribingTasksLocalsAndPriority() async {
+        let seen = Atomic<[String]>(value: [])
+        let priorities = Atomic<[TaskPriority]>(value: [])
+        let numbers = Signal<Int, NoError> { subscriber in
+            for value in 0..<4 { subscriber.putNext(value) }
+            subscriber.putCompletion()
+            return EmptyDisposable
+        }
+        for policy in [AsyncTransformPolicy.serial, .latest, .concurrent(max: 2, ordered: false)] {
+            let done = Atomic(value: false)
+            await Task(priority: .low) {
+                Self.$requestID.withValue("r-1") {
+                    _ =
+                        (numbers
+                        |> mapAsync(policy) { value in
+                            seen.modify { $0 + [Self.requestID ?? "none"] }
+                            priorities.modify { $0 + [Task.currentPriority] }
+                            return value
+                        }).start(completed: { _ = done.swap(true) })
+                }
+            }.value
+            await eventually { done.with { $0 } }
+        }
+        #expect(!seen.with { $0 }.isEmpty)
+        #expect(seen.with { $0 }.allSatisfy { $0 == "r-1" })
+        #expect(priorities.with { $0 }.allSatisfy { $0 == .low })
+    }
+
+    @Test func anExplicitPriorityWins() async {
+        let priorities = Atomic<[TaskPriority]>(value: [])
+        let done = Atomic(value: false)
+        _ =
+            (Signal<Int, NoError>.single(1)
+            |> mapAsync(.concurrent(max: 2, ordered: true), priority: .high) { value in
+                priorities.modify { $0 + [Task.currentPriority] }
+                return value
+            }).start(completed: { _ = done.swap(true) })
+        await eventually { done.with { $0 } }
+        #expect(priorities.with { $0 } == [.high])
+    }
+}
+
+@Suite struct AsyncGeneratorTests {
+    @Test func theBodySendsValuesThenCompletes() async throws {
+        let signal = Signal<Int, TestError> { (send) throws(TestError) in
+            for value in 0..<3 { send(value) }
+        }
+        var values: [Int] = []
+        for try await value in signal.values { values.append(value) }
+        #expect(values == [0, 1, 2])
+    }
+
+    @Test func aThrownErrorFailsTheSignalWithItsType() async {
+        let signal = Signal<Int, TestError> { (send) throws(TestError) in
+            send(1)
+            throw TestError(code: 3)
+        }
+        let recording = Recording<Int, TestError>()
+        let subscription = recording.start(signal)
+        await eventually { recording.failure != nil }
+        #expect(recording.valueList == [1])
+        #expect(recording.failure == TestError(code: 3))
+        subscription.dispose()
+    }
+
+    @Test func disposingCancelsTheBodyAndDropsWhatItSendsAfterwards() async {
+        let cancelled = Atomic(value: false)
+        let sentAfter = Counter()
+        let started = Counter()
+        let signal = Signal<Int, NoError> { send in
+            started.increment()
+            try? await Task.sleep(for: .seconds(3600))
+            _ = cancelled.swap(Task.isCancelled)
+            send(99)
+            sentAfter.increment()
+        }
+        let recording = Recording<Int, NoError>()
+        let subscription = recording.start(signal)
+        await eventually { started.value == 1 }
+        subscription.dispose()
+        await eventually { sentAfter.value == 1 }
+        #expect(cancelled.with { $0 })
+        #expect(recording.valueList == [])
+        #expect(!recording.hasEnded)
+    }
+}
