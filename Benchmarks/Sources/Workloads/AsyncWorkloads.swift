@@ -145,7 +145,120 @@ func a3AsyncSequenceSource() -> [Workload] {
     return workloads
 }
 
+/// The async transform of A4 and A5: an async function the optimiser cannot see into.
+@inline(never)
+func asyncIncrement(_ value: Int) async -> Int {
+    return value &+ 1
+}
+
+/// A producer thread that sends `count` values, then completes.
+func producerThreadSignal(count: Int) -> Signal<Int, NoError> {
+    return Signal { subscriber in
+        Thread {
+            for value in 0..<count { subscriber.putNext(value) }
+            subscriber.putCompletion()
+        }.start()
+        return EmptyDisposable
+    }
+}
+
+/// A stream fed by a producer thread with `count` values.
+func producerThreadStream(count: Int) -> AsyncStream<Int> {
+    return AsyncStream<Int> { continuation in
+        Thread {
+            for value in 0..<count { continuation.yield(value) }
+            continuation.finish()
+        }.start()
+    }
+}
+
+/// A4: a producer thread pushes 1,000,000 values through an async transform, one at a time, in order.
+func a4MapAsyncSerial() -> [Workload] {
+    let count = million
+    return [
+        asyncWorkload(
+            "A4 mapAsync serial per value",
+            operations: million,
+            [
+                (
+                    .signalKit,
+                    { _ in
+                        let sum = Sum()
+                        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                            (producerThreadSignal(count: count) |> mapAsync { await asyncIncrement($0) }).start(
+                                next: { sum.value &+= $0 },
+                                completed: { done.resume() }
+                            )
+                        }
+                        blackHole(sum.value)
+                    }
+                ),
+                (
+                    .asyncStream,
+                    { _ in
+                        // By hand: the values into an AsyncStream, transformed in a for await loop.
+                        var sum = 0
+                        for await value in producerThreadStream(count: count) {
+                            sum &+= await asyncIncrement(value)
+                        }
+                        blackHole(sum)
+                    }
+                ),
+            ]
+        )
+    ]
+}
+
+/// A5: a producer thread pushes 1,000,000 values through an async transform, at most 8 at once, results
+/// in completion order.
+func a5MapAsyncConcurrent() -> [Workload] {
+    let count = million
+    return [
+        asyncWorkload(
+            "A5 mapAsync concurrent(max: 8) per value",
+            operations: million,
+            [
+                (
+                    .signalKit,
+                    { _ in
+                        let sum = Sum()
+                        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                            let transformed =
+                                producerThreadSignal(count: count)
+                                |> mapAsync(.concurrent(max: 8, ordered: false)) { await asyncIncrement($0) }
+                            transformed.start(next: { sum.value &+= $0 }, completed: { done.resume() })
+                        }
+                        blackHole(sum.value)
+                    }
+                ),
+                (
+                    .task,
+                    { _ in
+                        // By hand: a task group with a sliding window of 8 child tasks over the stream.
+                        var sum = 0
+                        await withTaskGroup(of: Int.self) { group in
+                            var values = producerThreadStream(count: count).makeAsyncIterator()
+                            var running = 0
+                            while running < 8, let value = await values.next() {
+                                group.addTask { await asyncIncrement(value) }
+                                running += 1
+                            }
+                            while let result = await group.next() {
+                                sum &+= result
+                                if let value = await values.next() {
+                                    group.addTask { await asyncIncrement(value) }
+                                }
+                            }
+                        }
+                        blackHole(sum)
+                    }
+                ),
+            ]
+        )
+    ]
+}
+
 /// The bridges' workloads.
 func asyncWorkloads() -> [Workload] {
-    return a1ForAwait() + a2AwaitAvailable() + a3AsyncSequenceSource()
+    return a1ForAwait() + a2AwaitAvailable() + a3AsyncSequenceSource() + a4MapAsyncSerial() + a5MapAsyncConcurrent()
 }

@@ -34,7 +34,7 @@ import SwiftSignalKit
 ///   - priority: The priority of the transforms' tasks; by default, that of the subscribing task.
 ///   - transform: Makes a result from a value; its error type is the signal's.
 /// - Returns: An operator for `|>`.
-public func mapAsync<T: Sendable, R: Sendable, E: Error>(
+@inlinable public func mapAsync<T: Sendable, R: Sendable, E: Error>(
     _ policy: AsyncTransformPolicy = .serial, priority: TaskPriority? = nil,
     _ transform: @escaping @Sendable (T) async throws(E) -> R
 ) -> (Signal<T, E>) -> Signal<R, E> {
@@ -58,7 +58,7 @@ public func mapAsync<T: Sendable, R: Sendable, E: Error>(
 ///   - priority: The priority of the transforms' tasks; by default, that of the subscribing task.
 ///   - transform: Makes a result from a value.
 /// - Returns: An operator for `|>`.
-public func mapAsync<T: Sendable, R: Sendable, E: Error>(
+@inlinable public func mapAsync<T: Sendable, R: Sendable, E: Error>(
     _ policy: AsyncTransformPolicy = .serial, priority: TaskPriority? = nil,
     _ transform: @escaping @Sendable (T) async -> R
 ) -> (Signal<T, E>) -> Signal<R, E> {
@@ -84,7 +84,7 @@ public func mapAsync<T: Sendable, R: Sendable, E: Error>(
 ///   - priority: The priority of the transforms' tasks; by default, that of the subscribing task.
 ///   - transform: Makes a result from a value.
 /// - Returns: An operator for `|>`.
-@_disfavoredOverload
+@_disfavoredOverload @inlinable
 public func mapAsync<T: Sendable, R: Sendable, E: Error>(
     _ policy: AsyncTransformPolicy = .serial, priority: TaskPriority? = nil,
     _ transform: @escaping @Sendable (T) async throws -> R
@@ -112,7 +112,7 @@ public func mapAsync<T: Sendable, R: Sendable, E: Error>(
 ///   - priority: The priority of the predicates' tasks; by default, that of the subscribing task.
 ///   - isIncluded: Whether to keep a value.
 /// - Returns: An operator for `|>`.
-public func filterAsync<T: Sendable, E: Error>(
+@inlinable public func filterAsync<T: Sendable, E: Error>(
     _ policy: AsyncTransformPolicy = .serial, priority: TaskPriority? = nil,
     _ isIncluded: @escaping @Sendable (T) async throws(E) -> Bool
 ) -> (Signal<T, E>) -> Signal<T, E> {
@@ -130,7 +130,7 @@ public func filterAsync<T: Sendable, E: Error>(
 ///   - priority: The priority of the predicates' tasks; by default, that of the subscribing task.
 ///   - isIncluded: Whether to keep a value.
 /// - Returns: An operator for `|>`.
-public func filterAsync<T: Sendable, E: Error>(
+@inlinable public func filterAsync<T: Sendable, E: Error>(
     _ policy: AsyncTransformPolicy = .serial, priority: TaskPriority? = nil,
     _ isIncluded: @escaping @Sendable (T) async -> Bool
 ) -> (Signal<T, E>) -> Signal<T, E> {
@@ -150,7 +150,7 @@ public func filterAsync<T: Sendable, E: Error>(
 ///   - priority: The priority of the predicates' tasks; by default, that of the subscribing task.
 ///   - isIncluded: Whether to keep a value.
 /// - Returns: An operator for `|>`.
-@_disfavoredOverload
+@_disfavoredOverload @inlinable
 public func filterAsync<T: Sendable, E: Error>(
     _ policy: AsyncTransformPolicy = .serial, priority: TaskPriority? = nil,
     _ isIncluded: @escaping @Sendable (T) async throws -> Bool
@@ -175,7 +175,7 @@ public func filterAsync<T: Sendable, E: Error>(
 ///   - priority: The priority of the transforms' tasks; by default, that of the subscribing task.
 ///   - transform: Makes a result from a value, or nil to leave the value out.
 /// - Returns: An operator for `|>`.
-public func compactMapAsync<T: Sendable, R: Sendable, E: Error>(
+@inlinable public func compactMapAsync<T: Sendable, R: Sendable, E: Error>(
     _ policy: AsyncTransformPolicy = .serial, priority: TaskPriority? = nil,
     _ transform: @escaping @Sendable (T) async throws(E) -> R?
 ) -> (Signal<T, E>) -> Signal<R, E> {
@@ -192,7 +192,7 @@ public func compactMapAsync<T: Sendable, R: Sendable, E: Error>(
 ///   - priority: The priority of the transforms' tasks; by default, that of the subscribing task.
 ///   - transform: Makes a result from a value, or nil to leave the value out.
 /// - Returns: An operator for `|>`.
-public func compactMapAsync<T: Sendable, R: Sendable, E: Error>(
+@inlinable public func compactMapAsync<T: Sendable, R: Sendable, E: Error>(
     _ policy: AsyncTransformPolicy = .serial, priority: TaskPriority? = nil,
     _ transform: @escaping @Sendable (T) async -> R?
 ) -> (Signal<T, E>) -> Signal<R, E> {
@@ -212,7 +212,7 @@ public func compactMapAsync<T: Sendable, R: Sendable, E: Error>(
 ///   - priority: The priority of the transforms' tasks; by default, that of the subscribing task.
 ///   - transform: Makes a result from a value, or nil to leave the value out.
 /// - Returns: An operator for `|>`.
-@_disfavoredOverload
+@_disfavoredOverload @inlinable
 public func compactMapAsync<T: Sendable, R: Sendable, E: Error>(
     _ policy: AsyncTransformPolicy = .serial, priority: TaskPriority? = nil,
     _ transform: @escaping @Sendable (T) async throws -> R?
@@ -223,8 +223,8 @@ public func compactMapAsync<T: Sendable, R: Sendable, E: Error>(
     return { signal in operation(signal |> mapError { error -> any Error in error }) }
 }
 
-/// The operator behind the three public ones.
-func asyncTransform<T: Sendable, R: Sendable, E: Error>(
+/// The operator behind the public ones.
+@inlinable func asyncTransform<T: Sendable, R: Sendable, E: Error>(
     _ policy: AsyncTransformPolicy, priority: TaskPriority?, _ transform: @escaping @Sendable (T) async throws(E) -> R?
 ) -> (Signal<T, E>) -> Signal<R, E> {
     return { signal in

@@ -1,13 +1,18 @@
 import SwiftSignalKit
 
 /// A value taken for transforming, with its position in the input.
-struct AsyncTransformWork<T: Sendable>: Sendable {
-    let index: Int
-    let value: T
+@usableFromInline struct AsyncTransformWork<T: Sendable>: Sendable {
+    @usableFromInline let index: Int
+    @usableFromInline let value: T
+
+    @inlinable init(index: Int, value: T) {
+        self.index = index
+        self.value = value
+    }
 }
 
 /// What the worker task of a subscription does next.
-enum AsyncTransformCommand<T: Sendable>: Sendable {
+@usableFromInline enum AsyncTransformCommand<T: Sendable>: Sendable {
     /// Transform this value itself (the serial policy: the worker is the only runner).
     case run(AsyncTransformWork<T>)
     /// Start a runner task for this value (the latest and concurrent policies).
@@ -17,7 +22,7 @@ enum AsyncTransformCommand<T: Sendable>: Sendable {
 }
 
 /// An event for the subscriber, sent by whichever thread drains the outbox.
-enum AsyncTransformOutgoing<R: Sendable, E: Error>: Sendable {
+@usableFromInline enum AsyncTransformOutgoing<R: Sendable, E: Error>: Sendable {
     case value(R)
     case failed(E)
     case completed
@@ -26,16 +31,16 @@ enum AsyncTransformOutgoing<R: Sendable, E: Error>: Sendable {
 /// The state of one subscription to an async operator; every event returns what to do after
 /// unlocking (``Effects``). Values, results and continuations leave the state in the effects, so that
 /// nothing is released, resumed, cancelled or disposed under the lock.
-struct AsyncTransformStateMachine<T: Sendable, R: Sendable, E: Error>: Sendable {
-    typealias Work = AsyncTransformWork<T>
-    typealias Command = AsyncTransformCommand<T>
-    typealias Outgoing = AsyncTransformOutgoing<R, E>
-    typealias Waiter = UnsafeContinuation<Command, Never>
+@usableFromInline struct AsyncTransformStateMachine<T: Sendable, R: Sendable, E: Error>: Sendable {
+    @usableFromInline typealias Work = AsyncTransformWork<T>
+    @usableFromInline typealias Command = AsyncTransformCommand<T>
+    @usableFromInline typealias Outgoing = AsyncTransformOutgoing<R, E>
+    @usableFromInline typealias Waiter = UnsafeContinuation<Command, Never>
 
     /// The key of the worker when it runs transforms itself (the serial policy).
-    static var workerKey: Int { -1 }
+    @inlinable static var workerKey: Int { -1 }
 
-    enum Phase: Sendable {
+    @usableFromInline enum Phase: Sendable {
         /// Values are taken and transformed.
         case running
         /// A terminal event is in the outbox: no more work starts.
@@ -45,55 +50,57 @@ struct AsyncTransformStateMachine<T: Sendable, R: Sendable, E: Error>: Sendable 
     }
 
     /// What the storage does once it has unlocked. Every field is optional work.
-    struct Effects: Sendable {
+    @usableFromInline struct Effects: Sendable {
         /// Resume the waiting worker with this command.
-        var resume: (Waiter, Command)?
+        @usableFromInline var resume: (Waiter, Command)?
         /// Drain the outbox: this thread became the drainer.
-        var drain = false
+        @usableFromInline var drain = false
         /// Cancel these tasks.
-        var cancel: [Task<Void, Never>] = []
+        @usableFromInline var cancel: [Task<Void, Never>] = []
         /// Dispose the upstream subscription.
-        var upstream: Disposable?
+        @usableFromInline var upstream: Disposable?
         /// Values dropped by the buffering policy or the end of the subscription, released here.
-        var dropped: [T?] = []
+        @usableFromInline var dropped: [T?] = []
         /// Results dropped by the end of the subscription, released here.
-        var droppedResults: [R?] = []
-        var droppedOutgoing: [Outgoing?] = []
+        @usableFromInline var droppedResults: [R?] = []
+        @usableFromInline var droppedOutgoing: [Outgoing?] = []
+
+        @inlinable init() {}
     }
 
-    let mode: AsyncTransformPolicy.Mode
-    let buffering: SignalBufferingPolicy
-    private(set) var phase = Phase.running
+    @usableFromInline let mode: AsyncTransformPolicy.Mode
+    @usableFromInline let buffering: SignalBufferingPolicy
+    @usableFromInline var phase = Phase.running
     /// Values that no transform has taken yet, limited by `buffering`.
-    private var waiting = ValueRing<T>()
+    @usableFromInline var waiting = ValueRing<T>()
     /// Commands the worker has not taken yet.
-    private var commands = ValueRing<Command>()
-    private var waiter: Waiter?
+    @usableFromInline var commands = ValueRing<Command>()
+    @usableFromInline var waiter: Waiter?
     /// Transforms running or about to (a queued command), not counting superseded `latest` runners.
-    private var busy = 0
-    private var runners: [Int: Task<Void, Never>] = [:]
+    @usableFromInline var busy = 0
+    @usableFromInline var runners: [Int: Task<Void, Never>] = [:]
     /// Runners that finished before the worker registered their task.
-    private var exitedUnregistered: Set<Int> = []
-    private var nextRunner = 0
+    @usableFromInline var exitedUnregistered: Set<Int> = []
+    @usableFromInline var nextRunner = 0
     /// The runner whose result counts, under the latest policy.
-    private var latestRunner: Int?
-    private var nextIndex = 0
+    @usableFromInline var latestRunner: Int?
+    @usableFromInline var nextIndex = 0
     /// Ordered policies: the index of the next result to send, and results that wait for earlier ones
     /// (`nil` inside: the value was filtered out).
-    private var nextIndexToSend = 0
-    private var outOfOrder: [Int: R?] = [:]
-    private var outbox = ValueRing<Outgoing>()
-    private var isDraining = false
-    private var upstreamFinished = false
-    private var upstream: Disposable?
-    private var worker: Task<Void, Never>?
+    @usableFromInline var nextIndexToSend = 0
+    @usableFromInline var outOfOrder: [Int: R?] = [:]
+    @usableFromInline var outbox = ValueRing<Outgoing>()
+    @usableFromInline var isDraining = false
+    @usableFromInline var upstreamFinished = false
+    @usableFromInline var upstream: Disposable?
+    @usableFromInline var worker: Task<Void, Never>?
 
-    init(policy: AsyncTransformPolicy) {
+    @inlinable init(policy: AsyncTransformPolicy) {
         self.mode = policy.mode
         self.buffering = policy.buffering
     }
 
-    private var isOrdered: Bool {
+    @inlinable var isOrdered: Bool {
         switch self.mode {
         case .serial: return true
         case .latest: return false
@@ -104,14 +111,14 @@ struct AsyncTransformStateMachine<T: Sendable, R: Sendable, E: Error>: Sendable 
     // MARK: - Setup
 
     /// The worker task was created; returns it to be cancelled at once when the subscription has ended.
-    mutating func workerStarted(_ task: Task<Void, Never>) -> Task<Void, Never>? {
+    @inlinable mutating func workerStarted(_ task: Task<Void, Never>) -> Task<Void, Never>? {
         if case .disposed = self.phase { return task }
         self.worker = task
         return nil
     }
 
     /// The upstream subscription started; returns it to be disposed at once when it is not needed.
-    mutating func upstreamStarted(_ disposable: Disposable) -> Disposable? {
+    @inlinable mutating func upstreamStarted(_ disposable: Disposable) -> Disposable? {
         if case .running = self.phase {
             self.upstream = disposable
             return nil
@@ -121,7 +128,7 @@ struct AsyncTransformStateMachine<T: Sendable, R: Sendable, E: Error>: Sendable 
 
     // MARK: - Upstream events
 
-    mutating func valueArrived(_ value: T) -> Effects {
+    @inlinable mutating func valueArrived(_ value: T) -> Effects {
         var effects = Effects()
         guard case .running = self.phase else {
             effects.dropped.append(value)
@@ -163,14 +170,14 @@ struct AsyncTransformStateMachine<T: Sendable, R: Sendable, E: Error>: Sendable 
         return effects
     }
 
-    mutating func upstreamFailed(_ error: E) -> Effects {
+    @inlinable mutating func upstreamFailed(_ error: E) -> Effects {
         var effects = Effects()
         guard case .running = self.phase else { return effects }
         self.end(with: .failed(error), into: &effects)
         return effects
     }
 
-    mutating func upstreamCompleted() -> Effects {
+    @inlinable mutating func upstreamCompleted() -> Effects {
         var effects = Effects()
         guard case .running = self.phase else { return effects }
         self.upstreamFinished = true
@@ -181,7 +188,7 @@ struct AsyncTransformStateMachine<T: Sendable, R: Sendable, E: Error>: Sendable 
     // MARK: - Worker and runners
 
     /// The worker asks for its next command: returns it, or nil after storing `waiter` to be resumed.
-    mutating func nextCommand(orWait waiter: Waiter?) -> Command? {
+    @inlinable mutating func nextCommand(orWait waiter: Waiter?) -> Command? {
         if case .running = self.phase {
             if !self.commands.isEmpty { return self.commands.removeFirst() }
             if let waiter {
@@ -194,7 +201,7 @@ struct AsyncTransformStateMachine<T: Sendable, R: Sendable, E: Error>: Sendable 
     }
 
     /// The worker started the task of `runner`; returns it to be cancelled when the subscription ended.
-    mutating func runnerStarted(_ runner: Int, task: Task<Void, Never>) -> Task<Void, Never>? {
+    @inlinable mutating func runnerStarted(_ runner: Int, task: Task<Void, Never>) -> Task<Void, Never>? {
         if self.exitedUnregistered.remove(runner) != nil { return nil }
         guard case .running = self.phase else { return task }
         // Registered even when superseded (cancelled at once), so that its exit finds it.
@@ -205,7 +212,7 @@ struct AsyncTransformStateMachine<T: Sendable, R: Sendable, E: Error>: Sendable 
 
     /// A transform finished. Returns the effects, and the next value for the same runner (nil: the
     /// runner exits).
-    mutating func transformFinished(runner: Int, index: Int, result: Result<R?, E>) -> (Effects, Work?) {
+    @inlinable mutating func transformFinished(runner: Int, index: Int, result: Result<R?, E>) -> (Effects, Work?) {
         var effects = Effects()
         // After the end, the state keeps no runner: there is nothing to unregister.
         guard case .running = self.phase else { return (effects, nil) }
@@ -242,7 +249,7 @@ struct AsyncTransformStateMachine<T: Sendable, R: Sendable, E: Error>: Sendable 
     // MARK: - Delivery
 
     /// The drainer takes the next event to send; nil ends the drain (someone else drains next time).
-    mutating func nextOutgoing() -> Outgoing? {
+    @inlinable mutating func nextOutgoing() -> Outgoing? {
         if case .disposed = self.phase {
             self.isDraining = false
             return nil
@@ -256,7 +263,7 @@ struct AsyncTransformStateMachine<T: Sendable, R: Sendable, E: Error>: Sendable 
 
     // MARK: - Disposal
 
-    mutating func dispose() -> Effects {
+    @inlinable mutating func dispose() -> Effects {
         var effects = Effects()
         if case .disposed = self.phase { return effects }
         self.phase = .disposed
@@ -267,19 +274,19 @@ struct AsyncTransformStateMachine<T: Sendable, R: Sendable, E: Error>: Sendable 
 
     // MARK: - Helpers
 
-    private mutating func newRunner() -> Int {
+    @inlinable mutating func newRunner() -> Int {
         let runner = self.nextRunner
         self.nextRunner += 1
         return runner
     }
 
-    private mutating func take(_ value: T) -> Work {
+    @inlinable mutating func take(_ value: T) -> Work {
         let work = Work(index: self.nextIndex, value: value)
         self.nextIndex += 1
         return work
     }
 
-    private mutating func issue(_ command: Command, into effects: inout Effects) {
+    @inlinable mutating func issue(_ command: Command, into effects: inout Effects) {
         if let waiter = self.waiter {
             self.waiter = nil
             effects.resume = (waiter, command)
@@ -288,7 +295,7 @@ struct AsyncTransformStateMachine<T: Sendable, R: Sendable, E: Error>: Sendable 
         }
     }
 
-    private mutating func buffer(_ value: T, into effects: inout Effects) {
+    @inlinable mutating func buffer(_ value: T, into effects: inout Effects) {
         switch self.buffering {
         case .unbounded:
             self.waiting.append(value)
@@ -310,7 +317,7 @@ struct AsyncTransformStateMachine<T: Sendable, R: Sendable, E: Error>: Sendable 
         }
     }
 
-    private mutating func sendInOrder(index: Int, _ output: R?) {
+    @inlinable mutating func sendInOrder(index: Int, _ output: R?) {
         guard index == self.nextIndexToSend else {
             self.outOfOrder[index] = output
             return
@@ -323,27 +330,27 @@ struct AsyncTransformStateMachine<T: Sendable, R: Sendable, E: Error>: Sendable 
         }
     }
 
-    private mutating func runnerExited(_ runner: Int) {
+    @inlinable mutating func runnerExited(_ runner: Int) {
         if runner == Self.workerKey { return }
         if self.runners.removeValue(forKey: runner) == nil {
             self.exitedUnregistered.insert(runner)
         }
     }
 
-    private mutating func completeIfIdle(into effects: inout Effects) {
+    @inlinable mutating func completeIfIdle(into effects: inout Effects) {
         guard self.upstreamFinished, self.busy == 0, self.waiting.isEmpty, self.commands.isEmpty else { return }
         self.end(with: .completed, into: &effects)
     }
 
     /// Queues the terminal event and stops all work; the values already in the outbox go first.
-    private mutating func end(with terminal: Outgoing, into effects: inout Effects) {
+    @inlinable mutating func end(with terminal: Outgoing, into effects: inout Effects) {
         self.phase = .ending
         self.stopEverything(into: &effects)
         self.outbox.append(terminal)
         self.startDrainingIfNeeded(into: &effects)
     }
 
-    private mutating func stopEverything(into effects: inout Effects) {
+    @inlinable mutating func stopEverything(into effects: inout Effects) {
         effects.cancel.append(contentsOf: self.runners.values)
         self.runners.removeAll()
         if let worker = self.worker.take() {
@@ -364,7 +371,7 @@ struct AsyncTransformStateMachine<T: Sendable, R: Sendable, E: Error>: Sendable 
         self.latestRunner = nil
     }
 
-    private mutating func startDrainingIfNeeded(into effects: inout Effects) {
+    @inlinable mutating func startDrainingIfNeeded(into effects: inout Effects) {
         if !self.outbox.isEmpty, !self.isDraining {
             self.isDraining = true
             effects.drain = true

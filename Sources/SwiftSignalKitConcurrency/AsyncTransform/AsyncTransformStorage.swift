@@ -11,16 +11,16 @@ import SwiftSignalKit
 /// Delivery: results and the terminal event go through an outbox that one thread at a time drains, so
 /// the subscriber is never called from two threads at once; the subscriber drops whatever arrives after
 /// `dispose()` returned.
-final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposable {
-    typealias Machine = AsyncTransformStateMachine<T, R, E>
-    typealias Transform = @Sendable (T) async throws(E) -> R?
+@usableFromInline final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposable {
+    @usableFromInline typealias Machine = AsyncTransformStateMachine<T, R, E>
+    @usableFromInline typealias Transform = @Sendable (T) async throws(E) -> R?
 
-    private let subscriber: Subscriber<R, E>
-    private let transform: Transform
-    private let priority: TaskPriority?
-    private let state: LockedState<Machine>
+    @usableFromInline let subscriber: Subscriber<R, E>
+    @usableFromInline let transform: Transform
+    @usableFromInline let priority: TaskPriority?
+    @usableFromInline let state: LockedState<Machine>
 
-    init(subscriber: Subscriber<R, E>, policy: AsyncTransformPolicy, priority: TaskPriority?, transform: @escaping Transform) {
+    @inlinable init(subscriber: Subscriber<R, E>, policy: AsyncTransformPolicy, priority: TaskPriority?, transform: @escaping Transform) {
         self.subscriber = subscriber
         self.transform = transform
         self.priority = priority
@@ -28,7 +28,7 @@ final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposabl
     }
 
     /// Starts the worker, then the upstream subscription.
-    func start(_ upstream: Signal<T, E>) {
+    @inlinable func start(_ upstream: Signal<T, E>) {
         let worker = Task(priority: self.priority) {
             await self.work()
         }
@@ -41,13 +41,13 @@ final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposabl
         self.state.withLock { $0.upstreamStarted(subscription) }?.dispose()
     }
 
-    func dispose() {
+    @inlinable func dispose() {
         self.perform(self.state.withLock { $0.dispose() })
     }
 
     // MARK: - Tasks
 
-    private func work() async {
+    @inlinable func work() async {
         while true {
             switch await self.nextCommand() {
             case .stop:
@@ -63,7 +63,7 @@ final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposabl
         }
     }
 
-    private func nextCommand() async -> AsyncTransformCommand<T> {
+    @inlinable func nextCommand() async -> AsyncTransformCommand<T> {
         if let ready = self.state.withLock({ $0.nextCommand(orWait: nil) }) {
             return ready
         }
@@ -75,7 +75,7 @@ final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposabl
     }
 
     /// Transforms `work`, then every value the state hands this runner next.
-    private func run(_ work: AsyncTransformWork<T>, as runner: Int) async {
+    @inlinable func run(_ work: AsyncTransformWork<T>, as runner: Int) async {
         var current: AsyncTransformWork<T>? = work
         while let work = current {
             let result: Result<R?, E>
@@ -92,7 +92,7 @@ final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposabl
 
     // MARK: - Effects
 
-    private func perform(_ effects: Machine.Effects) {
+    @inlinable func perform(_ effects: Machine.Effects) {
         if let (waiter, command) = effects.resume {
             waiter.resume(returning: command)
         }
@@ -107,7 +107,7 @@ final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposabl
     }
 
     /// Sends the outbox to the subscriber until it is empty; only one thread drains at a time.
-    private func drain() {
+    @inlinable func drain() {
         while let outgoing = self.state.withLock({ $0.nextOutgoing() }) {
             switch outgoing {
             case .value(let value):
