@@ -50,6 +50,7 @@ package final class APIClient: Sendable {
 }
 
 package let api = APIClient()
+package let userIDs = Signal<User.ID, APIError>.single("1")
 package let id: User.ID = "1"
 
 package func show(_ profile: Profile) {}
@@ -67,6 +68,38 @@ package func search(_ text: String) -> Signal<[SearchResult], NoError> {
 }
 
 package func show(_ results: [SearchResult]) {}
+
+/// The search as an async call to a remote index.
+package func searchRemote(_ text: String) async throws(APIError) -> [SearchResult] {
+    return [SearchResult(title: text)]
+}
+
+// MARK: - A database with rows
+
+package struct Row: Sendable, Equatable {
+    package let id: Int
+
+    package init(id: Int) {
+        self.id = id
+    }
+}
+
+package enum DBError: Error, Equatable {
+    case closed
+}
+
+package final class Database: Sendable {
+    /// The rows of a table, one by one.
+    package func rows() -> AsyncThrowingStream<Row, any Error> {
+        return AsyncThrowingStream { $0.finish() }
+    }
+
+    package func isVisible(_ row: Row) async -> Bool {
+        return true
+    }
+}
+
+package let db = Database()
 
 // MARK: - State confined to a queue
 

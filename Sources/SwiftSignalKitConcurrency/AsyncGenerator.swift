@@ -1,6 +1,6 @@
 import SwiftSignalKit
 
-/// What the body of an async signal sends its values with (see ``SwiftSignalKit/Signal/init(priority:_:)``).
+/// What the body of an async signal sends its values with (see `Signal.init(priority:_:)`).
 ///
 /// ```swift
 /// let rows = Signal<Row, DBError> { send in
@@ -42,7 +42,7 @@ extension Signal where T: Sendable, E: Error {
     ///
     /// - Parameters:
     ///   - priority: The priority of the task.
-    ///   - body: The async work; sends values with the ``SignalSender`` it is given.
+    ///   - body: The async work; sends values with the `SignalSender` it is given.
     public convenience init(
         priority: TaskPriority? = nil, _ body: @escaping @Sendable (_ send: SignalSender<T, E>) async throws(E) -> Void
     ) {
