@@ -310,6 +310,34 @@ import Testing
         #expect(!recording.hasEnded)
     }
 
+    @Test func cancellingTheConsumingTaskCancelsTheRunningTransform() async {
+        let started = Counter()
+        let cancelled = Counter()
+        let pipe = ValuePipe<Int>()
+        let transformed =
+            pipe.signal()
+            |> mapAsync { value in
+                started.increment()
+                do {
+                    try await Task.sleep(for: .seconds(3600))
+                } catch {
+                    cancelled.increment()
+                }
+                return value
+            }
+        let consumer = Task {
+            for await _ in transformed.values {}
+        }
+        await eventually {
+            pipe.putNext(1)  // until the loop has subscribed and a transform runs
+            return started.value > 0
+        }
+        consumer.cancel()
+        await consumer.value
+        await eventually { cancelled.value == started.value }
+        #expect(cancelled.value == started.value)
+    }
+
     @Test func aTransformThatIgnoresCancellationCannotDeliverAfterDispose() async {
         let gate = Gate()
         let returned = Counter()
