@@ -1,3 +1,4 @@
+import Foundation
 import SwiftSignalKit
 import SwiftSignalKitConcurrency
 import Testing
@@ -186,6 +187,120 @@ import Testing
         #expect(halves.valueList == Array(0..<10))
         first.dispose()
         second.dispose()
+    }
+}
+
+@Suite struct AsyncTransformBackpressureTests {
+    @Test func aStuckFirstValueHoldsBackLaterValuesInsteadOfPilingUpResults() async {
+        let gate = Gate()
+        let started = Counter()
+        let pipe = ValuePipe<Int>()
+        let recording = Recording<Int, NoError>()
+        let subscription = recording.start(
+            pipe.signal()
+                |> mapAsync(.concurrent(max: 2, ordered: true, buffering: .bufferingOldest(1))) { value in
+                    started.increment()
+                    if value == 0 { await gate.wait() }
+                    return value
+                })
+        pipe.putNext(0)
+        await eventually { gate.arrivals.value == 1 }
+        for value in 1...20 {
+            // 1 runs, then its result waits for 0's; 2 waits for room; the rest are dropped.
+            pipe.putNext(value)
+            for _ in 0..<20 { await Task.yield() }
+        }
+        gate.open()
+        await eventually { recording.valueList.count == 3 }
+        await Task.yield()
+        #expect(recording.valueList == [0, 1, 2])
+        #expect(started.value == 3)
+        subscription.dispose()
+    }
+
+    @Test func latestRunsOneTransformAtATimeEvenWhenOneIgnoresCancellation() async {
+        let gate = Gate()
+        let meter = ConcurrencyMeter()
+        let started = Atomic<[String]>(value: [])
+        let pipe = ValuePipe<String>()
+        let recording = Recording<String, NoError>()
+        let subscription = recording.start(
+            pipe.signal()
+                |> mapAsync(.latest) { text in
+                    meter.enter()
+                    defer { meter.leave() }
+                    started.modify { $0 + [text] }
+                    if text == "a" { await gate.wait() }  // ignores cancellation
+                    return text.uppercased()
+                })
+        pipe.putNext("a")
+        await eventually { gate.arrivals.value == 1 }
+        pipe.putNext("b")
+        pipe.putNext("c")
+        for _ in 0..<50 { await Task.yield() }
+        #expect(started.with { $0 } == ["a"])  // c waits for a to return; b was replaced by c
+        gate.open()
+        await eventually { recording.valueList == ["C"] }
+        #expect(started.with { $0 } == ["a", "c"])
+        #expect(meter.peak == 1)
+        subscription.dispose()
+    }
+
+    @Test func aTransformErrorOvertakesResultsTheConsumerHasNotTakenYet() async {
+        let gates = [Gate(), Gate(), Gate()]
+        let finished = Counter()
+        let inCallback = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let values = Atomic<[Int]>(value: [])
+        let failure = Atomic<TestError?>(value: nil)
+        let pipe = ValuePipe<Int>()
+        let subscription =
+            (pipe.signal() |> castError(TestError.self)
+            |> mapAsync(.concurrent(max: 3, ordered: false)) { (value: Int) throws(TestError) -> Int in
+                await gates[value].wait()
+                defer { finished.increment() }
+                if value == 2 { throw TestError(code: 2) }
+                return value
+            }).start(
+                next: { value in
+                    values.modify { $0 + [value] }
+                    if value == 0 {
+                        inCallback.signal()
+                        release.wait()
+                    }
+                },
+                error: { error in _ = failure.swap(error) })
+        for value in 0..<3 { pipe.putNext(value) }
+        gates[0].open()
+        await waitOn(inCallback)  // the consumer is busy with 0
+        gates[1].open()
+        await eventually { finished.value == 2 }  // 1 waits for the consumer
+        gates[2].open()
+        await eventually { finished.value == 3 }  // 2 failed
+        release.signal()
+        await eventually { failure.with { $0 } != nil }
+        #expect(values.with { $0 } == [0])
+        #expect(failure.with { $0 } == TestError(code: 2))
+        subscription.dispose()
+    }
+
+    @Test func aFunctionCanBePassedAlone() async throws {
+        @Sendable func double(_ value: Int) async throws(TestError) -> Int { value * 2 }
+        @Sendable func isEven(_ value: Int) async -> Bool { value % 2 == 0 }
+        let numbers = Signal<Int, TestError>.single(2)
+        #expect(try await (numbers |> mapAsync(double)).get() == 4)
+        #expect(try await (numbers |> filterAsync(isEven)).get() == 2)
+        #expect(try await (numbers |> compactMapAsync({ value in value > 1 ? value : nil })).get() == 2)
+    }
+}
+
+/// Waits for a semaphore without blocking a thread of the task pool.
+func waitOn(_ semaphore: DispatchSemaphore) async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        Thread {
+            semaphore.wait()
+            continuation.resume()
+        }.start()
     }
 }
 

@@ -20,10 +20,15 @@ import SwiftSignalKit
 /// transform of `a`); ``AsyncTransformPolicy/concurrent(max:ordered:buffering:)`` runs up to `max` at
 /// once.
 ///
+/// - At most one transform (`.serial`, `.latest`) or `max` (`.concurrent`) values are in progress at
+///   once, counting results that wait for an earlier one or for the subscriber; later values wait under
+///   the policy's buffering, so neither a slow first value nor a slow consumer piles up results.
 /// - The result completes when the upstream has completed and the last transform has finished and
-///   its result has been sent.
-/// - A transform that throws fails the result at once with its error (results not sent yet are
-///   dropped) and cancels the other transforms. An upstream failure does the same.
+///   its result has been sent. An upstream that ends while it starts (`.complete()`, `.fail(_:)`) ends
+///   the result during `start`, as other operators do.
+/// - A transform that throws fails the result with its error as the next event (results not handed to
+///   the subscriber yet are dropped) and cancels the other transforms. An upstream failure does the
+///   same.
 /// - Disposing the subscription cancels every running transform and the upstream subscription; no event
 ///   is delivered after `dispose()` returns, even from a transform that ignores cancellation.
 /// - The transforms run in tasks created when the subscription starts: they take `priority`, or else
@@ -221,6 +226,111 @@ public func compactMapAsync<T: Sendable, R: Sendable, E: Error>(
         try await transform(value)
     }
     return { signal in operation(signal |> mapError { error -> any Error in error }) }
+}
+
+// MARK: - The transform alone
+
+/// `mapAsync(.serial, transform)`: lets a function reference or a closure in parentheses be passed
+/// alone (a single unlabelled argument would otherwise be taken for the policy).
+///
+/// ```swift
+/// let profiles = ids |> mapAsync(loadProfile)   // func loadProfile(_ id: ID) async throws(DBError) -> Profile
+/// ```
+///
+/// - Parameter transform: Makes a result from a value; its error type is the signal's.
+/// - Returns: An operator for `|>`.
+@inlinable public func mapAsync<T: Sendable, R: Sendable, E: Error>(
+    _ transform: @escaping @Sendable (T) async throws(E) -> R
+) -> (Signal<T, E>) -> Signal<R, E> {
+    return mapAsync(.serial, priority: nil, transform)
+}
+
+/// `mapAsync(.serial, transform)` for a transform that cannot fail, passed alone.
+///
+/// - Parameter transform: Makes a result from a value.
+/// - Returns: An operator for `|>`.
+@inlinable public func mapAsync<T: Sendable, R: Sendable, E: Error>(
+    _ transform: @escaping @Sendable (T) async -> R
+) -> (Signal<T, E>) -> Signal<R, E> {
+    return mapAsync(.serial, priority: nil, transform)
+}
+
+/// `mapAsync(.serial, transform)` for a transform that throws `any Error`, passed alone; the result
+/// fails with `any Error`.
+///
+/// - Parameter transform: Makes a result from a value.
+/// - Returns: An operator for `|>`.
+@_disfavoredOverload @inlinable
+public func mapAsync<T: Sendable, R: Sendable, E: Error>(
+    _ transform: @escaping @Sendable (T) async throws -> R
+) -> (Signal<T, E>) -> Signal<R, any Error> {
+    return mapAsync(.serial, priority: nil, transform)
+}
+
+/// `filterAsync(.serial, isIncluded)`: lets a function reference or a closure in parentheses be passed
+/// alone.
+///
+/// - Parameter isIncluded: Whether to keep a value; its error type is the signal's.
+/// - Returns: An operator for `|>`.
+@inlinable public func filterAsync<T: Sendable, E: Error>(
+    _ isIncluded: @escaping @Sendable (T) async throws(E) -> Bool
+) -> (Signal<T, E>) -> Signal<T, E> {
+    return filterAsync(.serial, priority: nil, isIncluded)
+}
+
+/// `filterAsync(.serial, isIncluded)` for a predicate that cannot fail, passed alone.
+///
+/// - Parameter isIncluded: Whether to keep a value.
+/// - Returns: An operator for `|>`.
+@inlinable public func filterAsync<T: Sendable, E: Error>(
+    _ isIncluded: @escaping @Sendable (T) async -> Bool
+) -> (Signal<T, E>) -> Signal<T, E> {
+    return filterAsync(.serial, priority: nil, isIncluded)
+}
+
+/// `filterAsync(.serial, isIncluded)` for a predicate that throws `any Error`, passed alone; the result
+/// fails with `any Error`.
+///
+/// - Parameter isIncluded: Whether to keep a value.
+/// - Returns: An operator for `|>`.
+@_disfavoredOverload @inlinable
+public func filterAsync<T: Sendable, E: Error>(
+    _ isIncluded: @escaping @Sendable (T) async throws -> Bool
+) -> (Signal<T, E>) -> Signal<T, any Error> {
+    return filterAsync(.serial, priority: nil, isIncluded)
+}
+
+/// `compactMapAsync(.serial, transform)`: lets a function reference or a closure in parentheses be
+/// passed alone.
+///
+/// - Parameter transform: Makes a result from a value, or nil; its error type is the signal's.
+/// - Returns: An operator for `|>`.
+@inlinable public func compactMapAsync<T: Sendable, R: Sendable, E: Error>(
+    _ transform: @escaping @Sendable (T) async throws(E) -> R?
+) -> (Signal<T, E>) -> Signal<R, E> {
+    return compactMapAsync(.serial, priority: nil, transform)
+}
+
+/// `compactMapAsync(.serial, transform)` for a transform that cannot fail, passed alone.
+///
+/// - Parameter transform: Makes a result from a value, or nil.
+/// - Returns: An operator for `|>`.
+@inlinable public func compactMapAsync<T: Sendable, R: Sendable, E: Error>(
+    _ transform: @escaping @Sendable (T) async -> R?
+) -> (Signal<T, E>) -> Signal<R, E> {
+    return compactMapAsync(.serial, priority: nil, transform)
+}
+
+/// `compactMapAsync(.serial, transform)` for a transform that throws `any Error`, passed alone; the
+/// result fails with `any Error`.
+///
+/// - Parameter transform: Makes a result from a value, or nil.
+/// - Returns: An operator for `|>`.
+@_disfavoredOverload @inlinable
+public func compactMapAsync<T: Sendable, R: Sendable, E: Error>(
+    _ transform: @escaping @Sendable (T) async throws -> R?
+) -> (Signal<T, E>) -> Signal<R, any Error> {
+    return compactMapAsync(.serial, priority: nil, transform)
 }
 
 /// The operator behind the public ones.

@@ -48,16 +48,24 @@ public struct AsyncTransformPolicy: Sendable, Equatable {
     /// One transform at a time; a new value cancels the running transform, whose result is then dropped.
     ///
     /// The async counterpart of `mapToSignal` (`switchToLatest`): search as you type, the latest
-    /// request wins.
+    /// request wins. The newest value's transform starts when the cancelled one has returned, so a
+    /// transform slow to notice its cancellation delays the next one instead of running beside it;
+    /// values in between are dropped.
     public static let latest = AsyncTransformPolicy(mode: .latest, buffering: .unbounded)
 
-    /// At most `max` transforms at once; values that arrive while `max` run wait under `buffering`.
+    /// At most `max` values in progress at once; values that arrive meanwhile wait under `buffering`.
+    ///
+    /// A value is in progress from the start of its transform until its result is handed to the
+    /// subscriber, so a result that waits for an earlier one (`ordered: true`) or for a slow consumer
+    /// still takes one of the `max` places.
     ///
     /// - Parameters:
-    ///   - max: The most transforms running at the same time; at least 1.
+    ///   - max: The most values in progress at once; at least 1 (a smaller value stops the program with
+    ///     a message naming it).
     ///   - ordered: `true` sends the results in the order of their values (a fast result waits for the
     ///     slower ones before it); `false` sends each result as soon as its transform finishes.
-    ///   - buffering: What to keep while `max` transforms run (see ``serial(buffering:)``).
+    ///   - buffering: What to keep while `max` values are in progress (see ``serial(buffering:)``); a
+    ///     negative limit stops the program with a message naming it.
     /// - Returns: The policy.
     public static func concurrent(
         max: Int, ordered: Bool, buffering: SignalBufferingPolicy = .unbounded

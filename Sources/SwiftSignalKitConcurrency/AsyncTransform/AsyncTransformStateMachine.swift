@@ -70,20 +70,31 @@ import SwiftSignalKit
 
     @usableFromInline let mode: AsyncTransformPolicy.Mode
     @usableFromInline let buffering: SignalBufferingPolicy
+    /// Serial and concurrent policies: how many values may be in progress at once (taken for a
+    /// transform and not yet handed to the subscriber). Values beyond it wait in `waiting`.
+    @usableFromInline let width: Int
     @usableFromInline var phase = Phase.running
     /// Values that no transform has taken yet, limited by `buffering`.
     @usableFromInline var waiting = ValueRing<T>()
     /// Commands the worker has not taken yet.
     @usableFromInline var commands = ValueRing<Command>()
     @usableFromInline var waiter: Waiter?
-    /// Transforms running or about to (a queued command), not counting superseded `latest` runners.
+    /// Transforms running or about to (a queued command).
     @usableFromInline var busy = 0
+    /// Values taken for a transform whose result has not been handed to the subscriber (or dropped) yet:
+    /// running, finished and waiting for an earlier result, or waiting in the outbox. At most `width`, so
+    /// a slow consumer or a slow first value holds back the upstream's values in `waiting`, where the
+    /// buffering policy applies, instead of piling up results.
+    @usableFromInline var inFlight = 0
     @usableFromInline var runners: [Int: Task<Void, Never>] = [:]
     /// Runners that finished before the worker registered their task.
     @usableFromInline var exitedUnregistered: Set<Int> = []
     @usableFromInline var nextRunner = 0
-    /// The runner whose result counts, under the latest policy.
-    @usableFromInline var latestRunner: Int?
+    /// The latest policy: the runner that runs or is about to; whether a newer value has cancelled it;
+    /// and the newest value, which starts when that runner has finished.
+    @usableFromInline var latestCurrent: Int?
+    @usableFromInline var latestSuperseded = false
+    @usableFromInline var latestPending: T?
     @usableFromInline var nextIndex = 0
     /// Ordered policies: the index of the next result to send, and results that wait for earlier ones
     /// (`nil` inside: the value was filtered out).
@@ -98,6 +109,10 @@ import SwiftSignalKit
     @inlinable init(policy: AsyncTransformPolicy) {
         self.mode = policy.mode
         self.buffering = policy.buffering
+        switch policy.mode {
+        case .serial, .latest: self.width = 1
+        case .concurrent(let max, _): self.width = max
+        }
     }
 
     @inlinable var isOrdered: Bool {
@@ -135,37 +150,29 @@ import SwiftSignalKit
             return effects
         }
         switch self.mode {
-        case .serial:
-            if self.busy == 0 {
-                self.busy = 1
-                self.issue(.run(self.take(value)), into: &effects)
-            } else {
-                self.buffer(value, into: &effects)
-            }
-        case .concurrent(let max, _):
-            if self.busy < max {
-                self.busy += 1
-                self.issue(.spawn(runner: self.newRunner(), self.take(value)), into: &effects)
+        case .serial, .concurrent:
+            if self.inFlight < self.width {
+                self.start(self.take(value), into: &effects)
             } else {
                 self.buffer(value, into: &effects)
             }
         case .latest:
-            // The newest value supersedes the current transform: a runner that has not started yet is
-            // replaced, a running one is cancelled and its result will be dropped.
-            if let current = self.latestRunner {
+            guard let current = self.latestCurrent else {
+                self.start(self.take(value), into: &effects)
+                return effects
+            }
+            // One transform at a time: the running one is cancelled, and the newest value waits for it
+            // to finish (a transform slow to notice its cancellation does not pile up others).
+            if !self.latestSuperseded {
+                self.latestSuperseded = true
                 if let task = self.runners[current] {
                     effects.cancel.append(task)
                 }
-                if !self.commands.isEmpty {
-                    for case .spawn(_, let work)? in self.commands.removeAll() {
-                        effects.dropped.append(work.value)
-                    }
-                }
             }
-            self.busy = 1
-            let runner = self.newRunner()
-            self.latestRunner = runner
-            self.issue(.spawn(runner: runner, self.take(value)), into: &effects)
+            if let older = self.latestPending.take() {
+                effects.dropped.append(older)
+            }
+            self.latestPending = value
         }
         return effects
     }
@@ -200,13 +207,13 @@ import SwiftSignalKit
         return .stop
     }
 
-    /// The worker started the task of `runner`; returns it to be cancelled when the subscription ended.
+    /// The worker started the task of `runner`; returns it to be cancelled when the subscription ended
+    /// or a newer value has superseded it.
     @inlinable mutating func runnerStarted(_ runner: Int, task: Task<Void, Never>) -> Task<Void, Never>? {
         if self.exitedUnregistered.remove(runner) != nil { return nil }
         guard case .running = self.phase else { return task }
-        // Registered even when superseded (cancelled at once), so that its exit finds it.
         self.runners[runner] = task
-        if case .latest = self.mode, self.latestRunner != runner { return task }
+        if case .latest = self.mode, self.latestCurrent == runner, self.latestSuperseded { return task }
         return nil
     }
 
@@ -216,9 +223,8 @@ import SwiftSignalKit
         var effects = Effects()
         // After the end, the state keeps no runner: there is nothing to unregister.
         guard case .running = self.phase else { return (effects, nil) }
-        if case .latest = self.mode, self.latestRunner != runner {
-            // Superseded by a newer value: its result does not count.
-            self.runnerExited(runner)
+        if case .latest = self.mode {
+            self.latestFinished(runner: runner, result: result, into: &effects)
             return (effects, nil)
         }
         switch result {
@@ -231,15 +237,17 @@ import SwiftSignalKit
                 self.sendInOrder(index: index, output)
             } else if let output {
                 self.outbox.append(.value(output))
+            } else {
+                self.inFlight -= 1
             }
         }
         var next: Work?
-        if !self.waiting.isEmpty, case .running = self.phase {
+        if self.inFlight < self.width, !self.waiting.isEmpty {
             next = self.take(self.waiting.removeFirst())
         } else {
             self.busy -= 1
-            if case .latest = self.mode { self.latestRunner = nil }
             self.runnerExited(runner)
+            self.fillRunners(into: &effects)
             self.completeIfIdle(into: &effects)
         }
         self.startDrainingIfNeeded(into: &effects)
@@ -248,17 +256,25 @@ import SwiftSignalKit
 
     // MARK: - Delivery
 
-    /// The drainer takes the next event to send; nil ends the drain (someone else drains next time).
-    @inlinable mutating func nextOutgoing() -> Outgoing? {
+    /// The drainer takes the next event to send, with what to do after unlocking; nil ends the drain
+    /// (someone else drains next time).
+    @inlinable mutating func nextOutgoing() -> (Outgoing?, Effects) {
+        var effects = Effects()
         if case .disposed = self.phase {
             self.isDraining = false
-            return nil
+            return (nil, effects)
         }
         if self.outbox.isEmpty {
             self.isDraining = false
-            return nil
+            return (nil, effects)
         }
-        return self.outbox.removeFirst()
+        let outgoing = self.outbox.removeFirst()
+        if case .value = outgoing, case .running = self.phase {
+            // Handed to the subscriber: room for another value.
+            self.inFlight -= 1
+            self.fillRunners(into: &effects)
+        }
+        return (outgoing, effects)
     }
 
     // MARK: - Disposal
@@ -283,7 +299,57 @@ import SwiftSignalKit
     @inlinable mutating func take(_ value: T) -> Work {
         let work = Work(index: self.nextIndex, value: value)
         self.nextIndex += 1
+        self.inFlight += 1
         return work
+    }
+
+    /// Starts a transform of `work`: on the worker (serial) or on a new runner task.
+    @inlinable mutating func start(_ work: Work, into effects: inout Effects) {
+        self.busy += 1
+        switch self.mode {
+        case .serial:
+            self.issue(.run(work), into: &effects)
+        case .concurrent:
+            self.issue(.spawn(runner: self.newRunner(), work), into: &effects)
+        case .latest:
+            let runner = self.newRunner()
+            self.latestCurrent = runner
+            self.latestSuperseded = false
+            self.issue(.spawn(runner: runner, work), into: &effects)
+        }
+    }
+
+    /// Serial and concurrent policies: starts transforms for waiting values while there is room.
+    @inlinable mutating func fillRunners(into effects: inout Effects) {
+        guard case .running = self.phase else { return }
+        if case .latest = self.mode { return }
+        while self.busy < self.width, self.inFlight < self.width, !self.waiting.isEmpty {
+            self.start(self.take(self.waiting.removeFirst()), into: &effects)
+        }
+    }
+
+    @inlinable mutating func latestFinished(runner: Int, result: Result<R?, E>, into effects: inout Effects) {
+        self.runnerExited(runner)
+        self.busy -= 1
+        self.latestCurrent = nil
+        if self.latestSuperseded {
+            self.inFlight -= 1  // a superseded result does not count
+        } else {
+            switch result {
+            case .failure(let error):
+                self.end(with: .failed(error), into: &effects)
+                return
+            case .success(let output?):
+                self.outbox.append(.value(output))
+            case .success(nil):
+                self.inFlight -= 1
+            }
+        }
+        if let pending = self.latestPending.take() {
+            self.start(self.take(pending), into: &effects)
+        }
+        self.completeIfIdle(into: &effects)
+        self.startDrainingIfNeeded(into: &effects)
     }
 
     @inlinable mutating func issue(_ command: Command, into effects: inout Effects) {
@@ -322,11 +388,20 @@ import SwiftSignalKit
             self.outOfOrder[index] = output
             return
         }
-        if let output { self.outbox.append(.value(output)) }
+        self.release(output)
         self.nextIndexToSend += 1
         while let ready = self.outOfOrder.removeValue(forKey: self.nextIndexToSend) {
-            if let ready { self.outbox.append(.value(ready)) }
+            self.release(ready)
             self.nextIndexToSend += 1
+        }
+    }
+
+    /// A result whose turn has come: into the outbox, or out of the count when it was filtered out.
+    @inlinable mutating func release(_ output: R?) {
+        if let output {
+            self.outbox.append(.value(output))
+        } else {
+            self.inFlight -= 1
         }
     }
 
@@ -338,14 +413,20 @@ import SwiftSignalKit
     }
 
     @inlinable mutating func completeIfIdle(into effects: inout Effects) {
-        guard self.upstreamFinished, self.busy == 0, self.waiting.isEmpty, self.commands.isEmpty else { return }
+        guard case .running = self.phase, self.upstreamFinished, self.busy == 0, self.waiting.isEmpty,
+            self.commands.isEmpty, self.latestPending == nil
+        else { return }
         self.end(with: .completed, into: &effects)
     }
 
-    /// Queues the terminal event and stops all work; the values already in the outbox go first.
+    /// Queues the terminal event and stops all work. A failure goes first: results not handed to the
+    /// subscriber yet are dropped. Completion goes after them.
     @inlinable mutating func end(with terminal: Outgoing, into effects: inout Effects) {
         self.phase = .ending
         self.stopEverything(into: &effects)
+        if case .failed = terminal {
+            effects.droppedOutgoing = self.outbox.removeAll()
+        }
         self.outbox.append(terminal)
         self.startDrainingIfNeeded(into: &effects)
     }
@@ -361,6 +442,9 @@ import SwiftSignalKit
         }
         effects.upstream = self.upstream.take()
         effects.dropped.append(contentsOf: self.waiting.removeAll())
+        if let pending = self.latestPending.take() {
+            effects.dropped.append(pending)
+        }
         for case let command? in self.commands.removeAll() {
             if case .run(let work) = command { effects.dropped.append(work.value) }
             if case .spawn(_, let work) = command { effects.dropped.append(work.value) }
@@ -368,7 +452,7 @@ import SwiftSignalKit
         effects.droppedResults.append(contentsOf: self.outOfOrder.values)
         self.outOfOrder.removeAll()
         self.busy = 0
-        self.latestRunner = nil
+        self.latestCurrent = nil
     }
 
     @inlinable mutating func startDrainingIfNeeded(into effects: inout Effects) {

@@ -108,7 +108,10 @@ import SwiftSignalKit
 
     /// Sends the outbox to the subscriber until it is empty; only one thread drains at a time.
     @inlinable func drain() {
-        while let outgoing = self.state.withLock({ $0.nextOutgoing() }) {
+        while true {
+            let (next, effects) = self.state.withLock { $0.nextOutgoing() }
+            self.perform(effects)
+            guard let outgoing = next else { return }
             switch outgoing {
             case .value(let value):
                 self.subscriber.putNext(value)
