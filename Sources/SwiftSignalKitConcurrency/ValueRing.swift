@@ -57,15 +57,15 @@
         return taken
     }
 
-    @usableFromInline mutating func grow() {
-        var larger: [Element?] = []
-        larger.reserveCapacity(Swift.max(8, self.slots.count * 2))
+    /// Doubles the storage. Inlinable, so that it is specialised with the buffer: unspecialised, filling
+    /// the new array went element by element through generic code that allocated for each one.
+    @inlinable mutating func grow() {
+        var larger = [Element?](repeating: nil, count: Swift.max(8, self.slots.count * 2))
         for offset in 0..<self.count {
             var index = self.head + offset
             if index >= self.slots.count { index -= self.slots.count }
-            larger.append(self.slots[index].take())
+            larger[offset] = self.slots[index].take()
         }
-        larger.append(contentsOf: repeatElement(nil, count: larger.capacity - larger.count))
         self.slots = larger
         self.head = 0
     }

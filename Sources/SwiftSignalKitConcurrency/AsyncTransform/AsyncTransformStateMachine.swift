@@ -217,8 +217,9 @@ import SwiftSignalKit
         return nil
     }
 
-    /// A transform finished. Returns the effects, and the next value for the same runner (nil: the
-    /// runner exits).
+    /// A transform finished. Returns the effects, and the next value for the same runner; with nil,
+    /// the runner performs the effects and then checks out (``runnerCheckOut(_:)``), still counted as
+    /// busy, so that the room its own delivery makes goes to it rather than to a new task.
     @inlinable mutating func transformFinished(runner: Int, index: Int, result: Result<R?, E>) -> (Effects, Work?) {
         var effects = Effects()
         // After the end, the state keeps no runner: there is nothing to unregister.
@@ -244,14 +245,26 @@ import SwiftSignalKit
         var next: Work?
         if self.inFlight < self.width, !self.waiting.isEmpty {
             next = self.take(self.waiting.removeFirst())
-        } else {
-            self.busy -= 1
-            self.runnerExited(runner)
-            self.fillRunners(into: &effects)
-            self.completeIfIdle(into: &effects)
         }
         self.startDrainingIfNeeded(into: &effects)
         return (effects, next)
+    }
+
+    /// A runner with nothing to do after its effects: takes a waiting value if there is room now, or
+    /// leaves (nil).
+    @inlinable mutating func runnerCheckOut(_ runner: Int) -> (Effects, Work?) {
+        var effects = Effects()
+        guard case .running = self.phase else { return (effects, nil) }
+        if case .latest = self.mode { return (effects, nil) }
+        if self.inFlight < self.width, !self.waiting.isEmpty {
+            return (effects, self.take(self.waiting.removeFirst()))
+        }
+        self.busy -= 1
+        self.runnerExited(runner)
+        self.fillRunners(into: &effects)
+        self.completeIfIdle(into: &effects)
+        self.startDrainingIfNeeded(into: &effects)
+        return (effects, nil)
     }
 
     // MARK: - Delivery

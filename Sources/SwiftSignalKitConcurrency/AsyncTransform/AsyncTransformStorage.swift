@@ -86,7 +86,13 @@ import SwiftSignalKit
             }
             let (effects, next) = self.state.withLock { $0.transformFinished(runner: runner, index: work.index, result: result) }
             self.perform(effects)
-            current = next
+            if let next {
+                current = next
+            } else {
+                let (checkOut, after) = self.state.withLock { $0.runnerCheckOut(runner) }
+                self.perform(checkOut)
+                current = after
+            }
         }
     }
 
