@@ -3,8 +3,13 @@ import SwiftSignalKit
 /// Transforms each value with async code.
 ///
 /// ```swift
-/// let profiles = requests |> mapAsync { request in try await db.loadProfile(request.userID) }
+/// let profiles = requests |> mapAsync { (request: Request) throws(DBError) in
+///     try await db.loadProfile(request.userID)
+/// }
 /// ```
+///
+/// Name the closure's error type, as here, to keep the signal's: a closure that uses `try` without it
+/// picks the overload whose result fails with `any Error`.
 ///
 /// With the default ``AsyncTransformPolicy/serial`` policy, one transform runs at a time and the results
 /// leave in input order; values that arrive meanwhile wait (all of them, unless a bounded buffering
