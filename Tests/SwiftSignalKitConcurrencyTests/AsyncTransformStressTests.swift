@@ -1,3 +1,4 @@
+import Foundation
 import SwiftSignalKit
 import SwiftSignalKitConcurrency
 import Testing
@@ -28,7 +29,10 @@ enum RacingForm: String, CaseIterable, Sendable, CustomTestStringConvertible {
     }
 }
 
-@Suite struct AsyncTransformStressTests {
+/// Serialized, and the loops run on threads of their own: 100,000 synchronous iterations on a thread
+/// of the task pool, several at once, would starve every other test of the pool for minutes under
+/// ThreadSanitizer.
+@Suite(.serialized) struct AsyncTransformStressTests {
     /// Dispose racing a transform that finishes at once, 100,000 times per operator: nothing sent after
     /// `dispose()` returned is delivered, and every subscription's tasks end and release it (a task or a
     /// continuation left waiting would keep its tracked object alive).
@@ -37,15 +41,17 @@ enum RacingForm: String, CaseIterable, Sendable, CustomTestStringConvertible {
         let tracker = LifetimeTracker()
         let late = Counter()
         let delivered = Counter()
-        for _ in 0..<100_000 {
-            let disposeReturned = Atomic(value: false)
-            let signal = form.signal(disposeReturned: disposeReturned, tracked: tracker.make())
-            let subscription = signal.start(next: { value in
-                delivered.increment()
-                if value == 1 { late.increment() }
-            })
-            subscription.dispose()
-            _ = disposeReturned.swap(true)
+        await onThread {
+            for _ in 0..<100_000 {
+                let disposeReturned = Atomic(value: false)
+                let signal = form.signal(disposeReturned: disposeReturned, tracked: tracker.make())
+                let subscription = signal.start(next: { value in
+                    delivered.increment()
+                    if value == 1 { late.increment() }
+                })
+                subscription.dispose()
+                _ = disposeReturned.swap(true)
+            }
         }
         #expect(late.value == 0, "a value sent after dispose() returned was delivered")
         await eventually { tracker.live.value == 0 }
@@ -73,5 +79,15 @@ enum RacingForm: String, CaseIterable, Sendable, CustomTestStringConvertible {
         }
         await eventually { tracker.live.value == 0 }
         #expect(tracker.live.value == 0, "a worker was left waiting")
+    }
+}
+
+/// Runs `body` on a thread of its own, off the task pool, and waits for it.
+func onThread(_ body: @escaping @Sendable () -> Void) async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        Thread {
+            body()
+            continuation.resume()
+        }.start()
     }
 }
