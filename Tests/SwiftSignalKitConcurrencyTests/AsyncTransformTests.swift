@@ -246,6 +246,19 @@ import Testing
         subscription.dispose()
     }
 
+    @Test func aFunctionCanBePassedAlone() async throws {
+        @Sendable func double(_ value: Int) async throws(TestError) -> Int { value * 2 }
+        @Sendable func isEven(_ value: Int) async -> Bool { value % 2 == 0 }
+        let numbers = Signal<Int, TestError>.single(2)
+        #expect(try await (numbers |> mapAsync(double)).get() == 4)
+        #expect(try await (numbers |> filterAsync(isEven)).get() == 2)
+        #expect(try await (numbers |> compactMapAsync({ value in value > 1 ? value : nil })).get() == 2)
+    }
+}
+
+/// Tests whose consumer blocks its thread, which is a thread of the task pool: one at a time, so that
+/// they never hold every thread of the pool between them.
+@Suite(.serialized) struct AsyncTransformSlowConsumerTests {
     @Test func aTransformErrorOvertakesResultsTheConsumerHasNotTakenYet() async {
         let gates = [Gate(), Gate(), Gate()]
         let finished = Counter()
@@ -284,13 +297,56 @@ import Testing
         subscription.dispose()
     }
 
-    @Test func aFunctionCanBePassedAlone() async throws {
-        @Sendable func double(_ value: Int) async throws(TestError) -> Int { value * 2 }
-        @Sendable func isEven(_ value: Int) async -> Bool { value % 2 == 0 }
-        let numbers = Signal<Int, TestError>.single(2)
-        #expect(try await (numbers |> mapAsync(double)).get() == 4)
-        #expect(try await (numbers |> filterAsync(isEven)).get() == 2)
-        #expect(try await (numbers |> compactMapAsync({ value in value > 1 ? value : nil })).get() == 2)
+    @Test(arguments: [AsyncTransformPolicy.serial, .concurrent(max: 1, ordered: true), .concurrent(max: 3, ordered: true)])
+    func aValueArrivingDuringADeliveryWaitsBehindTheWaitingOnes(policy: AsyncTransformPolicy) async {
+        let inCallback = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let received = Atomic<[Int]>(value: [])
+        let pipe = ValuePipe<Int>()
+        let subscription = (pipe.signal() |> mapAsync(policy) { value in value }).start(next: { value in
+            received.modify { $0 + [value] }
+            if value == 0 {
+                inCallback.signal()
+                release.wait()
+            }
+        })
+        for value in 0...3 { pipe.putNext(value) }  // 3 at least waits for a transform
+        await waitOn(inCallback)  // the consumer is busy with 0
+        for value in 4...6 { pipe.putNext(value) }  // behind the waiting ones, not before
+        release.signal()
+        await eventually { received.with { $0 }.count == 7 }
+        #expect(received.with { $0 } == Array(0...6))
+        subscription.dispose()
+    }
+
+    @Test func latestHoldsBackNewValuesWhileTheConsumerIsBusy() async {
+        let inCallback = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let finished = Counter()
+        let received = Atomic<[Int]>(value: [])
+        let pipe = ValuePipe<Int>()
+        let subscription =
+            (pipe.signal()
+            |> mapAsync(.latest) { value in
+                defer { finished.increment() }
+                return value
+            }).start(next: { value in
+                received.modify { $0 + [value] }
+                if value == 0 {
+                    inCallback.signal()
+                    release.wait()
+                }
+            })
+        pipe.putNext(0)
+        await waitOn(inCallback)  // the consumer is busy with 0
+        pipe.putNext(1)
+        await eventually { finished.value == 2 }  // 1's result waits for the consumer
+        for value in 2...50 { pipe.putNext(value) }  // only the newest waits, untransformed
+        release.signal()
+        await eventually { received.with { $0 }.last == 50 }
+        #expect(received.with { $0 } == [0, 1, 50])
+        #expect(finished.value == 3)
+        subscription.dispose()
     }
 }
 

@@ -151,14 +151,25 @@ import SwiftSignalKit
         }
         switch self.mode {
         case .serial, .concurrent:
-            if self.inFlight < self.width {
+            // Straight to a transform only when nothing waits before it (input order) and there is room;
+            // otherwise behind the waiting values, which a runner checking out or `fillRunners` takes.
+            if self.waiting.isEmpty, self.inFlight < self.width, self.busy < self.width {
                 self.start(self.take(value), into: &effects)
             } else {
                 self.buffer(value, into: &effects)
+                self.fillRunners(into: &effects)
             }
         case .latest:
             guard let current = self.latestCurrent else {
-                self.start(self.take(value), into: &effects)
+                if self.inFlight < self.width {
+                    self.start(self.take(value), into: &effects)
+                } else {
+                    // The last result still waits for the subscriber: the newest value starts after it.
+                    if let older = self.latestPending.take() {
+                        effects.dropped.append(older)
+                    }
+                    self.latestPending = value
+                }
                 return effects
             }
             // One transform at a time: the running one is cancelled, and the newest value waits for it
@@ -335,7 +346,12 @@ import SwiftSignalKit
     /// Serial and concurrent policies: starts transforms for waiting values while there is room.
     @inlinable mutating func fillRunners(into effects: inout Effects) {
         guard case .running = self.phase else { return }
-        if case .latest = self.mode { return }
+        if case .latest = self.mode {
+            if self.latestCurrent == nil, self.inFlight < self.width, let pending = self.latestPending.take() {
+                self.start(self.take(pending), into: &effects)
+            }
+            return
+        }
         while self.busy < self.width, self.inFlight < self.width, !self.waiting.isEmpty {
             self.start(self.take(self.waiting.removeFirst()), into: &effects)
         }
@@ -358,9 +374,7 @@ import SwiftSignalKit
                 self.inFlight -= 1
             }
         }
-        if let pending = self.latestPending.take() {
-            self.start(self.take(pending), into: &effects)
-        }
+        self.fillRunners(into: &effects)
         self.completeIfIdle(into: &effects)
         self.startDrainingIfNeeded(into: &effects)
     }
