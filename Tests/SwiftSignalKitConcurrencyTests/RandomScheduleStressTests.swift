@@ -27,8 +27,14 @@ final class ScheduledSubscription: Sendable {
 @Suite struct RandomScheduleStressTests {
     /// Threads interleave emissions, new subscriptions through various operators, disposals and
     /// cancelled `get()` waits, in an order drawn from a seeded generator. Whatever the interleaving:
-    /// nothing is delivered after `dispose()` returns, every started subscription is disposed once and
-    /// released, and no wait hangs. Replay a failure with `SSK_RANDOM_SEED=<seed> swift test`.
+    /// nothing sent after `dispose()` returned is delivered, every started subscription is disposed
+    /// once and released, and no wait hangs.
+    ///
+    /// A callback that starts after `dispose()` returned is allowed when its event was admitted before
+    /// (the subscriber's contract: it may be "about to enter" the callback on the sending thread). Each
+    /// sending thread has at most one such event per subscription at a time, so a subscription may see
+    /// at most one per sending thread (the four threads and the `deliverOn` queue); an event sent after
+    /// `dispose()` returned would show as more. Replay a failure with `SSK_RANDOM_SEED=<seed> swift test`.
     @Test func randomInterleavingsKeepEveryInvariant() async {
         let seed = ProcessInfo.processInfo.environment["SSK_RANDOM_SEED"].flatMap { UInt64($0) } ?? 0x5EED_2026
         let pipeSource = InstrumentedSource()
@@ -53,6 +59,7 @@ final class ScheduledSubscription: Sendable {
         ]
         let live = Atomic(value: [ScheduledSubscription]())
         let late = Atomic(value: 0)
+        let mostLateForOneSubscription = Atomic(value: 0)
         let waits = Atomic(value: [Task<Int, Error>]())
 
         await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
@@ -70,9 +77,12 @@ final class ScheduledSubscription: Sendable {
                             let chain = chains[Int(random.next() % UInt64(chains.count))]
                             let source = random.next() % 2 == 0 ? hot : replaying
                             let entry = Atomic<ScheduledSubscription?>(value: nil)
+                            let lateHere = Atomic(value: 0)
                             let disposable = chain(source).start(next: { _ in
                                 if entry.with({ $0?.disposed.with { $0 } }) == true {
                                     late.modify { $0 + 1 }
+                                    let count = lateHere.modify { $0 + 1 }
+                                    mostLateForOneSubscription.modify { Swift.max($0, count) }
                                 }
                             })
                             let subscription = ScheduledSubscription(disposable: disposable)
@@ -112,7 +122,9 @@ final class ScheduledSubscription: Sendable {
             subscription.disposed.swap(true)
         }
         queue.sync {}
-        #expect(late.with { $0 } == 0, "delivered after dispose() returned (seed \(seed))")
+        #expect(
+            mostLateForOneSubscription.with { $0 } <= 5,
+            "\(late.with { $0 }) callbacks after dispose() returned, more than one per sending thread (seed \(seed))")
         #expect(pipeSource.isBalanced, "pipe subscriptions balanced (seed \(seed))")
         #expect(promiseSource.isBalanced, "promise subscriptions balanced (seed \(seed))")
     }
