@@ -9,13 +9,17 @@ let package = Package(
     products: [
         .library(name: "SwiftSignalKit", targets: ["SwiftSignalKit"]),
         .library(name: "SwiftSignalKitConcurrency", targets: ["SwiftSignalKitConcurrency"]),
+        .library(name: "SwiftSignalKitTesting", targets: ["SwiftSignalKitTesting"]),
         .executable(name: "SignalDemo", targets: ["SignalDemo"]),
     ],
     targets: [
         .target(name: "SwiftSignalKit"),
         .target(name: "SwiftSignalKitConcurrency", dependencies: ["SwiftSignalKit"]),
+        // Virtual time for tests of timing code: no dependency beyond the core, no test framework.
+        .target(name: "SwiftSignalKitTesting", dependencies: ["SwiftSignalKit"]),
         .executableTarget(name: "SignalDemo", dependencies: ["SwiftSignalKit", "SwiftSignalKitConcurrency"]),
-        .testTarget(name: "SwiftSignalKitTests", dependencies: ["SwiftSignalKit"]),
+        .testTarget(name: "SwiftSignalKitTests", dependencies: ["SwiftSignalKit", "SwiftSignalKitTesting"]),
+        .testTarget(name: "SwiftSignalKitTestingTests", dependencies: ["SwiftSignalKit", "SwiftSignalKitTesting"]),
         .testTarget(
             name: "SwiftSignalKitConcurrencyTests",
             dependencies: ["SwiftSignalKit", "SwiftSignalKitConcurrency"]

@@ -19,25 +19,43 @@ import Dispatch
 /// - Returns: An operator for `|>`.
 public func delay<T, E>(_ timeout: Double, queue: Queue) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
     let wait = TimeIntervalValidation.wait(timeout, as: .delay, api: "delay(_:queue:)", argument: "timeout")
-    return { signal in
-        return Signal { subscriber in
-            guard case .seconds(let seconds) = wait else {
-                // `+infinity`: the source is never started.
-                return EmptyDisposable
-            }
-            let disposable = MetaDisposable()
-            let timer = Timer(
-                timeout: seconds, repeat: false,
-                completion: {
-                    disposable.set(signal.start(forwardingTo: subscriber))
-                }, queue: queue)
-            // Installed before the timer starts, so the timer's subscription always replaces it.
-            disposable.set(
-                ActionDisposable {
-                    timer.invalidate()
-                })
-            timer.start()
-            return disposable
+    return { signal in delayed(signal, by: wait, on: queue) }
+}
+
+/// Delays the *subscription* to the source by `timeout` seconds of `scheduler`'s time.
+///
+/// ```
+/// source:   abc|
+/// delay(2): --abc|
+/// ```
+///
+/// Like ``delay(_:queue:)``, on any ``SignalScheduler``: a ``Queue`` in production, a virtual-time
+/// scheduler in tests. The argument rules are the same.
+///
+/// - Parameters:
+///   - timeout: Seconds to wait before subscribing.
+///   - scheduler: Where the wait is measured and the source starts.
+/// - Returns: An operator for `|>`.
+public func delay<T, E>(_ timeout: Double, scheduler: some SignalScheduler) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
+    let wait = TimeIntervalValidation.wait(timeout, as: .delay, api: "delay(_:scheduler:)", argument: "timeout")
+    return { signal in delayed(signal, by: wait, on: scheduler) }
+}
+
+private func delayed<T, E>(_ signal: Signal<T, E>, by wait: Wait, on scheduler: some SignalScheduler) -> Signal<T, E> {
+    return Signal { subscriber in
+        guard case .seconds(let seconds) = wait else {
+            // `+infinity`: the source is never started.
+            return EmptyDisposable
+        }
+        let source = MetaDisposable()
+        let pending = scheduler.schedule(after: seconds) {
+            source.set(signal.start(forwardingTo: subscriber))
+        }
+        // The wait is cancelled first; a source started meanwhile is disposed by `source`, whose later
+        // `set` disposes what it is given.
+        return ActionDisposable {
+            pending.dispose()
+            source.dispose()
         }
     }
 }
@@ -95,46 +113,72 @@ public func suspendAwareDelay<T, E>(_ timeout: Double, granularity: Double = 4.0
 /// - Returns: An operator for `|>`.
 public func timeout<T, E>(_ timeout: Double, queue: Queue, alternate: Signal<T, E>) -> (Signal<T, E>) -> Signal<T, E> {
     let wait = TimeIntervalValidation.wait(timeout, as: .delay, api: "timeout(_:queue:alternate:)", argument: "timeout")
+    return { signal in timingOut(signal, after: wait, on: queue, alternate: alternate) }
+}
+
+/// Switches to `alternate` if the source sends nothing within `timeout` seconds of `scheduler`'s time.
+///
+/// ```
+/// source:      ----a-b|
+/// alternate:   x|
+/// timeout(2):  --x|
+/// ```
+///
+/// Like ``timeout(_:queue:alternate:)``, on any ``SignalScheduler``: a ``Queue`` in production, a
+/// virtual-time scheduler in tests. Only the wait for the first event is bounded; see
+/// ``timeout(perValue:scheduler:alternate:)`` for a bound on every gap.
+///
+/// - Parameters:
+///   - timeout: Seconds to wait for the first event.
+///   - scheduler: Where the wait is measured and `alternate` starts.
+///   - alternate: The signal to switch to.
+/// - Returns: An operator for `|>`.
+public func timeout<T, E>(_ timeout: Double, scheduler: some SignalScheduler, alternate: Signal<T, E>) -> (Signal<T, E>) -> Signal<T, E> {
+    let wait = TimeIntervalValidation.wait(timeout, as: .delay, api: "timeout(_:scheduler:alternate:)", argument: "timeout")
+    return { signal in timingOut(signal, after: wait, on: scheduler, alternate: alternate) }
+}
+
+private func timingOut<T, E>(
+    _ signal: Signal<T, E>, after wait: Wait, on scheduler: some SignalScheduler, alternate: Signal<T, E>
+)
+    -> Signal<T, E>
+{
     guard case .seconds(let seconds) = wait else {
         // `+infinity`: the source is never timed out.
-        return { signal in signal }
+        return signal
     }
-    return { signal in
-        return Signal<T, E> { subscriber in
-            let race = LockedState<TimeoutRace>(.waiting)
-            let source = MetaDisposable()
-            let fallback = MetaDisposable()
-            let timer = Timer(
-                timeout: seconds, repeat: false,
-                completion: {
-                    guard race.withLock({ $0.timerFired() }) else { return }
-                    source.dispose()
-                    fallback.set(alternate.start(forwardingTo: subscriber))
-                }, queue: queue)
-            timer.start()
-            source.set(
-                signal.start(
-                    linkedTo: subscriber,
-                    next: { value in
-                        guard race.withLock({ $0.sourceEvent() }) else { return }
-                        timer.invalidate()
-                        subscriber.putNext(value)
-                    },
-                    error: { error in
-                        guard race.withLock({ $0.sourceEvent() }) else { return }
-                        timer.invalidate()
-                        subscriber.putError(error)
-                    },
-                    completed: {
-                        guard race.withLock({ $0.sourceEvent() }) else { return }
-                        timer.invalidate()
-                        subscriber.putCompletion()
-                    }))
-            let disposable = DisposableSet()
-            disposable.add(ActionDisposable { timer.invalidate() })
-            disposable.add(source)
-            disposable.add(fallback)
-            return disposable
+    return Signal<T, E> { subscriber in
+        let race = LockedState<TimeoutRace>(.waiting)
+        let source = MetaDisposable()
+        let fallback = MetaDisposable()
+        // Scheduled before the source starts, so that a value the source sends synchronously cancels it.
+        let timer = scheduler.schedule(after: seconds) {
+            guard race.withLock({ $0.timerFired() }) else { return }
+            source.dispose()
+            fallback.set(alternate.start(forwardingTo: subscriber))
+        }
+        source.set(
+            signal.start(
+                linkedTo: subscriber,
+                next: { value in
+                    guard race.withLock({ $0.sourceEvent() }) else { return }
+                    timer.dispose()
+                    subscriber.putNext(value)
+                },
+                error: { error in
+                    guard race.withLock({ $0.sourceEvent() }) else { return }
+                    timer.dispose()
+                    subscriber.putError(error)
+                },
+                completed: {
+                    guard race.withLock({ $0.sourceEvent() }) else { return }
+                    timer.dispose()
+                    subscriber.putCompletion()
+                }))
+        return ActionDisposable {
+            timer.dispose()
+            source.dispose()
+            fallback.dispose()
         }
     }
 }

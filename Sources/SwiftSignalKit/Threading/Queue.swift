@@ -227,7 +227,7 @@ public final class Queue: Sendable {
     }
 
     /// Wraps work for a global queue so ``isCurrent()`` can recognise it; other queues need no wrapping.
-    private func marked(_ f: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
+    func marked(_ f: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
         guard case .global = self.identity else { return f }
         return { CurrentGlobalQueue.run(self, f) }
     }

@@ -1,6 +1,7 @@
 import Dispatch
 
-/// A one-shot or repeating timer that fires on a ``Queue``.
+/// A one-shot or repeating timer that fires on a ``Queue``, or on any ``SignalScheduler`` (a
+/// virtual-time scheduler in tests).
 ///
 /// ```swift
 /// let timer = Timer(timeout: 1.0, repeat: true, completion: { print("tick") }, queue: Queue())
@@ -26,12 +27,21 @@ import Dispatch
 /// Dispatch itself would trap on a negative, NaN or huge (≥ 2^64 ns, e.g. `1e11` s) repeating interval;
 /// the precondition message names the argument and the value instead.
 public final class Timer: Sendable {
-    private let source = LockedState<DispatchSourceTimerBox?>(nil)
+    /// What the current start armed: a dispatch timer source, or the firing scheduled on a scheduler.
+    private let armed = LockedState<Disposable?>(nil)
     /// The wait before the first firing (and, when repeating, between firings).
     private let wait: Wait
     private let `repeat`: Bool
     private let completion: @Sendable (Timer) -> Void
-    private let queue: Queue
+    private let clock: Clock
+
+    /// Where the timer fires.
+    private enum Clock: Sendable {
+        /// A dispatch timer source on the queue: repeating firings keep Dispatch's period.
+        case queue(Queue)
+        /// One scheduled action per firing.
+        case scheduler(any SignalScheduler)
+    }
 
     /// Creates a timer whose handler takes no arguments.
     ///
@@ -48,7 +58,7 @@ public final class Timer: Sendable {
         self.wait = Timer.wait(timeout, repeat: `repeat`)
         self.`repeat` = `repeat`
         self.completion = { _ in completion() }
-        self.queue = queue
+        self.clock = .queue(queue)
     }
 
     /// Creates a timer whose handler receives the timer.
@@ -66,7 +76,27 @@ public final class Timer: Sendable {
         self.wait = Timer.wait(timeout, repeat: `repeat`)
         self.`repeat` = `repeat`
         self.completion = completion
-        self.queue = queue
+        self.clock = .queue(queue)
+    }
+
+    /// Creates a timer that fires on a scheduler, such as a virtual-time scheduler in tests.
+    ///
+    /// A repeating timer schedules each firing when the previous one runs, `timeout` seconds later.
+    ///
+    /// - Parameters:
+    ///   - timeout: Seconds until it fires, and between firings when repeating. See the type's
+    ///     documentation for negative, NaN, infinite and huge values.
+    ///   - repeat: Whether it fires repeatedly.
+    ///   - scheduler: Where the handler runs.
+    ///   - completion: The handler; it may call ``invalidate()``.
+    ///
+    /// > Important: Traps, with a message naming `timeout` and its value, when `timeout` is NaN, or
+    /// > negative for a repeating timer.
+    public init(timeout: Double, `repeat`: Bool, scheduler: some SignalScheduler, completion: @escaping @Sendable (Timer) -> Void) {
+        self.wait = Timer.wait(timeout, repeat: `repeat`)
+        self.`repeat` = `repeat`
+        self.completion = completion
+        self.clock = .scheduler(scheduler)
     }
 
     private static func wait(_ timeout: Double, `repeat`: Bool) -> Wait {
@@ -86,12 +116,21 @@ public final class Timer: Sendable {
             self.invalidate()
             return
         }
-        let timer = DispatchSource.makeTimerSource(queue: self.queue.queue)
+        switch self.clock {
+        case .queue(let queue):
+            self.arm(queue, seconds: seconds)
+        case .scheduler(let scheduler):
+            self.arm(scheduler, seconds: seconds)
+        }
+    }
+
+    private func arm(_ queue: Queue, seconds: Double) {
+        let timer = DispatchSource.makeTimerSource(queue: queue.queue)
         let box = DispatchSourceTimerBox(timer)
         timer.setEventHandler { [weak self, weak box] in
             guard let self, let box else { return }
             // A handler that was queued before `invalidate()` must not run after it.
-            guard self.source.withLock({ $0 === box }) else { return }
+            guard self.armed.withLock({ $0 === box }) else { return }
             self.completion(self)
             if !self.repeat {
                 self.invalidate(ifCurrent: box)
@@ -104,43 +143,76 @@ public final class Timer: Sendable {
         } else {
             timer.schedule(deadline: deadline)
         }
-        let previous = self.source.withLock { current -> DispatchSourceTimerBox? in
+        self.replaceArmed(with: box)
+        timer.resume()
+    }
+
+    private func arm(_ scheduler: some SignalScheduler, seconds: Double) {
+        let firing = MetaDisposable()
+        self.replaceArmed(with: firing)
+        self.scheduleFiring(firing, on: scheduler, after: seconds)
+    }
+
+    /// Schedules the next firing of the start that `firing` stands for. The scheduler holds the timer
+    /// weakly, like a dispatch source's handler.
+    private func scheduleFiring(_ firing: MetaDisposable, on scheduler: some SignalScheduler, after seconds: Double) {
+        firing.set(
+            scheduler.schedule(after: seconds) { [weak self, weak firing] in
+                guard let self, let firing else { return }
+                guard self.armed.withLock({ $0 === firing }) else { return }
+                if self.repeat {
+                    // Scheduled first, so that a handler calling `invalidate()` cancels it.
+                    self.scheduleFiring(firing, on: scheduler, after: seconds)
+                }
+                self.completion(self)
+                if !self.repeat {
+                    self.invalidate(ifCurrent: firing)
+                }
+            })
+    }
+
+    private func replaceArmed(with armed: Disposable) {
+        let previous = self.armed.withLock { current -> Disposable? in
             let previous = current
-            current = box
+            current = armed
             return previous
         }
-        previous?.timer.cancel()
-        timer.resume()
+        previous?.dispose()
     }
 
     /// Stops the timer. A handler already running finishes; none starts afterwards.
     public func invalidate() {
-        let previous = self.source.withLock { current -> DispatchSourceTimerBox? in
+        let previous = self.armed.withLock { current -> Disposable? in
             let previous = current
             current = nil
             return previous
         }
-        previous?.timer.cancel()
+        previous?.dispose()
     }
 
-    private func invalidate(ifCurrent box: DispatchSourceTimerBox) {
-        let cancelled = self.source.withLock { current -> Bool in
-            guard current === box else { return false }
+    private func invalidate(ifCurrent armed: Disposable) {
+        let cancelled = self.armed.withLock { current -> Bool in
+            guard current === armed else { return false }
             current = nil
             return true
         }
         if cancelled {
-            box.timer.cancel()
+            armed.dispose()
         }
     }
 }
 
-/// A dispatch timer source, held by reference so a handler can tell whether its source is still current.
-final class DispatchSourceTimerBox: @unchecked Sendable {
+/// A dispatch timer source, held by reference so a handler can tell whether its source is still current;
+/// disposing it cancels the source.
+final class DispatchSourceTimerBox: Disposable, @unchecked Sendable {
     // Safe: `timer` is immutable after init, and DispatchSource methods are thread-safe.
     let timer: DispatchSourceTimer
 
     init(_ timer: DispatchSourceTimer) {
         self.timer = timer
+    }
+
+    func dispose() {
+        self.timer.cancel()
     }
 }

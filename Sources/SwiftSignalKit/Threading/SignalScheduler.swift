@@ -1,0 +1,90 @@
+import Dispatch
+
+/// Where the time-based operators run their timed work: a ``Queue`` in production, a virtual-time
+/// scheduler in tests.
+///
+/// Every timing operator and ``Timer`` take a scheduler as an argument, with a real queue as the default
+/// or as the older `queue:` overload, so production code pays nothing for testability and nothing global
+/// changes between a test and production. `SwiftSignalKitTesting` provides `VirtualTimeScheduler`, on
+/// which the same operators run when a test advances time:
+///
+/// ```swift
+/// func typingIndicator(_ keystrokes: Signal<String, NoError>, scheduler: some SignalScheduler = Queue.mainQueue())
+///     -> Signal<String, NoError>
+/// {
+///     return keystrokes |> debounce(0.3, scheduler: scheduler)
+/// }
+/// ```
+///
+/// ### Conforming
+///
+/// A conformance runs each action once, never inline on the caller's stack, and never after the
+/// disposable that ``schedule(after:_:)`` returned has been disposed (an action already running
+/// finishes). Actions scheduled for the same time run in the order they were scheduled. Neither method
+/// may block the caller, and no lock may be held while an action runs.
+public protocol SignalScheduler: Sendable {
+    /// Runs `action` as soon as possible, after the caller returns.
+    ///
+    /// - Parameter action: The work.
+    func schedule(_ action: @escaping @Sendable () -> Void)
+
+    /// Runs `action` after `delay` seconds, unless the returned disposable is disposed first.
+    ///
+    /// `delay` follows the library's rules for waits: 0 or negative runs as soon as possible, `+infinity`
+    /// never runs the action (it is released at once), a value above 100 years waits 100 years, and NaN
+    /// is a precondition failure naming the argument and the value.
+    ///
+    /// - Parameters:
+    ///   - delay: Seconds to wait.
+    ///   - action: The work.
+    /// - Returns: A disposable that cancels the action if it has not started; disposing it releases the
+    ///   action.
+    func schedule(after delay: Double, _ action: @escaping @Sendable () -> Void) -> Disposable
+}
+
+extension Queue: SignalScheduler {
+    /// Runs `action` on the queue, after the caller returns (also when called on the queue).
+    ///
+    /// - Parameter action: The work.
+    public func schedule(_ action: @escaping @Sendable () -> Void) {
+        self.justDispatch(action)
+    }
+
+    /// Runs `action` on the queue after `delay` seconds of the monotonic clock, unless the returned
+    /// disposable is disposed first.
+    ///
+    /// - Parameters:
+    ///   - delay: Seconds to wait; see ``SignalScheduler/schedule(after:_:)`` for the rules.
+    ///   - action: The work.
+    /// - Returns: A disposable that cancels the action and releases it.
+    public func schedule(after delay: Double, _ action: @escaping @Sendable () -> Void) -> Disposable {
+        let wait = TimeIntervalValidation.wait(delay, as: .delay, api: "Queue.schedule(after:_:)", argument: "delay")
+        guard case .seconds(let seconds) = wait else { return EmptyDisposable }
+        let pending = LockedState<(@Sendable () -> Void)?>(action)
+        let box = DispatchSourceTimerBox(DispatchSource.makeTimerSource(queue: self.queue))
+        // The handler holds the source until it fires or is cancelled, so the caller need not keep the
+        // disposable; cancelling releases the handler, and with it the action.
+        box.timer.setEventHandler(
+            handler: self.marked {
+                box.timer.cancel()
+                let action = pending.withLock { pending -> (@Sendable () -> Void)? in
+                    let action = pending
+                    pending = nil
+                    return action
+                }
+                action?()
+            })
+        box.timer.schedule(deadline: DispatchTime.now() + seconds)
+        box.timer.resume()
+        return ActionDisposable {
+            let action = pending.withLock { pending -> (@Sendable () -> Void)? in
+                let action = pending
+                pending = nil
+                return action
+            }
+            box.timer.cancel()
+            // The action is released here, after unlocking.
+            withExtendedLifetime(action) {}
+        }
+    }
+}

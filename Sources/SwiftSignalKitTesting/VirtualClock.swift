@@ -1,0 +1,206 @@
+import SwiftSignalKit
+
+extension VirtualTimeScheduler {
+    /// The scheduler's time as a `Clock`, for async code that sleeps or measures durations.
+    ///
+    /// ```swift
+    /// func poll(every period: Duration, clock: some Clock<Duration>) async throws -> Int {
+    ///     var polls = 0
+    ///     while polls < 3 {
+    ///         try await clock.sleep(for: period)
+    ///         polls += 1
+    ///     }
+    ///     return polls
+    /// }
+    ///
+    /// let scheduler = VirtualTimeScheduler()
+    /// let polling = Task { try await poll(every: .seconds(10), clock: scheduler.clock) }
+    /// for _ in 0..<3 {
+    ///     await scheduler.waitUntilScheduled(1)  // the task is asleep
+    ///     scheduler.advance(by: 10)
+    /// }
+    /// let polls = try await polling.value  // 3, at once
+    /// ```
+    ///
+    /// A sleep counts as one scheduled action. Moving time past its deadline resumes the sleeping task;
+    /// the task then runs on its executor, after the call that moved time has returned, so a test awaits
+    /// what the task does next (``waitUntilScheduled(_:)`` for its next sleep, or its result).
+    public var clock: VirtualClock {
+        return VirtualClock(scheduler: self)
+    }
+}
+
+/// The time of a ``VirtualTimeScheduler`` as a `Clock` whose durations are `Swift.Duration`.
+///
+/// It is also a `SignalScheduler` (the same scheduler), so async operators that take a clock run their
+/// timed work on virtual time without a task per timer.
+public struct VirtualClock: Clock, SignalScheduler {
+    /// A point in virtual time: the duration since the scheduler was made.
+    public struct Instant: InstantProtocol, Sendable {
+        /// The time since the scheduler was made.
+        public var offset: Duration
+
+        /// Creates an instant at `offset` from the scheduler's start.
+        ///
+        /// - Parameter offset: The time since the scheduler was made.
+        public init(offset: Duration) {
+            self.offset = offset
+        }
+
+        /// The instant `duration` later.
+        public func advanced(by duration: Duration) -> Instant {
+            return Instant(offset: self.offset + duration)
+        }
+
+        /// The duration from this instant to `other`.
+        public func duration(to other: Instant) -> Duration {
+            return other.offset - self.offset
+        }
+
+        /// Whether `lhs` comes before `rhs`.
+        public static func < (lhs: Instant, rhs: Instant) -> Bool {
+            return lhs.offset < rhs.offset
+        }
+    }
+
+    /// The scheduler whose time this is.
+    public let scheduler: VirtualTimeScheduler
+
+    /// Creates the clock of `scheduler`; the same as `scheduler.clock`.
+    ///
+    /// - Parameter scheduler: The scheduler whose time to read and move.
+    public init(scheduler: VirtualTimeScheduler) {
+        self.scheduler = scheduler
+    }
+
+    /// The scheduler's current time.
+    public var now: Instant {
+        return Instant(offset: .seconds(self.scheduler.now))
+    }
+
+    /// Zero: virtual time is exact.
+    public var minimumResolution: Duration {
+        return .zero
+    }
+
+    /// Suspends until virtual time reaches `deadline`, or throws `CancellationError` when the task is
+    /// cancelled first. A deadline that has passed returns at once.
+    ///
+    /// - Parameters:
+    ///   - deadline: The instant to wake at.
+    ///   - tolerance: Ignored: virtual time is exact.
+    /// - Throws: `CancellationError` if the task is cancelled before the deadline.
+    public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+        try Task.checkCancellation()
+        let delay = Self.seconds(deadline.offset) - self.scheduler.now
+        guard delay > 0 else { return }
+        let sleeper = VirtualSleeper()
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let scheduled = self.scheduler.schedule(after: delay) { sleeper.wake() }
+                sleeper.install(continuation, scheduled: scheduled)
+            }
+        } onCancel: {
+            sleeper.cancel()
+        }
+    }
+
+    /// Schedules `action` on the scheduler, for the current time.
+    public func schedule(_ action: @escaping @Sendable () -> Void) {
+        self.scheduler.schedule(action)
+    }
+
+    /// Schedules `action` on the scheduler, `delay` seconds from now.
+    public func schedule(after delay: Double, _ action: @escaping @Sendable () -> Void) -> Disposable {
+        return self.scheduler.schedule(after: delay, action)
+    }
+
+    /// `duration` in seconds.
+    static func seconds(_ duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
+        return Double(seconds) + Double(attoseconds) * 1e-18
+    }
+}
+
+/// One sleep on a ``VirtualClock``: wake-up, cancellation and the continuation's installation may come
+/// in any order, from different threads.
+final class VirtualSleeper: Sendable {
+    private enum State {
+        case starting
+        case asleep(CheckedContinuation<Void, any Error>, scheduled: Disposable)
+        case wokenEarly
+        case cancelledEarly
+        case finished
+    }
+
+    private enum Resume {
+        case none
+        case wake(CheckedContinuation<Void, any Error>)
+        case cancel(CheckedContinuation<Void, any Error>, scheduled: Disposable)
+    }
+
+    private let state = LockedState<State>(.starting)
+
+    func install(_ continuation: CheckedContinuation<Void, any Error>, scheduled: Disposable) {
+        let resume = self.state.withLock { state -> Resume in
+            switch state {
+            case .starting:
+                state = .asleep(continuation, scheduled: scheduled)
+                return .none
+            case .wokenEarly:
+                state = .finished
+                return .wake(continuation)
+            case .cancelledEarly:
+                state = .finished
+                return .cancel(continuation, scheduled: scheduled)
+            case .asleep, .finished:
+                preconditionFailure("VirtualSleeper: installed twice")
+            }
+        }
+        self.perform(resume)
+    }
+
+    func wake() {
+        let resume = self.state.withLock { state -> Resume in
+            switch state {
+            case .starting:
+                state = .wokenEarly
+                return .none
+            case .asleep(let continuation, _):
+                state = .finished
+                return .wake(continuation)
+            case .wokenEarly, .cancelledEarly, .finished:
+                return .none
+            }
+        }
+        self.perform(resume)
+    }
+
+    func cancel() {
+        let resume = self.state.withLock { state -> Resume in
+            switch state {
+            case .starting:
+                state = .cancelledEarly
+                return .none
+            case .asleep(let continuation, let scheduled):
+                state = .finished
+                return .cancel(continuation, scheduled: scheduled)
+            case .wokenEarly, .cancelledEarly, .finished:
+                return .none
+            }
+        }
+        self.perform(resume)
+    }
+
+    private func perform(_ resume: Resume) {
+        switch resume {
+        case .none:
+            break
+        case .wake(let continuation):
+            continuation.resume()
+        case .cancel(let continuation, let scheduled):
+            scheduled.dispose()
+            continuation.resume(throwing: CancellationError())
+        }
+    }
+}

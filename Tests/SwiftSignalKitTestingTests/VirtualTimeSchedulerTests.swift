@@ -1,0 +1,156 @@
+import Dispatch
+import SwiftSignalKit
+import SwiftSignalKitTesting
+import Testing
+
+/// A thread-safe log of strings, for the order in which actions ran.
+final class Log: Sendable {
+    private let entries = Atomic<[String]>(value: [])
+    var lines: [String] { self.entries.with { $0 } }
+    func append(_ line: String) { _ = self.entries.modify { $0 + [line] } }
+}
+
+@Suite struct VirtualTimeSchedulerTests {
+    @Test func actionsRunInDueOrderAndTiesInSchedulingOrder() {
+        let scheduler = VirtualTimeScheduler()
+        let log = Log()
+        _ = scheduler.schedule(after: 2) { log.append("b@\(scheduler.now)") }
+        _ = scheduler.schedule(after: 1) { log.append("a@\(scheduler.now)") }
+        _ = scheduler.schedule(after: 2) { log.append("c@\(scheduler.now)") }
+        scheduler.schedule { log.append("now@\(scheduler.now)") }
+        #expect(log.lines.isEmpty, "nothing runs before time moves")
+        scheduler.advance(by: 1.5)
+        #expect(log.lines == ["now@0.0", "a@1.0"])
+        #expect(scheduler.now == 1.5)
+        scheduler.advance(by: 0.5)
+        #expect(log.lines == ["now@0.0", "a@1.0", "b@2.0", "c@2.0"])
+    }
+
+    @Test func cancelledActionsDoNotRunAndAreReleased() {
+        let scheduler = VirtualTimeScheduler()
+        let log = Log()
+        let token = LifetimeToken()
+        weak let weakToken = token
+        let disposable = scheduler.schedule(after: 1) { [token] in
+            withExtendedLifetime(token) { log.append("ran") }
+        }
+        _ = consume token
+        #expect(weakToken != nil)
+        disposable.dispose()
+        #expect(weakToken == nil, "disposing releases the action")
+        scheduler.advance(by: 2)
+        #expect(log.lines.isEmpty)
+        #expect(scheduler.scheduledActionCount == 0)
+    }
+
+    @Test func actionsScheduledByActionsRunInTheSameAdvanceWhenDue() {
+        let scheduler = VirtualTimeScheduler()
+        let log = Log()
+        _ = scheduler.schedule(after: 1) {
+            log.append("first@\(scheduler.now)")
+            _ = scheduler.schedule(after: 1) { log.append("second@\(scheduler.now)") }
+            _ = scheduler.schedule(after: 5) { log.append("late@\(scheduler.now)") }
+        }
+        scheduler.advance(by: 3)
+        #expect(log.lines == ["first@1.0", "second@2.0"])
+        scheduler.run()
+        #expect(log.lines == ["first@1.0", "second@2.0", "late@6.0"])
+        #expect(scheduler.now == 6)
+    }
+
+    @Test func infiniteDelayNeverRunsAndNegativeMeansNow() {
+        let scheduler = VirtualTimeScheduler()
+        let log = Log()
+        _ = scheduler.schedule(after: .infinity) { log.append("never") }
+        _ = scheduler.schedule(after: -5) { log.append("now@\(scheduler.now)") }
+        #expect(scheduler.scheduledActionCount == 1)
+        scheduler.run()
+        #expect(log.lines == ["now@0.0"])
+    }
+
+    @Test func advanceToMovesToAnAbsoluteTime() {
+        let scheduler = VirtualTimeScheduler()
+        let log = Log()
+        _ = scheduler.schedule(after: 10) { log.append("ten") }
+        scheduler.advance(to: 9.999)
+        #expect(log.lines.isEmpty)
+        scheduler.advance(to: 10)
+        #expect(log.lines == ["ten"])
+    }
+
+    @Test func repeatingTimerFiresEveryPeriodUntilInvalidated() {
+        let scheduler = VirtualTimeScheduler()
+        let log = Log()
+        let timer = SwiftSignalKit.Timer(timeout: 2, repeat: true, scheduler: scheduler) { timer in
+            log.append("\(scheduler.now)")
+            if scheduler.now >= 6 { timer.invalidate() }
+        }
+        timer.start()
+        scheduler.advance(by: 5)
+        #expect(log.lines == ["2.0", "4.0"])
+        scheduler.advance(by: 100)
+        #expect(log.lines == ["2.0", "4.0", "6.0"])
+        #expect(scheduler.scheduledActionCount == 0)
+    }
+
+    @Test func releasingATimerStopsIt() {
+        let scheduler = VirtualTimeScheduler()
+        let log = Log()
+        var timer: SwiftSignalKit.Timer? = SwiftSignalKit.Timer(timeout: 1, repeat: true, scheduler: scheduler) { _ in log.append("tick") }
+        timer?.start()
+        scheduler.advance(by: 1)
+        timer = nil
+        scheduler.advance(by: 5)
+        #expect(log.lines == ["tick"])
+    }
+
+    @Test func restartingATimerReplacesItsFiring() {
+        let scheduler = VirtualTimeScheduler()
+        let log = Log()
+        let timer = SwiftSignalKit.Timer(timeout: 2, repeat: false, scheduler: scheduler) { _ in log.append("\(scheduler.now)") }
+        timer.start()
+        scheduler.advance(by: 1)
+        timer.start()
+        scheduler.advance(by: 10)
+        #expect(log.lines == ["3.0"])
+    }
+
+    @Test func sameInstantActionLimitStopsARunawayTimerWithAMessage() async {
+        await #expect(processExitsWith: .failure) {
+            let scheduler = VirtualTimeScheduler()
+            let timer = SwiftSignalKit.Timer(timeout: 0, repeat: true, scheduler: scheduler) { _ in }
+            timer.start()
+            scheduler.advance(by: 1)
+        }
+    }
+
+    @Test func negativeAdvanceIsAPreconditionFailure() async {
+        await #expect(processExitsWith: .failure) {
+            VirtualTimeScheduler().advance(by: -1)
+        }
+        await #expect(processExitsWith: .failure) {
+            VirtualTimeScheduler().advance(by: .nan)
+        }
+    }
+
+    @Test func movingTimeFromInsideAnActionIsAPreconditionFailure() async {
+        await #expect(processExitsWith: .failure) {
+            let scheduler = VirtualTimeScheduler()
+            _ = scheduler.schedule(after: 1) { scheduler.advance(by: 1) }
+            scheduler.run()
+        }
+    }
+
+    @Test func schedulingFromManyThreadsKeepsEveryAction() {
+        let scheduler = VirtualTimeScheduler()
+        let count = Atomic(value: 0)
+        DispatchQueue.concurrentPerform(iterations: 1_000) { index in
+            _ = scheduler.schedule(after: Double(index % 10)) { _ = count.modify { $0 + 1 } }
+        }
+        scheduler.run()
+        #expect(count.with { $0 } == 1_000)
+    }
+}
+
+/// An object whose release a test observes through a weak reference.
+final class LifetimeToken: Sendable {}
