@@ -1,0 +1,86 @@
+/// Sends a value only once the source has been quiet for `interval` seconds: each value restarts the
+/// wait, and only the latest is sent.
+///
+/// ```
+/// source:       ab-c-----d-|
+/// debounce(2):  -----c-----(d|)
+/// ```
+///
+/// When the source completes, the value still waiting is sent at once, then the completion. An error
+/// drops the waiting value and is sent at once. Disposing cancels the wait.
+///
+/// ```swift
+/// let queries = searchField |> debounce(0.3, scheduler: Queue.mainQueue())
+/// ```
+///
+/// `interval` is checked when the operator is made: 0 or negative sends each value as soon as the
+/// scheduler runs its wait (values sent meanwhile still replace it), `+infinity` sends only the last
+/// value, on completion, a value above 100 years waits 100 years, and NaN is a precondition failure
+/// naming the argument and the value.
+///
+/// > Note: Values are sent on the scheduler (after a wait) or on the thread that completes the source
+/// > (the flush). Events from several threads are delivered one at a time, in the order the operator
+/// > decided on them.
+///
+/// - Parameters:
+///   - interval: Seconds of quiet before the latest value is sent.
+///   - scheduler: Where the wait is measured and the values are sent; a ``Queue`` by default, a
+///     virtual-time scheduler in tests.
+/// - Returns: An operator for `|>`.
+public func debounce<T: Sendable, E: Sendable, S: SignalScheduler>(
+    _ interval: Double, scheduler: S = Queue.concurrentDefaultQueue()
+) -> (Signal<T, E>) -> Signal<T, E> {
+    let wait = TimeIntervalValidation.wait(interval, as: .delay, api: "debounce(_:scheduler:)", argument: "interval")
+    return { signal in timedLatest(signal, mode: .debounce, wait: wait, scheduler: scheduler) }
+}
+
+/// Sends the latest value of each window of `interval` seconds when the window closes; the first value
+/// after a quiet time opens a window (SSignalKit's `throttleOn:delay:`).
+///
+/// ```
+/// source:       ab-c----d--|
+/// throttle(3):  ---b--c----(d|)
+/// ```
+///
+/// Each value waits at most `interval` seconds, and at most one value is sent per window. When the
+/// source completes, the value still waiting is sent at once, then the completion. An error drops the
+/// waiting value and is sent at once. Unlike Rx's `throttle`, the first value of a window is not sent
+/// at once: this is RxJS's `auditTime`.
+///
+/// ```swift
+/// let progressUpdates = downloadProgress |> throttle(0.5, scheduler: Queue.mainQueue())
+/// ```
+///
+/// `interval` is checked when the operator is made: 0 or negative closes each window as soon as the
+/// scheduler runs it, `+infinity` sends only the last value, on completion, a value above 100 years
+/// waits 100 years, and NaN is a precondition failure naming the argument and the value.
+///
+/// - Parameters:
+///   - interval: Seconds from a window's first value to the sending of its latest.
+///   - scheduler: Where windows are measured and values sent; a ``Queue`` by default, a virtual-time
+///     scheduler in tests.
+/// - Returns: An operator for `|>`.
+public func throttle<T: Sendable, E: Sendable, S: SignalScheduler>(
+    _ interval: Double, scheduler: S = Queue.concurrentDefaultQueue()
+) -> (Signal<T, E>) -> Signal<T, E> {
+    let wait = TimeIntervalValidation.wait(interval, as: .delay, api: "throttle(_:scheduler:)", argument: "interval")
+    return { signal in timedLatest(signal, mode: .throttle, wait: wait, scheduler: scheduler) }
+}
+
+private func timedLatest<T: Sendable, E: Sendable, S: SignalScheduler>(
+    _ signal: Signal<T, E>, mode: TimedLatestStateMachine<T, E>.Mode, wait: Wait, scheduler: S
+) -> Signal<T, E> {
+    return Signal { subscriber in
+        let seconds: Double
+        switch wait {
+        case .seconds(let value):
+            seconds = value
+        case .never:
+            // The timer never fires: only the completion flushes.
+            seconds = .infinity
+        }
+        let storage = TimedLatestStorage(mode: mode, interval: seconds, scheduler: scheduler, subscriber: subscriber)
+        storage.start(signal)
+        return storage
+    }
+}

@@ -1,0 +1,59 @@
+/// One subscription of ``debounce(_:scheduler:)`` or ``throttle(_:scheduler:)``: runs the state
+/// machine's actions outside its lock.
+final class TimedLatestStorage<T: Sendable, E: Sendable, S: SignalScheduler>: Disposable {
+    private let state: LockedState<TimedLatestStateMachine<T, E>>
+    private let subscriber: Subscriber<T, E>
+    private let scheduler: S
+    private let interval: Double
+    let source = MetaDisposable()
+
+    init(mode: TimedLatestStateMachine<T, E>.Mode, interval: Double, scheduler: S, subscriber: Subscriber<T, E>) {
+        self.state = LockedState(TimedLatestStateMachine(mode: mode))
+        self.interval = interval
+        self.scheduler = scheduler
+        self.subscriber = subscriber
+    }
+
+    func start(_ signal: Signal<T, E>) {
+        self.source.set(
+            signal.start(
+                linkedTo: self.subscriber,
+                next: { [self] value in self.valueArrived(value) },
+                error: { [self] error in self.end(self.state.withLock { $0.sourceFailed(error) }) },
+                completed: { [self] in self.end(self.state.withLock { $0.sourceCompleted() }) }))
+    }
+
+    private func valueArrived(_ value: T) {
+        switch self.state.withLock({ $0.valueArrived(value) }) {
+        case .none(let dropped):
+            withExtendedLifetime(dropped) {}
+        case .arm(let generation, let cancel, let dropped):
+            withExtendedLifetime(dropped) {}
+            cancel?.dispose()
+            // The scheduler is called outside the lock: it may be a user's own conformance.
+            let timer = self.scheduler.schedule(after: self.interval) { [self] in
+                if self.state.withLock({ $0.timerFired(generation) }) {
+                    self.deliver()
+                }
+            }
+            self.state.withLock { $0.timerScheduled(generation, timer) }?.dispose()
+        }
+    }
+
+    private func end(_ action: TimedLatestStateMachine<T, E>.EndAction) {
+        action.cancel?.dispose()
+        withExtendedLifetime(action.dropped) {}
+        if action.deliver {
+            self.deliver()
+        }
+    }
+
+    private func deliver() {
+        self.state.deliverOutbox(to: self.subscriber, \.outbox)
+    }
+
+    func dispose() {
+        self.end(self.state.withLock { $0.disposed() })
+        self.source.dispose()
+    }
+}
