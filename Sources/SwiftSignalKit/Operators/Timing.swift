@@ -80,17 +80,14 @@ public func suspendAwareDelay<T, E>(_ timeout: Double, granularity: Double = 4.0
                 // `+infinity`: the source is never started.
                 return EmptyDisposable
             }
-            let disposable = MetaDisposable()
-            let cancelled = LockedState<Bool>(false)
-            disposable.set(
-                ActionDisposable {
-                    cancelled.withLock { $0 = true }
-                })
-            queue.queue.asyncAfter(wallDeadline: .now() + seconds) {
-                guard !cancelled.withLock({ $0 }) else { return }
-                disposable.set(signal.start(forwardingTo: subscriber))
+            let source = MetaDisposable()
+            let pending = queue.scheduleOnce({ source.set(signal.start(forwardingTo: subscriber)) }) { timer in
+                timer.schedule(wallDeadline: DispatchWallTime.now() + seconds)
             }
-            return disposable
+            return ActionDisposable {
+                pending.dispose()
+                source.dispose()
+            }
         }
     }
 }

@@ -60,31 +60,43 @@ extension Queue: SignalScheduler {
     public func schedule(after delay: Double, _ action: @escaping @Sendable () -> Void) -> Disposable {
         let wait = TimeIntervalValidation.wait(delay, as: .delay, api: "Queue.schedule(after:_:)", argument: "delay")
         guard case .seconds(let seconds) = wait else { return EmptyDisposable }
+        return self.scheduleOnce(action) { timer in
+            timer.schedule(deadline: DispatchTime.now() + seconds)
+        }
+    }
+}
+
+extension Queue {
+    /// Runs `action` once on the queue when a dispatch timer source, given its deadline by `arm`, fires.
+    ///
+    /// The handler holds the source until it fires or is cancelled, so the caller need not keep the
+    /// disposable; disposing cancels the source and releases the action.
+    func scheduleOnce(_ action: @escaping @Sendable () -> Void, arm: (DispatchSourceTimer) -> Void) -> Disposable {
         let pending = LockedState<(@Sendable () -> Void)?>(action)
         let box = DispatchSourceTimerBox(DispatchSource.makeTimerSource(queue: self.queue))
-        // The handler holds the source until it fires or is cancelled, so the caller need not keep the
-        // disposable; cancelling releases the handler, and with it the action.
         box.timer.setEventHandler(
             handler: self.marked {
                 box.timer.cancel()
-                let action = pending.withLock { pending -> (@Sendable () -> Void)? in
-                    let action = pending
-                    pending = nil
-                    return action
-                }
-                action?()
+                pending.take()?()
             })
-        box.timer.schedule(deadline: DispatchTime.now() + seconds)
+        arm(box.timer)
         box.timer.resume()
         return ActionDisposable {
-            let action = pending.withLock { pending -> (@Sendable () -> Void)? in
-                let action = pending
-                pending = nil
-                return action
-            }
+            let action = pending.take()
             box.timer.cancel()
             // The action is released here, after unlocking.
             withExtendedLifetime(action) {}
+        }
+    }
+}
+
+extension LockedState {
+    /// Takes the value out, leaving nil.
+    func take<Wrapped>() -> Wrapped? where State == Wrapped? {
+        return self.withLock { state in
+            let value = state
+            state = nil
+            return value
         }
     }
 }

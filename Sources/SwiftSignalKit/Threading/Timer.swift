@@ -81,7 +81,8 @@ public final class Timer: Sendable {
 
     /// Creates a timer that fires on a scheduler, such as a virtual-time scheduler in tests.
     ///
-    /// A repeating timer schedules each firing when the previous one runs, `timeout` seconds later.
+    /// On a ``Queue`` this is the queue's timer. On another scheduler, a repeating timer schedules each
+    /// firing `timeout` seconds after the previous handler returned.
     ///
     /// - Parameters:
     ///   - timeout: Seconds until it fires, and between firings when repeating. See the type's
@@ -96,7 +97,12 @@ public final class Timer: Sendable {
         self.wait = Timer.wait(timeout, repeat: `repeat`)
         self.`repeat` = `repeat`
         self.completion = completion
-        self.clock = .scheduler(scheduler)
+        if let queue = scheduler as? Queue {
+            // A dispatch timer source keeps a repeating timer's period without drift.
+            self.clock = .queue(queue)
+        } else {
+            self.clock = .scheduler(scheduler)
+        }
     }
 
     private static func wait(_ timeout: Double, `repeat`: Bool) -> Wait {
@@ -154,18 +160,21 @@ public final class Timer: Sendable {
     }
 
     /// Schedules the next firing of the start that `firing` stands for. The scheduler holds the timer
-    /// weakly, like a dispatch source's handler.
+    /// weakly, like a dispatch source's handler. A repeating timer schedules its next firing after the
+    /// handler returns, so firings never overlap, also on a concurrent scheduler.
     private func scheduleFiring(_ firing: MetaDisposable, on scheduler: some SignalScheduler, after seconds: Double) {
         firing.set(
             scheduler.schedule(after: seconds) { [weak self, weak firing] in
                 guard let self, let firing else { return }
                 guard self.armed.withLock({ $0 === firing }) else { return }
-                if self.repeat {
-                    // Scheduled first, so that a handler calling `invalidate()` cancels it.
-                    self.scheduleFiring(firing, on: scheduler, after: seconds)
-                }
                 self.completion(self)
-                if !self.repeat {
+                if self.repeat {
+                    // Not if the handler invalidated or restarted the timer; an `invalidate()` racing
+                    // with this disposes `firing`, which then disposes what it is given.
+                    if self.armed.withLock({ $0 === firing }) {
+                        self.scheduleFiring(firing, on: scheduler, after: seconds)
+                    }
+                } else {
                     self.invalidate(ifCurrent: firing)
                 }
             })

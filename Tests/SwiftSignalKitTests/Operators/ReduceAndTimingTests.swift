@@ -1,4 +1,5 @@
 import Dispatch
+import SwiftSignalKitTesting
 import Testing
 
 @testable import SwiftSignalKit
@@ -70,88 +71,114 @@ import Testing
 
 @Suite struct TimingTests {
     @Test func delayPostponesTheSubscription() {
-        let queue = Queue()
+        let scheduler = VirtualTimeScheduler()
         let started = Flag()
-        let done = DispatchSemaphore(value: 0)
         let source = Signal<Int, NoError> { subscriber in
             started.set()
             subscriber.putNext(1)
             subscriber.putCompletion()
             return EmptyDisposable
         }
-        let recorder = Recorder<Int, NoError>()
-        _ = (source |> delay(0.02, queue: queue)).start(next: { recorder.append(.next($0)) }, completed: { done.signal() })
-        #expect(!started.isSet, "the source starts only when the timer fires")
-        #expect(wait(done))
-        #expect(recorder.values == [1])
+        let recorder = SignalRecorder(source |> delay(2, scheduler: scheduler), scheduler: scheduler)
+        scheduler.advance(by: 1.9)
+        #expect(!started.isSet, "the source starts only when the wait is over")
+        scheduler.advance(by: 0.1)
+        #expect(recorder.mismatch([.next(1, at: 2), .completed(at: 2)]) == nil)
     }
 
     @Test func disposedDelayNeverStartsTheSource() {
-        let queue = Queue()
+        let scheduler = VirtualTimeScheduler()
         let started = Flag()
         let subscription =
             (Signal<Int, NoError> { _ in
                 started.set()
                 return EmptyDisposable
-            } |> delay(0.01, queue: queue)).start()
+            } |> delay(1, scheduler: scheduler)).start()
         subscription.dispose()
-        let check = DispatchSemaphore(value: 0)
-        queue.after(0.05) { check.signal() }
-        #expect(wait(check))
+        #expect(scheduler.scheduledActionCount == 0, "disposing cancels the wait")
+        scheduler.run()
         #expect(!started.isSet)
+    }
+
+    @Test func delayOnAQueueStartsTheSourceOnTheQueue() {
+        let queue = Queue()
+        let done = DispatchSemaphore(value: 0)
+        let onQueue = Flag()
+        let source = Signal<Int, NoError> { subscriber in
+            if queue.isCurrent() { onQueue.set() }
+            subscriber.putCompletion()
+            return EmptyDisposable
+        }
+        _ = (source |> delay(0.01, queue: queue)).start(completed: { done.signal() })
+        #expect(wait(done))
+        #expect(onQueue.isSet)
     }
 
     @Test func suspendAwareDelayStartsLater() {
         let done = DispatchSemaphore(value: 0)
         _ = (Signal<Int, NoError>.single(1) |> suspendAwareDelay(0.01, queue: Queue())).start(completed: { done.signal() })
         #expect(wait(done))
-        let started = Flag()
-        let queue = Queue()
-        let cancelled =
-            (Signal<Int, NoError> { _ in
-                started.set(); return EmptyDisposable
-            } |> suspendAwareDelay(0.01, queue: queue)).start()
-        cancelled.dispose()
-        let check = DispatchSemaphore(value: 0)
-        queue.after(0.05) { check.signal() }
-        #expect(wait(check))
-        #expect(!started.isSet)
+    }
+
+    /// Disposing releases the source, so it can never start: no waiting for an absence.
+    @Test func disposedSuspendAwareDelayReleasesTheSource() {
+        let tracker = LifetimeTracker()
+        let subscription: Disposable = {
+            let token = tracker.make()
+            let source = Signal<Int, NoError> { _ in
+                withExtendedLifetime(token) {}
+                return EmptyDisposable
+            }
+            return (source |> suspendAwareDelay(3600, queue: Queue())).start()
+        }()
+        #expect(tracker.live.value == 1)
+        subscription.dispose()
+        #expect(tracker.live.value == 0)
     }
 
     @Test func timeoutSwitchesToAlternateWhenSourceIsSilent() {
+        let scheduler = VirtualTimeScheduler()
         let sourceDisposable = CountingDisposable()
-        let done = DispatchSemaphore(value: 0)
-        let recorder = Recorder<Int, NoError>()
-        _ = (Signal<Int, NoError> { _ in sourceDisposable } |> timeout(0.01, queue: Queue(), alternate: .single(9)))
-            .start(next: { recorder.append(.next($0)) }, completed: { done.signal() })
-        #expect(wait(done))
-        #expect(recorder.values == [9])
+        let recorder = SignalRecorder(
+            Signal<Int, NoError> { _ in sourceDisposable } |> timeout(1, scheduler: scheduler, alternate: .single(9)), scheduler: scheduler)
+        scheduler.advance(by: 0.9)
+        #expect(recorder.events.isEmpty)
+        scheduler.advance(by: 0.1)
+        #expect(recorder.mismatch([.next(9, at: 1), .completed(at: 1)]) == nil)
         #expect(sourceDisposable.count.value == 1)
     }
 
+    @Test func timeoutOnAQueueSwitchesToAlternate() {
+        let done = DispatchSemaphore(value: 0)
+        let recorder = Recorder<Int, NoError>()
+        _ = (Signal<Int, NoError> { _ in EmptyDisposable } |> timeout(0.01, queue: Queue(), alternate: .single(9)))
+            .start(next: { recorder.append(.next($0)) }, completed: { done.signal() })
+        #expect(wait(done))
+        #expect(recorder.values == [9])
+    }
+
     @Test func timeoutKeepsASourceThatAnswersInTime() {
-        let queue = Queue()
+        let scheduler = VirtualTimeScheduler()
         let alternateStarted = Flag()
         let alternate = Signal<Int, NoError> { _ in
             alternateStarted.set()
             return EmptyDisposable
         }
         let captured = CapturedSubscriber<Int, NoError>()
-        let recorder = Recorder<Int, NoError>()
-        recorder.start(captured.signal() |> timeout(0.02, queue: queue, alternate: alternate))
+        let recorder = SignalRecorder(captured.signal() |> timeout(2, scheduler: scheduler, alternate: alternate), scheduler: scheduler)
+        scheduler.advance(by: 1)
         captured.subscriber?.putNext(1)
-        let check = DispatchSemaphore(value: 0)
-        queue.after(0.06) { check.signal() }
-        #expect(wait(check))
+        #expect(scheduler.scheduledActionCount == 0, "the first event cancels the wait")
+        scheduler.advance(by: 10)
         captured.subscriber?.putNext(2)
-        #expect(recorder.values == [1, 2])
+        #expect(recorder.mismatch([.next(1, at: 1), .next(2, at: 11)]) == nil)
         #expect(!alternateStarted.isSet)
     }
 
     /// The original started its timer after the source, so a value sent synchronously by the source
     /// could not cancel it, and the alternate replaced a source that had answered.
     @Test func timeoutIsCancelledByASynchronousFirstValue() {
-        let queue = Queue()
+        let scheduler = VirtualTimeScheduler()
         let alternateStarted = Flag()
         let alternate = Signal<Int, NoError> { _ in
             alternateStarted.set()
@@ -162,10 +189,9 @@ import Testing
             subscriber.putNext(1)
             return sourceDisposed
         }
-        let subscription = (source |> timeout(0.01, queue: queue, alternate: alternate)).start()
-        let check = DispatchSemaphore(value: 0)
-        queue.after(0.05) { check.signal() }
-        #expect(wait(check))
+        let subscription = (source |> timeout(1, scheduler: scheduler, alternate: alternate)).start()
+        #expect(scheduler.scheduledActionCount == 0)
+        scheduler.run()
         #expect(!alternateStarted.isSet)
         #expect(sourceDisposed.count.value == 0)
         subscription.dispose()

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import SwiftSignalKitTesting
 import Testing
 
 @testable import SwiftSignalKit
@@ -149,15 +150,31 @@ import Testing
     }
 
     @Test func invalidatedTimerNeverFires() {
-        let queue = Queue()
+        let scheduler = VirtualTimeScheduler()
         let fired = Flag()
-        let timer = Timer(timeout: 0.01, repeat: false, completion: { fired.set() }, queue: queue)
+        let timer = Timer(timeout: 1, repeat: false, scheduler: scheduler) { _ in fired.set() }
         timer.start()
         timer.invalidate()
-        let check = DispatchSemaphore(value: 0)
-        queue.after(0.05) { check.signal() }
-        #expect(wait(check))
+        #expect(scheduler.scheduledActionCount == 0)
+        scheduler.run()
         #expect(!fired.isSet)
+    }
+
+    /// `schedule(after:)` on a queue: the caller need not keep the disposable, and disposing releases
+    /// the action, so it can never run.
+    @Test func queueScheduleRunsWithoutTheDisposableAndDisposingReleasesTheAction() {
+        let queue = Queue()
+        let done = DispatchSemaphore(value: 0)
+        _ = queue.schedule(after: 0.001) { done.signal() }
+        #expect(wait(done))
+        let tracker = LifetimeTracker()
+        let scheduled: Disposable = {
+            let token = tracker.make()
+            return queue.schedule(after: 3600) { withExtendedLifetime(token) {} }
+        }()
+        #expect(tracker.live.value == 1)
+        scheduled.dispose()
+        #expect(tracker.live.value == 0)
     }
 }
 

@@ -68,20 +68,46 @@ public func restartIfError<T, E>(_ signal: Signal<T, E>) -> Signal<T, NoError> {
 public func retry<T, E>(_ delayIncrement: Double, maxDelay: Double, onQueue queue: Queue) -> (_ signal: Signal<T, E>) -> Signal<T, NoError>
 {
     checkRetryDelays(increment: delayIncrement, maxDelay: maxDelay, api: "retry(_:maxDelay:onQueue:)")
-    return { signal in
-        return RestartLoop.signal { subscriber, loop in
-            return signal.start(
-                forwardingValuesTo: subscriber,
-                error: { _ in
-                    let (delay, _) = loop.nextRetryDelay(increment: delayIncrement, max: maxDelay)
-                    queue.after(delay) {
-                        loop.restart()
-                    }
-                },
-                completed: {
-                    subscriber.putCompletion()
-                })
-        }
+    return { signal in retrying(signal, increment: delayIncrement, maxDelay: maxDelay, scheduler: queue) }
+}
+
+/// Resubscribes after each failure, waiting longer each time, on any ``SignalScheduler``: the
+/// ``retry(_:maxDelay:onQueue:)`` of virtual-time tests. Disposing cancels a wait in progress.
+///
+/// ```
+/// source (each attempt):  -#
+/// retry(1, maxDelay: 2):  -#--#---#---#…  (waits 1, 2, 2, …; the errors are not sent)
+/// ```
+///
+/// - Parameters:
+///   - delayIncrement: Seconds added to the wait after each failure.
+///   - maxDelay: The longest wait, in seconds.
+///   - scheduler: Where the waits are measured and the retries start.
+/// - Returns: An operator for `|>` whose result cannot fail.
+public func retry<T, E>(
+    _ delayIncrement: Double, maxDelay: Double, scheduler: some SignalScheduler
+) -> (_ signal: Signal<T, E>) -> Signal<
+    T, NoError
+> {
+    checkRetryDelays(increment: delayIncrement, maxDelay: maxDelay, api: "retry(_:maxDelay:scheduler:)")
+    return { signal in retrying(signal, increment: delayIncrement, maxDelay: maxDelay, scheduler: scheduler) }
+}
+
+private func retrying<T, E>(
+    _ signal: Signal<T, E>, increment: Double, maxDelay: Double, scheduler: some SignalScheduler
+) -> Signal<
+    T, NoError
+> {
+    return RestartLoop.signal { subscriber, loop in
+        return signal.start(
+            forwardingValuesTo: subscriber,
+            error: { _ in
+                let (delay, _) = loop.nextRetryDelay(increment: increment, max: maxDelay)
+                loop.restart(after: delay, on: scheduler)
+            },
+            completed: {
+                subscriber.putCompletion()
+            })
     }
 }
 
@@ -102,32 +128,62 @@ public func retry<T, E>(_ delayIncrement: Double, maxDelay: Double, onQueue queu
 ) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
     checkRetryDelays(increment: delayIncrement, maxDelay: maxDelay, api: "retry(retryOnError:delayIncrement:maxDelay:maxRetries:onQueue:)")
     return { signal in
-        return RestartLoop.signal { subscriber, loop in
-            return signal.start(
-                forwardingTo: subscriber,
-                error: { error in
-                    guard retryOnError(error) else {
-                        subscriber.putError(error)
-                        return
-                    }
-                    let (delay, attempt) = loop.nextRetryDelay(increment: delayIncrement, max: maxDelay)
-                    if attempt > maxRetries {
-                        subscriber.putError(error)
-                    } else {
-                        queue.after(delay) {
-                            loop.restart()
-                        }
-                    }
-                },
-                completed: {
-                    subscriber.putCompletion()
-                })
-        }
+        retrying(
+            signal, retryOnError: retryOnError, increment: delayIncrement, maxDelay: maxDelay, maxRetries: maxRetries, scheduler: queue)
+    }
+}
+
+/// Resubscribes after failures that `retryOnError` accepts, with growing waits, at most `maxRetries`
+/// times, on any ``SignalScheduler``: the ``retry(retryOnError:delayIncrement:maxDelay:maxRetries:onQueue:)``
+/// of virtual-time tests. Disposing cancels a wait in progress.
+///
+/// - Parameters:
+///   - retryOnError: Whether an error is worth retrying.
+///   - delayIncrement: Seconds added to the wait after each failure.
+///   - maxDelay: The longest wait, in seconds.
+///   - maxRetries: How many retries at most.
+///   - scheduler: Where the waits are measured and the retries start.
+/// - Returns: An operator for `|>`.
+public func retry<T, E>(
+    retryOnError: @escaping @Sendable (E) -> Bool, delayIncrement: Double, maxDelay: Double, maxRetries: Int,
+    scheduler: some SignalScheduler
+) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
+    checkRetryDelays(
+        increment: delayIncrement, maxDelay: maxDelay, api: "retry(retryOnError:delayIncrement:maxDelay:maxRetries:scheduler:)")
+    return { signal in
+        retrying(
+            signal, retryOnError: retryOnError, increment: delayIncrement, maxDelay: maxDelay, maxRetries: maxRetries, scheduler: scheduler)
+    }
+}
+
+private func retrying<T, E>(
+    _ signal: Signal<T, E>, retryOnError: @escaping @Sendable (E) -> Bool, increment: Double, maxDelay: Double, maxRetries: Int,
+    scheduler: some SignalScheduler
+) -> Signal<T, E> {
+    return RestartLoop.signal { subscriber, loop in
+        return signal.start(
+            forwardingTo: subscriber,
+            error: { error in
+                guard retryOnError(error) else {
+                    subscriber.putError(error)
+                    return
+                }
+                let (delay, attempt) = loop.nextRetryDelay(increment: increment, max: maxDelay)
+                if attempt > maxRetries {
+                    subscriber.putError(error)
+                } else {
+                    loop.restart(after: delay, on: scheduler)
+                }
+            },
+            completed: {
+                subscriber.putCompletion()
+            })
     }
 }
 
 /// Traps, naming the argument and the value, when a retry wait is NaN or negative. The waits computed from
-/// them go through `Queue.after`, which clamps huge values and never runs work after `+infinity`.
+/// them go through `SignalScheduler.schedule(after:_:)`, which clamps huge values and never runs work
+/// after `+infinity`.
 private func checkRetryDelays(increment: Double, maxDelay: Double, api: String) {
     _ = TimeIntervalValidation.wait(increment, as: .interval, api: api, argument: "delayIncrement")
     _ = TimeIntervalValidation.wait(maxDelay, as: .interval, api: api, argument: "maxDelay")

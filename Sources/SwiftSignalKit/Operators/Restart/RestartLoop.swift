@@ -16,6 +16,8 @@ final class RestartLoop: Sendable {
     /// The wait before the next retry and the number of retries so far, for the `retry` operators.
     private let retries = LockedState<(delay: Double, count: Int)>((0, 0))
     private let current = MetaDisposable()
+    /// The wait before a scheduled restart, cancelled by ``stop()``.
+    private let pendingWait = MetaDisposable()
     private let makeSubscription: @Sendable (RestartLoop) -> Disposable
     private let isFinished: @Sendable () -> Bool
 
@@ -74,9 +76,27 @@ final class RestartLoop: Sendable {
         }
     }
 
-    /// Stops: disposes the current subscription; later restarts do nothing.
+    /// Restarts after `delay` seconds of `scheduler`'s time, unless the loop stops first.
+    func restart(after delay: Double, on scheduler: some SignalScheduler) {
+        self.pendingWait.set(
+            scheduler.schedule(after: delay) { [self] in
+                self.restart()
+            })
+    }
+
+    /// Counts an attempt that failed and returns how many have failed, this one included.
+    func countFailure() -> Int {
+        return self.retries.withLock { retries in
+            retries.count += 1
+            return retries.count
+        }
+    }
+
+    /// Stops: disposes the current subscription and cancels a scheduled restart; later restarts do
+    /// nothing.
     func stop() {
         self.state.withLock { $0.isDisposed = true }
+        self.pendingWait.dispose()
         self.current.dispose()
     }
 }

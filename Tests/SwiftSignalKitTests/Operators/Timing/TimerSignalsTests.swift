@@ -1,0 +1,119 @@
+import Dispatch
+import SwiftSignalKitTesting
+import Testing
+
+@testable import SwiftSignalKit
+
+@Suite struct IntervalAndTimerTests {
+    @Test func intervalCountsEveryPeriodFromTheSubscription() {
+        let scheduler = VirtualTimeScheduler()
+        scheduler.advance(by: 0.5)
+        let recorder = SignalRecorder(interval(2, scheduler: scheduler), scheduler: scheduler)
+        scheduler.advance(by: 7)
+        #expect(recorder.mismatch([.next(0, at: 2.5), .next(1, at: 4.5), .next(2, at: 6.5)]) == nil)
+        recorder.dispose()
+        #expect(scheduler.scheduledActionCount == 0, "disposing stops the timer")
+    }
+
+    @Test func eachSubscriptionHasItsOwnCount() {
+        let scheduler = VirtualTimeScheduler()
+        let ticks = interval(1, scheduler: scheduler)
+        let first = SignalRecorder(ticks, scheduler: scheduler)
+        scheduler.advance(by: 2)
+        let second = SignalRecorder(ticks, scheduler: scheduler)
+        scheduler.advance(by: 1)
+        #expect(first.values == [0, 1, 2])
+        #expect(second.values == [0])
+    }
+
+    @Test func oneShotTimerSendsZeroAndCompletes() {
+        let scheduler = VirtualTimeScheduler()
+        let recorder = SignalRecorder(timer(3, scheduler: scheduler), scheduler: scheduler)
+        scheduler.run()
+        #expect(recorder.mismatch(marbles: "---(a|)", values: ["a": 0]) == nil)
+    }
+
+    @Test func timerWithAPeriodGoesOn() {
+        let scheduler = VirtualTimeScheduler()
+        let recorder = SignalRecorder(timer(3, period: 1, scheduler: scheduler), scheduler: scheduler)
+        scheduler.advance(by: 6)
+        #expect(recorder.mismatch(marbles: "---abcd", values: ["a": 0, "b": 1, "c": 2, "d": 3]) == nil)
+    }
+
+    @Test func infinitePeriodNeverSends() {
+        let scheduler = VirtualTimeScheduler()
+        let recorder = SignalRecorder(interval(.infinity, scheduler: scheduler), scheduler: scheduler)
+        #expect(scheduler.scheduledActionCount == 0)
+        scheduler.run()
+        #expect(recorder.events.isEmpty)
+    }
+
+    @Test func intervalOnAQueueTicks() {
+        let done = DispatchSemaphore(value: 0)
+        let subscription = (interval(0.001) |> take(3)).start(completed: { done.signal() })
+        #expect(wait(done))
+        subscription.dispose()
+    }
+
+    @Test func negativePeriodIsAPreconditionFailureNamingTheArgument() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = interval(-1, scheduler: VirtualTimeScheduler())
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("interval(_:scheduler:): period must be a number of seconds ≥ 0"))
+    }
+}
+
+@Suite struct PerValueTimeoutTests {
+    @Test func aGapLongerThanTheIntervalSwitchesToTheAlternate() {
+        let mismatch = play(
+            "-a--b------c|",
+            through: { scheduler in timeout(perValue: 3, scheduler: scheduler, alternate: .fail(TestError())) },
+            expect: "-a--b--#")
+        #expect(mismatch == nil)
+    }
+
+    @Test func aSourceThatKeepsSendingIsNotTimedOut() {
+        let mismatch = play(
+            "-a-b-c-d|", through: { scheduler in timeout(perValue: 2, scheduler: scheduler, alternate: .fail(TestError())) },
+            expect: "-a-b-c-d|")
+        #expect(mismatch == nil)
+    }
+
+    @Test func theFirstWaitStartsAtSubscription() {
+        let mismatch = play(
+            "----a|", through: { scheduler in timeout(perValue: 2, scheduler: scheduler, alternate: .single(5)) }, expect: "--(e|)")
+        #expect(mismatch == nil)
+    }
+
+    @Test func endingTheSourceOrDisposingCancelsTheWait() {
+        let scheduler = VirtualTimeScheduler()
+        let completing = SignalRecorder(
+            scheduler.signal(marbles: "a|", values: letters, error: TestError())
+                |> timeout(perValue: 5, scheduler: scheduler, alternate: .fail(TestError())), scheduler: scheduler)
+        scheduler.advance(by: 1)
+        #expect(completing.mismatch(marbles: "a|", values: letters, error: TestError()) == nil)
+        #expect(scheduler.scheduledActionCount == 0)
+        let disposed = SignalRecorder(
+            Signal<Int, TestError>.never() |> timeout(perValue: 5, scheduler: scheduler, alternate: .fail(TestError())),
+            scheduler: scheduler)
+        disposed.dispose()
+        #expect(scheduler.scheduledActionCount == 0)
+    }
+
+    @Test func racingTheTimerDeliversFromExactlyOneSide() {
+        let queue = Queue()
+        for _ in 0..<200 {
+            let captured = CapturedSubscriber<Int, NoError>()
+            let done = DispatchSemaphore(value: 0)
+            let recorder = Recorder<Int, NoError>()
+            _ = (captured.signal() |> timeout(perValue: 0.0001, scheduler: queue, alternate: .single(-1)))
+                .start(next: { recorder.append(.next($0)) }, completed: { done.signal() })
+            captured.subscriber?.putNext(1)
+            captured.subscriber?.putCompletion()
+            #expect(wait(done))
+            let values = recorder.values
+            #expect(values == [1] || values == [-1] || values == [1, -1])
+        }
+    }
+}
