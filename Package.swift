@@ -80,7 +80,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MigrationGuideTests",
-            dependencies: ["SwiftSignalKit", "SwiftSignalKitConcurrency"],
+            dependencies: ["SwiftSignalKit", "SwiftSignalKitConcurrency", "SwiftSignalKitTesting"],
             path: "Migration/Examples/Tests/MigrationGuideTests"
         ),
     ],

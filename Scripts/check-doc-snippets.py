@@ -51,7 +51,7 @@ CONTEXT_FILE = ROOT / "Scripts" / "doc-snippets" / "Context.swift"
 WORK = ROOT / ".build-snippets"
 PACKAGE = WORK / "package"
 SCRATCH = WORK / "build"
-LIBRARY_MODULES = ["SwiftSignalKit", "SwiftSignalKitConcurrency"]
+LIBRARY_MODULES = ["SwiftSignalKit", "SwiftSignalKitConcurrency", "SwiftSignalKitTesting"]
 CONTEXT_MODULE = "SnippetContext"
 
 FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")

@@ -4,7 +4,7 @@ import Testing
 /// An async latch for transforms under test: `wait()` suspends until `open()`, whatever happens to the
 /// task; `waitOrCancel()` also ends, throwing `CancellationError`, when the task is cancelled.
 final class Gate: Sendable {
-    private let state = Atomic<(isOpen: Bool, waiters: [CheckedContinuation<Void, Never>])>(value: (false, []))
+    private let state = Atomic<(isOpen: Bool, waiters: [OnceWaiter])>(value: (false, []))
     /// How many waits have started.
     let arrivals = Counter()
 
@@ -12,37 +12,73 @@ final class Gate: Sendable {
 
     func wait() async {
         self.arrivals.increment()
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            var resumeNow = false
-            self.state.modify { state in
-                if state.isOpen {
-                    resumeNow = true
-                    return state
-                }
-                return (false, state.waiters + [continuation])
-            }
-            if resumeNow { continuation.resume() }
-        }
+        await self.suspend(OnceWaiter())
     }
 
     func waitOrCancel() async throws(CancellationError) {
         self.arrivals.increment()
-        while !self.isOpen {
-            do {
-                try await Task.sleep(for: .milliseconds(1))
-            } catch {
-                throw CancellationError()
+        let waiter = OnceWaiter()
+        await withTaskCancellationHandler {
+            await self.suspend(waiter)
+        } onCancel: {
+            waiter.resume(cancelled: true)
+        }
+        if waiter.wasCancelled { throw CancellationError() }
+    }
+
+    private func suspend(_ waiter: OnceWaiter) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            var openAlready = false
+            self.state.modify { state in
+                if state.isOpen {
+                    openAlready = true
+                    return state
+                }
+                return (false, state.waiters + [waiter])
             }
+            waiter.install(continuation)
+            if openAlready { waiter.resume(cancelled: false) }
         }
     }
 
     func open() {
-        var waiters: [CheckedContinuation<Void, Never>] = []
+        var waiters: [OnceWaiter] = []
         self.state.modify { state in
             waiters = state.waiters
             return (true, [])
         }
-        for waiter in waiters { waiter.resume() }
+        for waiter in waiters { waiter.resume(cancelled: false) }
+    }
+}
+
+/// A continuation resumed once, by whichever comes first: the gate opening or the task's cancellation
+/// (which may come before the continuation exists).
+final class OnceWaiter: Sendable {
+    private let state = Atomic<(continuation: CheckedContinuation<Void, Never>?, ended: Bool, cancelled: Bool)>(
+        value: (nil, false, false))
+
+    var wasCancelled: Bool { self.state.with { $0.cancelled } }
+
+    func install(_ continuation: CheckedContinuation<Void, Never>) {
+        var resumeNow = false
+        self.state.modify { state in
+            if state.ended {
+                resumeNow = true
+                return state
+            }
+            return (continuation, false, false)
+        }
+        if resumeNow { continuation.resume() }
+    }
+
+    func resume(cancelled: Bool) {
+        var toResume: CheckedContinuation<Void, Never>?
+        self.state.modify { state in
+            guard !state.ended else { return state }
+            toResume = state.continuation
+            return (nil, true, cancelled)
+        }
+        toResume?.resume()
     }
 }
 
@@ -74,13 +110,24 @@ final class Recording<T: Sendable, E: Sendable>: Sendable {
     var hasEnded: Bool { self.isCompleted || self.failure != nil }
 }
 
-/// Waits (up to 10 seconds) for something another thread does.
+/// Waits (up to 30 seconds) for something another thread does, yielding between checks: no sleep.
 func eventually(_ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async {
-    for _ in 0..<10_000 {
+    let deadline = ContinuousClock.now + .seconds(30)
+    while ContinuousClock.now < deadline {
         if condition() { return }
-        try? await Task.sleep(for: .milliseconds(1))
+        await Task.yield()
     }
-    Issue.record("still not true after 10 seconds", sourceLocation: sourceLocation)
+    Issue.record("still not true after 30 seconds", sourceLocation: sourceLocation)
+}
+
+/// Suspends until the task is cancelled, then throws: slow work that reacts to cancellation, without a
+/// sleep. (An `AsyncStream` that nobody finishes ends its iteration when the iterating task is
+/// cancelled.)
+func untilCancelled() async throws(CancellationError) {
+    let (stream, continuation) = AsyncStream<Never>.makeStream()
+    for await _ in stream {}
+    withExtendedLifetime(continuation) {}
+    throw CancellationError()
 }
 
 /// Counts how many run at once, and the most that ever did.

@@ -404,7 +404,7 @@ func waitOn(_ semaphore: DispatchSemaphore) async {
                     (value: Int) throws(TestError) -> Int in
                     if value == 0 {
                         do {
-                            try await Task.sleep(for: .seconds(3600))
+                            try await untilCancelled()
                         } catch {
                             cancelled.increment()
                         }
@@ -442,7 +442,7 @@ func waitOn(_ semaphore: DispatchSemaphore) async {
                 |> mapAsync { (value: Int) throws(TestError) -> Int in
                     started.increment()
                     do {
-                        try await Task.sleep(for: .seconds(3600))
+                        try await untilCancelled()
                     } catch {
                         cancelled.increment()
                     }
@@ -467,7 +467,7 @@ func waitOn(_ semaphore: DispatchSemaphore) async {
                 |> mapAsync(policy) { value in
                     started.increment()
                     do {
-                        try await Task.sleep(for: .seconds(3600))
+                        try await untilCancelled()
                     } catch {
                         cancelled.increment()
                     }
@@ -490,7 +490,7 @@ func waitOn(_ semaphore: DispatchSemaphore) async {
             |> mapAsync { value in
                 started.increment()
                 do {
-                    try await Task.sleep(for: .seconds(3600))
+                    try await untilCancelled()
                 } catch {
                     cancelled.increment()
                 }
@@ -645,7 +645,7 @@ func waitOn(_ semaphore: DispatchSemaphore) async {
         let started = Counter()
         let signal = Signal<Int, NoError> { send in
             started.increment()
-            try? await Task.sleep(for: .seconds(3600))
+            try? await untilCancelled()
             _ = cancelled.swap(Task.isCancelled)
             send(99)
             sentAfter.increment()

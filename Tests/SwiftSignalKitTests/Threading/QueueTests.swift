@@ -78,7 +78,7 @@ import Testing
         let queue = Queue()
         let done = DispatchSemaphore(value: 0)
         let onQueue = Flag()
-        queue.after(0.01) {
+        queue.after(0.01) {  // no-sleep-check: tests Queue.after itself, waiting for it to run
             if queue.isCurrent() { onQueue.set() }
             done.signal()
         }

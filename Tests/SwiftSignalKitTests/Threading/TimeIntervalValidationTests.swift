@@ -73,7 +73,7 @@ import Testing
         let tracker = LifetimeTracker()
         do {
             let tracked = tracker.make()
-            queue.after(.infinity) {
+            queue.after(.infinity) {  // no-sleep-check: tests Queue.after's argument rules
                 withExtendedLifetime(tracked) { _ = fired.increment() }
             }
         }
@@ -95,9 +95,9 @@ import Testing
             ran.increment()
             done.signal()
         }
-        queue.after(0, record)
-        queue.after(-1, record)
-        queue.after(-.infinity, record)
+        queue.after(0, record)  // no-sleep-check: tests Queue.after's argument rules
+        queue.after(-1, record)  // no-sleep-check: tests Queue.after's argument rules
+        queue.after(-.infinity, record)  // no-sleep-check: tests Queue.after's argument rules
         let soonTimers = [
             Timer(timeout: 0, repeat: false, completion: record, queue: queue),
             Timer(timeout: -1, repeat: false, completion: record, queue: queue),
@@ -125,7 +125,7 @@ import Testing
 
     @Test func nanDelayStopsWithAMessage() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            Queue(name: "nan").after(.nan) {}
+            Queue(name: "nan").after(.nan) {}  // no-sleep-check: tests Queue.after's argument rules
         }
         // In release builds too: the library stops with `fatalError`, which keeps its message.
         let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)

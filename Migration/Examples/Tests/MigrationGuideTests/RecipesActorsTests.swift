@@ -4,6 +4,7 @@
 import Foundation
 import SwiftSignalKit
 import SwiftSignalKitConcurrency
+import SwiftSignalKitTesting
 import Testing
 
 // MARK: - Sharing queue-confined state with actors
@@ -63,11 +64,13 @@ func followStatus(of connection: Connection, into log: Atomic<[ConnectionStatus]
 final class Refresher: Sendable {
     private let disposables = DisposableSet()
 
-    func start(_ refresh: @escaping @Sendable () async -> Void) {
+    func start(
+        every period: Duration, clock: some Clock<Duration> = ContinuousClock(), _ refresh: @escaping @Sendable () async -> Void
+    ) {
         let task = Task {
             while !Task.isCancelled {
                 await refresh()
-                try? await Task.sleep(for: .milliseconds(10))
+                try? await clock.sleep(for: period)
             }
         }
         self.disposables.add(task.asDisposable())
@@ -147,15 +150,35 @@ func serverStatusLog(_ connection: Connection, queue: Queue, into log: Atomic<[C
         let refreshes = Atomic<Int>(value: 0)
         let cancelled = Atomic<Bool>(value: false)
         let refresher = Refresher()
-        refresher.start {
+        refresher.start(every: .seconds(10)) {
             refreshes.modify { $0 + 1 }
-            try? await Task.sleep(for: .seconds(3600))  // ends early only when the task is cancelled
+            await untilCancelled()
             _ = cancelled.swap(Task.isCancelled)
         }
         await eventually { refreshes.with { $0 } == 1 }
         refresher.stop()
         await eventually { cancelled.with { $0 } }
         #expect(refreshes.with { $0 } == 1)
+    }
+
+    /// The period is measured on the clock the caller passes: a test passes virtual time, not a wait.
+    @Test func refreshesOncePerPeriodOnATestClock() async {
+        let scheduler = VirtualTimeScheduler()
+        let refreshes = Atomic<Int>(value: 0)
+        let refresher = Refresher()
+        refresher.start(every: .seconds(10), clock: scheduler.clock) {
+            refreshes.modify { $0 + 1 }
+        }
+        for expected in 1...3 {
+            await scheduler.waitUntilScheduled(1)  // the loop sleeps after refresh `expected`
+            #expect(refreshes.with { $0 } == expected)
+            scheduler.advance(by: 9.9)
+            #expect(scheduler.scheduledActionCount == 1, "still asleep before the period is over")
+            scheduler.advance(by: 0.1)
+        }
+        await scheduler.waitUntilScheduled(1)
+        #expect(refreshes.with { $0 } == 4)
+        refresher.stop()
     }
 
     @Test @MainActor func theLoopBodyRunsOnTheMainActor() async {

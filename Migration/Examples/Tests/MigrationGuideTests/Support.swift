@@ -52,7 +52,7 @@ final class UserAPI: Sendable {
     func slowUser(id: UserID) async throws(APIError) -> User {
         self.calls.modify { $0 + 1 }
         defer { self.finished.modify { $0 + 1 } }
-        try? await Task.sleep(for: .seconds(3600))
+        await untilCancelled()
         throw .offline
     }
 
@@ -131,14 +131,23 @@ final class NotificationFeed: Sendable {
     }
 }
 
-/// Waits for something another thread does; records an issue after 10 seconds.
+/// Waits for something another thread does, yielding between checks; records an issue after 30 seconds.
 func eventually(
     isolation: isolated (any Actor)? = #isolation, _ condition: () async -> Bool,
     sourceLocation: SourceLocation = #_sourceLocation
 ) async {
-    for _ in 0..<10_000 {
+    let deadline = ContinuousClock.now + .seconds(30)
+    while ContinuousClock.now < deadline {
         if await condition() { return }
-        try? await Task.sleep(for: .milliseconds(1))
+        await Task.yield()
     }
-    Issue.record("still not true after 10 seconds", sourceLocation: sourceLocation)
+    Issue.record("still not true after 30 seconds", sourceLocation: sourceLocation)
+}
+
+/// Suspends until the task is cancelled: slow work that reacts to cancellation, without a sleep. (An
+/// `AsyncStream` that nobody finishes ends its iteration when the iterating task is cancelled.)
+func untilCancelled() async {
+    let (stream, continuation) = AsyncStream<Never>.makeStream()
+    for await _ in stream {}
+    withExtendedLifetime(continuation) {}
 }

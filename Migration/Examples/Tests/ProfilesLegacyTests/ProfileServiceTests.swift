@@ -141,12 +141,14 @@ final class ProfileServiceTests: XCTestCase {
         return (values.with { $0 }, failure.with { $0 })
     }
 
-    /// Waits for something another thread does; fails the test after 10 seconds.
+    /// Waits for something another thread does, yielding the processor between checks; fails the test
+    /// after 30 seconds.
     private func waitUntil(_ condition: () -> Bool, file: StaticString = #filePath, line: UInt = #line) {
-        for _ in 0..<10_000 {
+        let deadline = DispatchTime.now() + 30
+        while DispatchTime.now() < deadline {
             if condition() { return }
-            usleep(1_000)
+            sched_yield()
         }
-        XCTFail("still not true after 10 seconds", file: file, line: line)
+        XCTFail("still not true after 30 seconds", file: file, line: line)
     }
 }
