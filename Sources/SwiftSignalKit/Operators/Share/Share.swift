@@ -1,0 +1,72 @@
+/// What a shared signal replays to a subscriber that arrives after values were sent.
+public enum ShareReplay: Sendable, Equatable {
+    /// Nothing: a subscriber sees only the values sent after it subscribed (Rx's `share()`,
+    /// CwlSignal's multicast).
+    case none
+    /// The latest value (Rx's `share(replay: 1)`, CwlSignal's continuous, SSignalKit's
+    /// `SPipe(replay: true)`).
+    case latest
+    /// Every value since the connection was made (CwlSignal's playback). The buffer grows without
+    /// bound while the connection lasts.
+    case all
+    /// The last `count` values; 0 is the same as ``none``.
+    case last(Int)
+}
+
+/// When a shared signal lets go of its upstream subscription.
+public enum ShareConnection: Sendable, Equatable {
+    /// When the last subscriber leaves, or the upstream ends: the next subscriber connects again, with
+    /// an empty replay (Rx's `.whileConnected`).
+    case whileSubscribed
+    /// Never, once the first subscriber has connected; after the upstream ends, later subscribers get
+    /// the replay and the terminal event (Rx's `.forever`).
+    case stayConnected
+}
+
+/// Shares one subscription to the source among all subscribers, replaying what `replay` says to each
+/// new one.
+///
+/// ```
+/// source:                      -a-b-c-|
+/// share(replay: .latest)
+///   subscriber 1 (at 0):       -a-b-c-|
+///   subscriber 2 (at 4):           bc-|
+/// ```
+///
+/// The first subscriber connects: the source is started once, and its events go to every current
+/// subscriber. With ``ShareConnection/whileSubscribed`` the source is disposed when the last
+/// subscriber leaves, and the next subscriber starts it again; with ``ShareConnection/stayConnected``
+/// it runs until it ends, whoever is subscribed.
+///
+/// ```swift
+/// let prices = exchange.quotes(symbol) |> share(replay: .latest)
+/// let header = prices.start(next: { print("header", $0) })
+/// let chart = prices.start(next: { print("chart", $0) })  // gets the latest quote at once, then live
+/// ```
+///
+/// Apply the operator once and keep the result: every subscriber of *that* signal shares its source.
+///
+/// > Note: A subscriber that arrives while values are being sent gets the replay and then every later
+/// > value, with no gap and no duplicate, whatever threads the source sends from. Each subscriber's
+/// > events are delivered one at a time, in order; the replay is delivered on the subscribing thread.
+///
+/// - Parameters:
+///   - replay: What a new subscriber gets first. `.last` with a negative count is a precondition
+///     failure naming the value.
+///   - connection: When the upstream subscription ends.
+/// - Returns: An operator for `|>`.
+public func share<T: Sendable, E: Sendable>(
+    replay: ShareReplay = .none, connection: ShareConnection = .whileSubscribed
+) -> (
+    Signal<T, E>
+) -> Signal<T, E> {
+    if case .last(let count) = replay, count < 0 {
+        misuse("share(replay:connection:): replay: .last needs a count of at least 0, got \(count)")
+    }
+    return { signal in
+        let storage = ShareStorage(upstream: signal, replay: replay, connection: connection)
+        return Signal { subscriber in
+            storage.subscribe(subscriber)
+        }
+    }
+}

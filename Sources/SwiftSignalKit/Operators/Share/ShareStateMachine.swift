@@ -1,0 +1,212 @@
+/// The state of ``share(replay:connection:)``: the subscribers, each with its own outbox, the values kept
+/// for replay, and the one upstream connection.
+///
+/// Every event reaches a subscriber through its outbox, filled under the lock: a new subscriber's replay
+/// is posted in the same critical section that adds it to the broadcasts, so it sees the replay and
+/// then every later value, with no gap and no duplicate, whatever threads the upstream sends from.
+/// Values that leave the state (dropped from the replay buffer, or in a departed subscriber's outbox)
+/// are returned, to be released after unlocking.
+struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
+    typealias Event = EventOutbox<T, E>.Event
+
+    struct Member: Sendable {
+        let subscriber: Subscriber<T, E>
+        var outbox = EventOutbox<T, E>()
+        /// The member has been sent a terminal event and takes no more broadcasts.
+        var isEnded = false
+
+        init(subscriber: Subscriber<T, E>) {
+            self.subscriber = subscriber
+        }
+    }
+
+    enum Connection: Sendable {
+        /// No upstream subscription.
+        case idle
+        /// Connection `generation` is being made.
+        case connecting(generation: UInt64)
+        /// Connection `generation` is live.
+        case connected(generation: UInt64, Disposable)
+        /// The upstream ended and the share stays as it is (``ShareConnection/stayConnected``).
+        case ended(Event)
+    }
+
+    struct JoinAction {
+        let id: Int
+        /// The caller must deliver the member's outbox.
+        let deliver: Bool
+        /// The caller must connect, as this generation.
+        let connect: UInt64?
+    }
+
+    struct BroadcastAction {
+        /// The members whose outbox the caller must deliver.
+        var deliver: [Int] = []
+        /// The upstream subscription to dispose.
+        var disconnect: Disposable?
+        /// Values dropped from the replay buffer.
+        var dropped: [T] = []
+    }
+
+    let replay: ShareReplay
+    let connectionPolicy: ShareConnection
+    private var members: [Int: Member] = [:]
+    private var activeMembers = 0
+    private var nextID = 0
+    private var buffer = ValueWindow<T>()
+    private var connection = Connection.idle
+    private var generation: UInt64 = 0
+
+    init(replay: ShareReplay, connection: ShareConnection) {
+        self.replay = replay
+        self.connectionPolicy = connection
+    }
+
+    /// A subscriber arrives: it gets the replay (and, after the upstream ended with `.stayConnected`,
+    /// the terminal event), then the live events.
+    mutating func join(_ subscriber: Subscriber<T, E>) -> JoinAction {
+        let id = self.nextID
+        self.nextID += 1
+        var member = Member(subscriber: subscriber)
+        var deliver = false
+        for value in self.buffer.values {
+            deliver = member.outbox.post(.next(value)) || deliver
+        }
+        var connect: UInt64?
+        switch self.connection {
+        case .ended(let event):
+            deliver = member.outbox.post(event) || deliver
+            member.isEnded = true
+        case .idle:
+            self.generation += 1
+            self.connection = .connecting(generation: self.generation)
+            connect = self.generation
+            self.activeMembers += 1
+        case .connecting, .connected:
+            self.activeMembers += 1
+        }
+        self.members[id] = member
+        return JoinAction(id: id, deliver: deliver, connect: connect)
+    }
+
+    /// Connection `generation` has been made: returns it when it is no longer wanted, to be disposed.
+    mutating func connected(_ generation: UInt64, _ disposable: Disposable) -> Disposable? {
+        guard case .connecting(let current) = self.connection, current == generation else { return disposable }
+        self.connection = .connected(generation: generation, disposable)
+        return nil
+    }
+
+    /// The upstream of connection `generation` sent a value.
+    mutating func upstreamSent(_ value: T, generation: UInt64) -> BroadcastAction {
+        guard self.isCurrent(generation) else { return BroadcastAction() }
+        var action = BroadcastAction()
+        action.dropped = self.buffer.append(value, keeping: self.replay)
+        self.post(.next(value), into: &action)
+        return action
+    }
+
+    /// The upstream of connection `generation` failed or completed.
+    mutating func upstreamEnded(_ event: Event, generation: UInt64) -> BroadcastAction {
+        guard self.isCurrent(generation) else { return BroadcastAction() }
+        var action = BroadcastAction()
+        self.post(event, into: &action)
+        for id in Array(self.members.keys) where !(self.members[id]?.isEnded ?? true) {
+            self.members[id]?.isEnded = true
+        }
+        self.activeMembers = 0
+        if case .connected(_, let disposable) = self.connection {
+            action.disconnect = disposable
+        }
+        switch self.connectionPolicy {
+        case .whileSubscribed:
+            // The next subscriber connects again, from an empty replay.
+            self.connection = .idle
+            action.dropped = self.buffer.removeAll()
+        case .stayConnected:
+            self.connection = .ended(event)
+        }
+        return action
+    }
+
+    /// A subscriber left: returns its member (to release after unlocking), and the upstream subscription
+    /// to dispose when it was the last one and the policy is ``ShareConnection/whileSubscribed``.
+    mutating func leave(_ id: Int) -> (removed: Member?, action: BroadcastAction) {
+        guard let removed = self.members.removeValue(forKey: id) else { return (nil, BroadcastAction()) }
+        var action = BroadcastAction()
+        if !removed.isEnded {
+            self.activeMembers -= 1
+        }
+        if self.activeMembers == 0, case .whileSubscribed = self.connectionPolicy {
+            switch self.connection {
+            case .connecting:
+                self.connection = .idle
+                action.dropped = self.buffer.removeAll()
+            case .connected(_, let disposable):
+                self.connection = .idle
+                action.disconnect = disposable
+                action.dropped = self.buffer.removeAll()
+            case .idle, .ended:
+                break
+            }
+        }
+        return (removed, action)
+    }
+
+    /// The next events for member `id`, with its subscriber; nil when it has left, an empty batch when
+    /// its outbox is delivered (which ends the caller's turn).
+    mutating func takeBatch(for id: Int) -> (Subscriber<T, E>, [Event])? {
+        guard let subscriber = self.members[id]?.subscriber else { return nil }
+        return (subscriber, self.members[id]!.outbox.takeBatch())
+    }
+
+    private func isCurrent(_ generation: UInt64) -> Bool {
+        switch self.connection {
+        case .connecting(let current), .connected(let current, _):
+            return current == generation
+        case .idle, .ended:
+            return false
+        }
+    }
+
+    private mutating func post(_ event: Event, into action: inout BroadcastAction) {
+        for id in Array(self.members.keys) {
+            guard let member = self.members[id], !member.isEnded else { continue }
+            if self.members[id]!.outbox.post(event) {
+                action.deliver.append(id)
+            }
+        }
+    }
+}
+
+/// The values a share keeps for replay.
+struct ValueWindow<T: Sendable>: Sendable {
+    private(set) var values: [T] = []
+
+    /// Appends `value` and drops what `policy` does not keep; returns the dropped values.
+    mutating func append(_ value: T, keeping policy: ShareReplay) -> [T] {
+        let limit: Int
+        switch policy {
+        case .none:
+            return [value]
+        case .latest:
+            limit = 1
+        case .last(let count):
+            limit = count
+        case .all:
+            self.values.append(value)
+            return []
+        }
+        guard limit > 0 else { return [value] }
+        self.values.append(value)
+        guard self.values.count > limit else { return [] }
+        let dropped = Array(self.values.prefix(self.values.count - limit))
+        self.values.removeFirst(self.values.count - limit)
+        return dropped
+    }
+
+    mutating func removeAll() -> [T] {
+        let values = self.values
+        self.values = []
+        return values
+    }
+}

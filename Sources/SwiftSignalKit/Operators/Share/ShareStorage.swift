@@ -1,0 +1,64 @@
+/// The shared part of one ``share(replay:connection:)``: its state, and the upstream it connects to.
+final class ShareStorage<T: Sendable, E: Sendable>: Sendable {
+    private let state: LockedState<ShareStateMachine<T, E>>
+    private let upstream: Signal<T, E>
+
+    init(upstream: Signal<T, E>, replay: ShareReplay, connection: ShareConnection) {
+        self.upstream = upstream
+        self.state = LockedState(ShareStateMachine(replay: replay, connection: connection))
+    }
+
+    func subscribe(_ subscriber: Subscriber<T, E>) -> Disposable {
+        let join = self.state.withLock { $0.join(subscriber) }
+        if join.deliver {
+            self.deliver(to: join.id)
+        }
+        if let generation = join.connect {
+            self.connect(generation)
+        }
+        return ActionDisposable { [self] in
+            let (removed, action) = self.state.withLock { $0.leave(join.id) }
+            // The member's subscriber and undelivered events are released here, after unlocking.
+            withExtendedLifetime(removed) {}
+            self.perform(action)
+        }
+    }
+
+    private func connect(_ generation: UInt64) {
+        let subscription = self.upstream.start(
+            next: { [self] value in
+                self.perform(self.state.withLock { $0.upstreamSent(value, generation: generation) })
+            },
+            error: { [self] error in
+                self.perform(self.state.withLock { $0.upstreamEnded(.error(error), generation: generation) })
+            },
+            completed: { [self] in
+                self.perform(self.state.withLock { $0.upstreamEnded(.completed, generation: generation) })
+            })
+        self.state.withLock { $0.connected(generation, subscription) }?.dispose()
+    }
+
+    private func perform(_ action: ShareStateMachine<T, E>.BroadcastAction) {
+        withExtendedLifetime(action.dropped) {}
+        for id in action.deliver {
+            self.deliver(to: id)
+        }
+        action.disconnect?.dispose()
+    }
+
+    /// Delivers member `id`'s outbox until it is empty or the member has left.
+    private func deliver(to id: Int) {
+        while let (subscriber, batch) = self.state.withLock({ $0.takeBatch(for: id) }), !batch.isEmpty {
+            for event in batch {
+                switch event {
+                case .next(let value):
+                    subscriber.putNext(value)
+                case .error(let error):
+                    subscriber.putError(error)
+                case .completed:
+                    subscriber.putCompletion()
+                }
+            }
+        }
+    }
+}

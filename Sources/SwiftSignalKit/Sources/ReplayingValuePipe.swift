@@ -1,0 +1,53 @@
+/// A hot pipe that replays its latest value: a new subscriber gets the value put last, if any, at once,
+/// then every value put afterwards (SSignalKit's `SPipe(replay: true)`, Rx's `ReplaySubject` of 1).
+///
+/// ```swift
+/// let status = ReplayingValuePipe<String>()
+/// status.putNext("connecting")
+/// let disposable = status.signal().start(next: { print($0) })  // prints "connecting" at once
+/// status.putNext("ready")                                       // prints "ready"
+/// ```
+///
+/// Unlike ``ValuePromise``, it needs no `Equatable` values and never skips a repeated one; unlike
+/// ``ValuePipe``, a subscriber that arrives late is not left without a value.
+///
+/// Each subscriber sees values in the order they were put, once each: a subscriber that arrives while
+/// another thread puts a value gets the replay and then every later value, with no gap and no
+/// duplicate. The replay is delivered on the subscribing thread; ``putNext(_:)`` delivers on the calling
+/// thread, outside any lock, and hands delivery to a Dispatch thread when other threads keep putting
+/// values faster than subscribers take them (as ``Promise`` does).
+public final class ReplayingValuePipe<T: Sendable>: Sendable {
+    @usableFromInline let core: ReplayingFanOut<T>
+
+    /// Creates a pipe with nothing to replay yet.
+    public init() {
+        self.core = ReplayingFanOut(value: nil)
+    }
+
+    /// Creates a pipe that replays `value` until another is put.
+    ///
+    /// - Parameter value: The first value to replay.
+    public init(_ value: T) {
+        self.core = ReplayingFanOut(value: value)
+    }
+
+    /// A signal of the latest value, if any, followed by every value put afterwards. It never completes.
+    ///
+    /// - Returns: A hot signal that replays on subscription, synchronously.
+    public func signal() -> Signal<T, NoError> {
+        let core = self.core
+        return Signal { subscriber in
+            let key = core.subscribe(subscriber)
+            return ActionDisposable {
+                core.unsubscribe(key)
+            }
+        }
+    }
+
+    /// Stores `value` as the one to replay and sends it to every current subscriber.
+    ///
+    /// - Parameter value: The value.
+    @inlinable public func putNext(_ value: T) {
+        self.core.publish(value)
+    }
+}

@@ -1,0 +1,211 @@
+import Dispatch
+import Foundation
+import SwiftSignalKitTesting
+import Testing
+
+@testable import SwiftSignalKit
+
+/// A source that counts its subscriptions and disposals.
+private final class CountedSource: Sendable {
+    let starts = Counter()
+    let disposals = Counter()
+
+    func signal(_ body: Signal<Int, TestError>) -> Signal<Int, TestError> {
+        return Signal { subscriber in
+            self.starts.increment()
+            let inner = body.start(
+                next: { subscriber.putNext($0) }, error: { subscriber.putError($0) }, completed: { subscriber.putCompletion() })
+            return ActionDisposable {
+                self.disposals.increment()
+                inner.dispose()
+            }
+        }
+    }
+}
+
+@Suite struct ShareTests {
+    @Test func lateSubscribersGetTheReplayThenLiveValues() {
+        let scheduler = VirtualTimeScheduler()
+        let source = CountedSource()
+        let shared = source.signal(scheduler.signal(marbles: "-a-b-c-|", values: letters, error: TestError())) |> share(replay: .latest)
+        let first = SignalRecorder(shared, scheduler: scheduler)
+        scheduler.advance(by: 4)
+        let second = SignalRecorder(shared, scheduler: scheduler)
+        scheduler.run()
+        #expect(first.mismatch(marbles: "-a-b-c-|", values: letters, error: TestError()) == nil)
+        #expect(second.mismatch([.next(2, at: 4), .next(3, at: 5), .completed(at: 7)]) == nil)
+        #expect(source.starts.value == 1, "one upstream subscription")
+    }
+
+    @Test(arguments: [(ShareReplay.none, [Int]()), (.latest, [3]), (.last(2), [2, 3]), (.all, [1, 2, 3]), (.last(0), [])])
+    func replayPolicies(policy: ShareReplay, replayed: [Int]) {
+        let pipe = ValuePipe<Int>()
+        let shared = pipe.signal() |> castError(TestError.self) |> share(replay: policy)
+        let first = Recorder<Int, TestError>()
+        first.start(shared)
+        for value in 1...3 { pipe.putNext(value) }
+        let late = Recorder<Int, TestError>()
+        late.start(shared)
+        #expect(late.values == replayed)
+        pipe.putNext(4)
+        #expect(late.values == replayed + [4])
+        #expect(first.values == [1, 2, 3, 4])
+    }
+
+    @Test func theLastSubscriberLeavingDisconnectsAndTheNextReconnectsWithAnEmptyReplay() {
+        let pipe = ValuePipe<Int>()
+        let source = CountedSource()
+        let shared = source.signal(pipe.signal() |> castError(TestError.self)) |> share(replay: .latest)
+        let a = Recorder<Int, TestError>()
+        let b = Recorder<Int, TestError>()
+        let subscriptionA = a.start(shared)
+        let subscriptionB = b.start(shared)
+        pipe.putNext(1)
+        subscriptionA.dispose()
+        #expect(source.disposals.value == 0, "one subscriber is left")
+        subscriptionB.dispose()
+        #expect(source.disposals.value == 1)
+        let c = Recorder<Int, TestError>()
+        c.start(shared)
+        #expect(source.starts.value == 2)
+        #expect(c.values.isEmpty, "the replay ended with the connection")
+        pipe.putNext(2)
+        #expect(c.values == [2])
+    }
+
+    @Test func stayConnectedKeepsTheUpstreamAndReplaysTheEnd() {
+        let scheduler = VirtualTimeScheduler()
+        let source = CountedSource()
+        let shared =
+            source.signal(scheduler.signal(marbles: "a-b|", values: letters, error: TestError()))
+            |> share(replay: .all, connection: .stayConnected)
+        let first = SignalRecorder(shared, scheduler: scheduler)
+        scheduler.advance(by: 0)
+        first.dispose()
+        #expect(source.disposals.value == 0, "stays connected with nobody subscribed")
+        scheduler.run()
+        let late = SignalRecorder(shared, scheduler: scheduler)
+        #expect(late.mismatch([.next(1, at: 3), .next(2, at: 3), .completed(at: 3)]) == nil)
+        #expect(source.starts.value == 1)
+    }
+
+    @Test func anUpstreamErrorReachesEverySubscriberAndWhileSubscribedReconnectsLater() {
+        let scheduler = VirtualTimeScheduler()
+        let source = CountedSource()
+        let shared = source.signal(scheduler.signal(marbles: "a#", values: letters, error: TestError())) |> share(replay: .latest)
+        let first = SignalRecorder(shared, scheduler: scheduler)
+        let second = SignalRecorder(shared, scheduler: scheduler)
+        scheduler.run()
+        for recorder in [first, second] {
+            #expect(recorder.mismatch(marbles: "a#", values: letters, error: TestError()) == nil)
+        }
+        let third = SignalRecorder(shared, scheduler: scheduler)
+        scheduler.run()
+        #expect(source.starts.value == 2)
+        #expect(third.mismatch(marbles: "a#", values: letters, error: TestError()) == nil)
+    }
+
+    @Test func aSubscriberMayLeaveOrJoinFromItsOwnCallback() {
+        let pipe = ValuePipe<Int>()
+        let shared = pipe.signal() |> share(replay: .latest)
+        let received = LockedState<[String]>([])
+        let own = MetaDisposable()
+        own.set(
+            shared.start(next: { value in
+                received.withLock { $0.append("own \(value)") }
+                if value == 2 { own.dispose() }
+                if value == 1 {
+                    _ = shared.start(next: { inner in received.withLock { $0.append("inner \(inner)") } })
+                }
+            }))
+        pipe.putNext(1)
+        pipe.putNext(2)
+        pipe.putNext(3)
+        #expect(received.withLock { $0 } == ["own 1", "inner 1", "own 2", "inner 2", "inner 3"])
+    }
+
+    @Test func negativeReplayCountIsAPreconditionFailure() async {
+        await #expect(processExitsWith: .failure) {
+            let _: (Signal<Int, NoError>) -> Signal<Int, NoError> = share(replay: .last(-1))
+        }
+    }
+}
+
+@Suite struct ReplayingValuePipeTests {
+    @Test func replaysTheLatestValueThenLiveOnes() {
+        let pipe = ReplayingValuePipe<String>()
+        let early = Recorder<String, NoError>()
+        early.start(pipe.signal())
+        #expect(early.values.isEmpty)
+        pipe.putNext("connecting")
+        pipe.putNext("connecting")
+        let late = Recorder<String, NoError>()
+        late.start(pipe.signal())
+        pipe.putNext("ready")
+        #expect(early.values == ["connecting", "connecting", "ready"], "repeated values are sent")
+        #expect(late.values == ["connecting", "ready"])
+    }
+
+    @Test func anInitialValueIsReplayed() {
+        let recorder = Recorder<Int, NoError>()
+        recorder.start(ReplayingValuePipe(7).signal())
+        #expect(recorder.values == [7])
+    }
+}
+
+@Suite(.serialized) struct ShareStressTests {
+    /// One thread sends 0..<count through the share while others subscribe: every subscriber sees a run
+    /// of consecutive values that ends with the last one: no gap, no duplicate, no reordering.
+    @Test(arguments: [ShareReplay.none, .latest, .last(3), .all])
+    func lateSubscribersSeeNoGapAndNoDuplicate(policy: ShareReplay) {
+        let count = 2_000
+        for _ in 0..<20 {
+            let pipe = ValuePipe<Int>()
+            let shared = pipe.signal() |> share(replay: policy)
+            let anchor = shared.start()
+            let recordings = (0..<4).map { _ in LockedState<[Int]>([]) }
+            let subscriptions = LockedState<[Disposable]>([])
+            concurrently(5) { thread in
+                if thread == 0 {
+                    for value in 0..<count { pipe.putNext(value) }
+                } else {
+                    let recording = recordings[thread - 1]
+                    for _ in 0..<(thread * 50) { sched_yield() }
+                    let subscription = shared.start(next: { value in recording.withLock { $0.append(value) } })
+                    subscriptions.withLock { $0.append(subscription) }
+                }
+            }
+            for recording in recordings {
+                let values = recording.withLock { $0 }
+                if values.isEmpty { continue }  // joined after the last value, with nothing to replay
+                let gap = values.indices.dropFirst().first { values[$0] != values[$0 - 1] + 1 }
+                #expect(
+                    gap == nil,
+                    "not consecutive: \(gap.map { Array(values[Swift.max(0, $0 - 3)..<Swift.min(values.count, $0 + 3)]) } ?? [])")
+                #expect(values.last == count - 1)
+                if policy == .all {
+                    #expect(values.first == 0)
+                }
+            }
+            subscriptions.withLock { $0 }.forEach { $0.dispose() }
+            anchor.dispose()
+        }
+    }
+
+    /// Subscribers come and go from several threads while values flow: the upstream is connected once
+    /// per busy period and disposed once per connection.
+    @Test func connectAndDisconnectRaces() {
+        let source = CountedSource()
+        let pipe = ValuePipe<Int>()
+        let shared = source.signal(pipe.signal() |> castError(TestError.self)) |> share(replay: .latest)
+        concurrently(4) { thread in
+            for index in 0..<2_000 {
+                let subscription = shared.start()
+                pipe.putNext(thread * 10_000 + index)
+                subscription.dispose()
+            }
+        }
+        #expect(source.starts.value == source.disposals.value, "every connection is disposed once")
+        #expect(source.starts.value >= 1)
+    }
+}
