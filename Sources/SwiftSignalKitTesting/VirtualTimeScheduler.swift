@@ -2,7 +2,7 @@ import SwiftSignalKit
 
 /// A scheduler whose time moves only when a test moves it, so timing code is tested without waiting.
 ///
-/// Pass it wherever an operator or a ``SwiftSignalKit/Timer`` takes a scheduler, then move time with
+/// Pass it wherever an operator or a `Timer` takes a scheduler, then move time with
 /// ``advance(by:)``, ``advance(to:)`` or ``run()``. Scheduled actions run on the thread that moves
 /// time, inside that call, in the order of their due time; actions due at the same instant run in the
 /// order they were scheduled. Time starts at 0 and is measured in seconds.
