@@ -69,3 +69,42 @@ import Testing
         #expect(message.contains("got 3 signals and 2 initial values"))
     }
 }
+
+@Suite struct StartWithTests {
+    @Test func sendsTheValuesBeforeTheSource() {
+        let recorder = Recorder<Int, TestError>()
+        recorder.start(values([3, 4], TestError.self) |> startWith(1, 2))
+        #expect(recorder.events == [.next(1), .next(2), .next(3), .next(4), .completed])
+
+        let failing = Recorder<Int, TestError>()
+        failing.start(Signal<Int, TestError>.fail(TestError(code: 1)) |> startWith(0))
+        #expect(failing.events == [.next(0), .error(TestError(code: 1))])
+
+        let single = Recorder<[Int], NoError>()
+        single.start(values([[1]]) |> startWith([]))
+        #expect(single.values == [[], [1]], "an array value is one value")
+    }
+
+    @Test func theSourceIsNotStartedWhenDownstreamTookEnough() {
+        let started = Counter()
+        let source = Signal<Int, NoError> { _ in
+            started.increment()
+            return EmptyDisposable
+        }
+        let recorder = Recorder<Int, NoError>()
+        recorder.start(source |> startWith(1, 2) |> take(1))
+        #expect(recorder.events == [.next(1), .completed])
+        #expect(started.value == 0)
+
+        recorder.start(source |> startWith(1))
+        #expect(started.value == 1)
+    }
+
+    @Test func disposingDisposesTheSource() {
+        let disposable = CountingDisposable()
+        let source = CapturedSubscriber<Int, NoError>()
+        let subscription = (source.signal(disposable: disposable) |> startWith(0)).start()
+        subscription.dispose()
+        #expect(disposable.count.value == 1)
+    }
+}
