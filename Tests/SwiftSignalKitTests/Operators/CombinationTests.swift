@@ -108,3 +108,150 @@ import Testing
         #expect(disposable.count.value == 1)
     }
 }
+
+@Suite struct SkipTests {
+    @Test func dropsTheFirstValues() {
+        let recorder = Recorder<Int, TestError>()
+        recorder.start(values([1, 2, 3, 4], TestError.self) |> skip(2))
+        #expect(recorder.events == [.next(3), .next(4), .completed])
+
+        let all = Recorder<Int, NoError>()
+        all.start(values([1, 2]) |> skip(5))
+        #expect(all.events == [.completed])
+
+        let failing = Recorder<Int, TestError>()
+        failing.start(Signal<Int, TestError>.fail(TestError(code: 1)) |> skip(1))
+        #expect(failing.events == [.error(TestError(code: 1))])
+    }
+
+    @Test func skipZeroReturnsTheSource() {
+        let source = values([1, 2])
+        #expect((source |> skip(0)) === source)
+    }
+
+    @Test func negativeCountStopsWithAMessage() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let operation: (Signal<Int, NoError>) -> Signal<Int, NoError> = skip(-3)
+            _ = operation
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("skip(_:) needs a count of at least 0, got -3"))
+    }
+}
+
+@Suite struct TakeUntilSignalTests {
+    @Test func completesOnTheNotifiersFirstValueAndDisposesBoth() {
+        let source = CapturedSubscriber<Int, TestError>()
+        let notifier = CapturedSubscriber<String, NoError>()
+        let sourceDisposable = CountingDisposable()
+        let notifierDisposable = CountingDisposable()
+        let recorder = Recorder<Int, TestError>()
+        recorder.start(source.signal(disposable: sourceDisposable) |> take(until: notifier.signal(disposable: notifierDisposable)))
+        source.subscriber?.putNext(1)
+        source.subscriber?.putNext(2)
+        notifier.subscriber?.putNext("stop")
+        source.subscriber?.putNext(3)
+        #expect(recorder.events == [.next(1), .next(2), .completed])
+        #expect(sourceDisposable.count.value == 1)
+        #expect(notifierDisposable.count.value == 1)
+    }
+
+    @Test func aNotifierThatEndsWithoutAValueIsIgnored() {
+        let completing = Recorder<Int, NoError>()
+        completing.start(values([1, 2]) |> take(until: Signal<Void, NoError>.complete()))
+        #expect(completing.events == [.next(1), .next(2), .completed])
+
+        let source = CapturedSubscriber<Int, TestError>()
+        let failing = Recorder<Int, TestError>()
+        failing.start(source.signal() |> take(until: Signal<Void, TestError>.fail(TestError(code: 5))))
+        source.subscriber?.putNext(1)
+        source.subscriber?.putError(TestError(code: 6))
+        #expect(failing.events == [.next(1), .error(TestError(code: 6))], "the notifier's error is not the result's")
+    }
+
+    @Test func aNotifierThatFiresAtOnceKeepsTheSourceFromStarting() {
+        let started = Counter()
+        let source = Signal<Int, NoError> { _ in
+            started.increment()
+            return EmptyDisposable
+        }
+        let recorder = Recorder<Int, NoError>()
+        recorder.start(source |> take(until: Signal<Int, NoError>.single(0)))
+        #expect(recorder.events == [.completed])
+        #expect(started.value == 0)
+    }
+
+    @Test func disposingDisposesSourceAndNotifier() {
+        let sourceDisposable = CountingDisposable()
+        let notifierDisposable = CountingDisposable()
+        let source = CapturedSubscriber<Int, NoError>()
+        let notifier = CapturedSubscriber<Int, NoError>()
+        let signal = source.signal(disposable: sourceDisposable) |> take(until: notifier.signal(disposable: notifierDisposable))
+        let subscription = signal.start()
+        subscription.dispose()
+        #expect(sourceDisposable.count.value == 1)
+        #expect(notifierDisposable.count.value == 1)
+    }
+
+    /// The closure form and the signal form share the label `until:`: each call site picks its own.
+    @Test func closureAndSignalFormsResolve() {
+        let byClosure = Recorder<Int, NoError>()
+        byClosure.start(values([1, 2, 3]) |> take(until: { SignalTakeAction(passthrough: true, complete: $0 == 2) }))
+        #expect(byClosure.events == [.next(1), .next(2), .completed])
+
+        let byTrailingClosure = Recorder<Int, NoError>()
+        byTrailingClosure.start(
+            values([1, 2, 3])
+                |> take { value in
+                    SignalTakeAction(passthrough: value < 2, complete: value == 2)
+                })
+        #expect(byTrailingClosure.events == [.next(1), .completed])
+
+        let stop = ValuePipe<Void>()
+        let bySignal = Recorder<Int, NoError>()
+        let pipe = ValuePipe<Int>()
+        bySignal.start(pipe.signal() |> take(until: stop.signal()))
+        pipe.putNext(1)
+        stop.putNext(())
+        pipe.putNext(2)
+        #expect(bySignal.events == [.next(1), .completed])
+    }
+}
+
+@Suite struct CombinationStressTests {
+    @Test func skipFromManyThreadsDropsExactlyCount() {
+        let source = CapturedSubscriber<Int, NoError>()
+        let recorder = Recorder<Int, NoError>()
+        recorder.start(source.signal() |> skip(250))
+        concurrently(4) { thread in
+            for value in 0..<1_000 {
+                source.subscriber!.putNext(thread * 1_000 + value)
+            }
+        }
+        #expect(recorder.values.count == 4_000 - 250)
+        #expect(Set(recorder.values).count == 4_000 - 250)
+    }
+
+    /// The notifier firing while the source sends from other threads: exactly one completion, and
+    /// (once the senders have returned) nothing more.
+    @Test func takeUntilRacingSendersCompletesOnce() {
+        for _ in 0..<100 {
+            let source = CapturedSubscriber<Int, NoError>()
+            let notifier = CapturedSubscriber<Void, NoError>()
+            let sourceDisposable = CountingDisposable()
+            let completions = Counter()
+            let subscription = (source.signal(disposable: sourceDisposable) |> take(until: notifier.signal())).start(
+                completed: { completions.increment() })
+            concurrently(3) { thread in
+                if thread == 0 {
+                    notifier.subscriber!.putNext(())
+                } else {
+                    for value in 0..<200 { source.subscriber!.putNext(value) }
+                }
+            }
+            #expect(completions.value == 1)
+            #expect(sourceDisposable.count.value == 1)
+            subscription.dispose()
+        }
+    }
+}
