@@ -223,7 +223,7 @@ import Testing
         let source = CapturedSubscriber<Int, NoError>()
         let recorder = Recorder<Int, NoError>()
         recorder.start(source.signal() |> skip(250))
-        concurrently(4) { thread in
+        concurrentlyTogether(4) { thread in
             for value in 0..<1_000 {
                 source.subscriber!.putNext(thread * 1_000 + value)
             }
@@ -242,7 +242,7 @@ import Testing
             let completions = Counter()
             let subscription = (source.signal(disposable: sourceDisposable) |> take(until: notifier.signal())).start(
                 completed: { completions.increment() })
-            concurrently(3) { thread in
+            concurrentlyTogether(3) { thread in
                 if thread == 0 {
                     notifier.subscriber!.putNext(())
                 } else {

@@ -287,7 +287,7 @@ private struct ProbeKey: Hashable, Sendable {
                 completions.increment()
                 done.signal()
             })
-        concurrently(4) { thread in
+        concurrentlyTogether(4) { thread in
             for index in 0..<perThread {
                 source.subscriber!.putNext(1 + thread * perThread + index)
             }
@@ -298,7 +298,7 @@ private struct ProbeKey: Hashable, Sendable {
         let sent = (1...(4 * perThread)).map { $0 }
         #expect(received.count == sent.count)
         let steps = zip(received, [0] + received.dropLast()).map { $0 - $1 }
-        #expect(steps.sorted() == sent, "each value folded exactly once, results in fold order")
+        #expect(firstDifference(steps.sorted(), sent) == nil, "each value folded exactly once, results in fold order")
         #expect(!overlapped.isSet, "the fold runs on one thread at a time")
         #expect(completions.value == 1)
         subscription.dispose()
@@ -312,7 +312,7 @@ private struct ProbeKey: Hashable, Sendable {
         let subscription = (source.signal() |> buffer(count: 7)).start(
             next: { group in groups.withLock { $0.append(group) } },
             completed: { done.signal() })
-        concurrently(4) { thread in
+        concurrentlyTogether(4) { thread in
             for index in 0..<perThread {
                 source.subscriber!.putNext(thread * perThread + index)
             }
@@ -323,10 +323,10 @@ private struct ProbeKey: Hashable, Sendable {
         #expect(received.dropLast().allSatisfy { $0.count == 7 })
         #expect(received.last?.count == (4 * perThread) % 7)
         let flat = received.flatMap { $0 }
-        #expect(flat.sorted() == Array(0..<(4 * perThread)))
+        #expect(firstDifference(flat.sorted(), Array(0..<(4 * perThread))) == nil)
         for thread in 0..<4 {
             let mine = flat.filter { $0 / perThread == thread }
-            #expect(mine == mine.sorted(), "thread \(thread)'s values keep their order")
+            #expect(firstDifference(mine, mine.sorted()) == nil, "thread \(thread)'s values keep their order")
         }
         subscription.dispose()
     }
@@ -342,14 +342,14 @@ private struct ProbeKey: Hashable, Sendable {
                 recorder.append(.completed)
                 done.signal()
             })
-        concurrently(4) { thread in
+        concurrentlyTogether(4) { thread in
             for index in 0..<keys {
                 source.subscriber!.putNext((index * (thread + 1)) % keys)
             }
         }
         source.subscriber!.putCompletion()
         #expect(wait(done, seconds: 60))
-        #expect(recorder.values.sorted() == Array(0..<keys))
+        #expect(firstDifference(recorder.values.sorted(), Array(0..<keys)) == nil)
         #expect(recorder.events.last == .completed)
         subscription.dispose()
     }
@@ -361,7 +361,7 @@ private struct ProbeKey: Hashable, Sendable {
         for _ in 0..<200 {
             let pipe = ValuePipe<Int>()
             let subscription = (pipe.signal() |> scan([Tracked](), { list, _ in [tracker.make()] + list.prefix(3) })).start()
-            concurrently(3) { thread in
+            concurrentlyTogether(3) { thread in
                 if thread == 0 {
                     subscription.dispose()
                 } else {

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Testing
 
 @testable import SwiftSignalKit
@@ -221,12 +222,14 @@ import Testing
 }
 
 @Suite struct ZipStressTests {
-    /// Each source is fed from its own thread in increasing order, so the n-th tuple is (n, n, ...).
-    /// Tuples formed on different threads must still reach the subscriber in the order they were
-    /// formed, one at a time, followed by exactly one completion.
-    @Test func sourcesOnSeparateThreadsGiveTuplesInOrder() {
-        let count = 3_000
-        let sources = (0..<4).map { _ in CapturedSubscriber<Int, NoError>() }
+    /// Two threads feed each source, so rows are formed on several threads at once. Each thread sends
+    /// its values in increasing order, so they enter their source's buffer in that order, and the rows
+    /// that hold them are formed in that order: if rows reached the subscriber out of formation order,
+    /// some thread's values would arrive out of order. Rows are also sent one at a time, and exactly one
+    /// completion follows them.
+    @Test func rowsFormedOnSeveralThreadsArriveInTheOrderTheyWereFormed() {
+        let perThread = 5_000
+        let sources = (0..<2).map { _ in CapturedSubscriber<Int, NoError>() }
         let received = LockedState<[[Int]]>([])
         let inside = Counter()
         let overlapped = Flag()
@@ -236,24 +239,32 @@ import Testing
             next: { row in
                 if inside.increment() > 1 { overlapped.set() }
                 received.withLock { $0.append(row) }
+                // Widens the window in which a second deliverer would overlap this one.
+                if row[0] % 4 == 0 { sched_yield() }
                 inside.decrement()
             },
             completed: {
                 completions.increment()
                 done.signal()
             })
-        concurrently(4) { thread in
-            let source = sources[thread].subscriber!
-            for value in 0..<count {
-                source.putNext(value)
+        // Thread t feeds source t % 2 with t * perThread + 0, 1, 2, ...
+        concurrentlyTogether(4) { thread in
+            let source = sources[thread % 2].subscriber!
+            for index in 0..<perThread {
+                source.putNext(thread * perThread + index)
             }
-            source.putCompletion()
+        }
+        for source in sources {
+            source.subscriber!.putCompletion()
         }
         #expect(wait(done, seconds: 60))
         let rows = received.withLock { $0 }
-        #expect(rows.count == count)
-        #expect(rows == (0..<count).map { Array(repeating: $0, count: 4) })
-        #expect(!overlapped.isSet, "tuples are sent one at a time")
+        #expect(rows.count == 2 * perThread)
+        for thread in 0..<4 {
+            let column = rows.map { $0[thread % 2] }.filter { $0 / perThread == thread }
+            #expect(firstDifference(column, (0..<perThread).map { thread * perThread + $0 }) == nil, "thread \(thread)'s values in order")
+        }
+        #expect(!overlapped.isSet, "rows are sent one at a time")
         #expect(completions.value == 1)
         subscription.dispose()
     }
@@ -271,7 +282,7 @@ import Testing
                     recorder.append(.error(error))
                     terminated.signal()
                 })
-            concurrently(3) { thread in
+            concurrentlyTogether(3) { thread in
                 switch thread {
                 case 0:
                     for value in 0..<500 { a.subscriber!.putNext(value) }
