@@ -373,3 +373,37 @@ private struct ProbeKey: Hashable, Sendable {
         #expect(spin(until: { tracker.live.value == 0 }))
     }
 }
+
+@Suite struct FIFOTests {
+    @Test func keepsOrderAcrossCompaction() {
+        var queue = FIFO<Int>()
+        #expect(queue.popFirst() == nil)
+        var expected: [Int] = []
+        var popped: [Int] = []
+        // One element ahead at all times: the queue never empties, so only compaction bounds it.
+        for value in 0..<1_000 {
+            queue.append(value)
+            expected.append(value)
+            if value > 0 { popped.append(queue.popFirst()!) }
+        }
+        #expect(queue.count == 1)
+        popped.append(queue.popFirst()!)
+        #expect(popped == expected)
+        #expect(queue.isEmpty)
+    }
+
+    @Test func removeAllHandsTheElementsOver() {
+        let tracker = LifetimeTracker()
+        var queue = FIFO<Tracked>()
+        queue.append(tracker.make())
+        queue.append(tracker.make())
+        _ = queue.popFirst()
+        #expect(tracker.live.value == 1, "a popped element leaves with the caller")
+        var removed = queue.removeAll()
+        #expect(queue.isEmpty)
+        #expect(removed.count == 1)
+        #expect(tracker.live.value == 1, "still held by what removeAll returned")
+        removed = FIFO()
+        #expect(tracker.live.value == 0)
+    }
+}

@@ -80,6 +80,17 @@ import Testing
         #expect(cDisposable.count.value == 1)
     }
 
+    @Test func tupleElementsOfAnyTypeComeBackAsThemselves() {
+        let recorder = Recorder<String, NoError>()
+        let closures = values([{ @Sendable in "closure" }])
+        let optionals = values([Int?.none, 5])
+        let describe: @Sendable (Int?, @Sendable () -> String, [Int]) -> String = { number, closure, array in
+            "\(number.map(String.init) ?? "nil") \(closure()) \(array)"
+        }
+        recorder.start(zip(optionals, closures, values([[1, 2]])) |> map(describe))
+        #expect(recorder.events == [.next("nil closure [1, 2]"), .completed])
+    }
+
     @Test func arrayFormAndEmptyArray() {
         let pipes = (0..<3).map { _ in ValuePipe<Int>() }
         let recorder = Recorder<[Int], NoError>()

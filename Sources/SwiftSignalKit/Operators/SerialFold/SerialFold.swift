@@ -18,6 +18,8 @@
 /// > order the values arrived; the results are sent in the same order. A value sent while another thread
 /// > is folding is queued and folded (and its result sent) by that thread, which after 64 such values
 /// > hands the rest to a global Dispatch queue, so no sender is kept working for others without end.
+/// > The value and error types are `Sendable` for that reason: a value or an error may be handled by
+/// > another thread than the one that sent it.
 ///
 /// - Parameters:
 ///   - initial: The accumulator before the first value.
@@ -71,7 +73,8 @@ public func buffer<T: Sendable, E: Sendable>(count: Int) -> (Signal<T, E>) -> Si
                 subscriber: subscriber,
                 step: { buffered, value in
                     if buffered.isEmpty {
-                        buffered.reserveCapacity(count)
+                        // Bounded: a huge count must not reserve memory that will never be filled.
+                        buffered.reserveCapacity(min(count, 1_024))
                     }
                     buffered.append(value)
                     guard buffered.count == count else { return nil }

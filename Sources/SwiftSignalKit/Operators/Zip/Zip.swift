@@ -23,7 +23,8 @@
 /// > Note: Tuples are formed under the operator's lock, in the order their last value arrived, and sent
 /// > outside it in that order, one thread at a time: a value that completes a tuple while another thread
 /// > is sending one is queued, and sent by that thread (which after 64 such values hands the rest to a
-/// > global Dispatch queue). The completion or error comes after every tuple.
+/// > global Dispatch queue). The completion or error comes after every tuple. The value and error types
+/// > are `Sendable` for that reason: they may be sent by another thread than the one that sent them.
 ///
 /// > Note: Unlike RxSwift's `zip`, which completes only once every source has completed, the result
 /// > completes as soon as no further tuple can be formed (as ReactiveSwift's and Combine's do).
