@@ -92,7 +92,7 @@ public func buffer<T: Sendable, E: Sendable>(count: Int) -> (Signal<T, E>) -> Si
 /// Sends each value whose key has not been seen before in the subscription.
 ///
 /// Unlike ``distinctUntilChanged(isEqual:)``, which drops only a repeat of the value just before, this
-/// drops any value whose key an earlier value already had (RxSwift's `distinct`).
+/// drops any value whose key an earlier value already had (RxSwiftExt's and RxJS's `distinct`).
 ///
 /// ```
 /// source: -a1-b1-a2-c1-b2-|
