@@ -40,6 +40,42 @@ public func then<T, E>(_ nextSignal: Signal<T, E>) -> (Signal<T, E>) -> Signal<T
     }
 }
 
+/// Sends `values` first, then the source's events.
+///
+/// The values are sent synchronously when the result is started, before the source is started; if the
+/// subscriber has ended by then (a downstream ``take(_:)`` took enough), the source is not started.
+/// With no values the source is returned unchanged.
+///
+/// ```
+/// source: ---c-d-|
+/// startWith(a, b)
+/// result: ab-c-d-|
+/// ```
+///
+/// ```swift
+/// let updates = ValuePipe<String>()
+/// let status = updates.signal() |> startWith("loading")
+/// ```
+///
+/// - Parameter values: The values to send first, in order.
+/// - Returns: An operator for `|>`.
+public func startWith<T: Sendable, E>(_ values: T...) -> (Signal<T, E>) -> Signal<T, E> {
+    return { signal in
+        if values.isEmpty {
+            return signal
+        }
+        return Signal { subscriber in
+            for value in values {
+                subscriber.putNext(value)
+            }
+            if subscriber.isTerminated {
+                return EmptyDisposable
+            }
+            return signal.start(forwardingTo: subscriber)
+        }
+    }
+}
+
 /// A signal made fresh by `generator` for each subscription.
 ///
 /// - Parameter generator: Makes the signal; runs when the result is started.

@@ -44,7 +44,7 @@ struct TakeProgress: Sendable {
     var delivered = 0
 }
 
-/// What ``take(until:)`` does with a value.
+/// What ``take(until:)-((T)->SignalTakeAction)`` does with a value.
 public struct SignalTakeAction: Sendable {
     /// Whether the value is passed on.
     public let passthrough: Bool
@@ -84,6 +84,97 @@ public struct SignalTakeAction: Sendable {
                     }
                     if action.complete {
                         subscriber.putCompletion()
+                    }
+                })
+        }
+    }
+}
+
+/// Passes values on until `notifier` sends its first value, then completes and disposes the source and
+/// the notifier.
+///
+/// `notifier` is started first, so one that sends a value at once completes the result without starting
+/// the source. If `notifier` completes or fails without a value, it is ignored and the result follows
+/// the source to its end, as with Combine's `prefix(untilOutputFrom:)`; so its error type need not match
+/// the source's. (RxSwift's `take(until:)` ignores the notifier's completion too, but fails with its
+/// error.)
+///
+/// ```
+/// source:   -a-b-c-d-|
+/// notifier: -----x-
+/// result:   -a-b-|
+/// ```
+///
+/// ```swift
+/// let frames = ValuePipe<Int>()
+/// let stop = ValuePipe<Void>()
+/// let untilStopped = frames.signal() |> take(until: stop.signal())
+/// ```
+///
+/// > Note: The completion is sent on the thread on which `notifier` sends its value. A value the source
+/// > was already delivering on another thread at that moment may still reach the subscriber (see
+/// > ``Subscriber``); no value the source sends after the completion does. To end the result when the
+/// > notifier fails as well, turn its error into a value first (with ``catch(_:)``).
+///
+/// - Parameter notifier: Ends the result with its first value.
+/// - Returns: An operator for `|>`.
+public func take<T, E, U, F>(until notifier: Signal<U, F>) -> (Signal<T, E>) -> Signal<T, E> {
+    return { signal in
+        return Signal { subscriber in
+            // Errors and completion of the notifier have no handler: they only end its subscription.
+            let notifierSubscription = notifier.start(
+                linkedTo: subscriber,
+                next: { _ in
+                    subscriber.putCompletion()
+                })
+            if subscriber.isTerminated {
+                return notifierSubscription
+            }
+            let disposable = DisposableSet()
+            disposable.add(notifierSubscription)
+            disposable.add(signal.start(forwardingTo: subscriber))
+            return disposable
+        }
+    }
+}
+
+/// Drops the first `count` values, then passes the rest on. Errors and completion pass through.
+///
+/// ```
+/// source: -a-b-c-d-|
+/// skip(2)
+/// result: -----c-d-|
+/// ```
+///
+/// ```swift
+/// let readings = ValuePipe<Double>()
+/// let afterWarmUp = readings.signal() |> skip(3)
+/// ```
+///
+/// > Note: Values sent from several threads at once are counted in the order they reach the operator's
+/// > lock: exactly `count` are dropped. The values passed on are sent outside the lock, on the threads
+/// > that sent them, so two of them sent at once may reach the subscriber in either order.
+///
+/// - Parameter count: How many values to drop; with 0 the source is returned unchanged.
+/// - Returns: An operator for `|>`.
+public func skip<T, E>(_ count: Int) -> (Signal<T, E>) -> Signal<T, E> {
+    if count < 0 { misuse("skip(_:) needs a count of at least 0, got \(count)") }
+    return { signal in
+        if count == 0 {
+            return signal
+        }
+        return Signal { subscriber in
+            let skipped = LockedState<Int>(0)
+            return signal.start(
+                forwardingTerminalsTo: subscriber,
+                next: { value in
+                    let passes = skipped.withLock { skipped -> Bool in
+                        if skipped == count { return true }
+                        skipped += 1
+                        return false
+                    }
+                    if passes {
+                        subscriber.putNext(value)
                     }
                 })
         }
