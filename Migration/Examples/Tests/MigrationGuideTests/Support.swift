@@ -23,6 +23,7 @@ final class UserAPI: Sendable {
     private let users: [UserID: User]
     private let calls = Atomic<Int>(value: 0)
     private let finished = Atomic<Int>(value: 0)
+    private let offlineCalls = Atomic<Int>(value: 0)
 
     init(users: [User]) {
         var byID: [UserID: User] = [:]
@@ -36,9 +37,20 @@ final class UserAPI: Sendable {
         return self.calls.with { $0 }
     }
 
+    /// Makes the next `count` calls to `user(id:)` fail with `.offline`.
+    func goOffline(calls count: Int) {
+        self.offlineCalls.modify { _ in count }
+    }
+
     func user(id: UserID) async throws(APIError) -> User {
         self.calls.modify { $0 + 1 }
         await Task.yield()
+        var offline = false
+        self.offlineCalls.modify { remaining in
+            offline = remaining > 0
+            return Swift.max(0, remaining - 1)
+        }
+        if offline { throw .offline }
         guard let user = self.users[id] else { throw .notFound }
         return user
     }
