@@ -16,7 +16,8 @@ func searchRequests<S: SignalScheduler>(
 
 /// A user from the API, asked again with backoff while the API is offline, at most 4 times in all.
 func userWithRetries<S: SignalScheduler>(
-    api: UserAPI, id: UserID, scheduler: S = Queue.concurrentDefaultQueue(), random: @escaping @Sendable () -> Double = { .random(in: 0...1) }
+    api: UserAPI, id: UserID, scheduler: S = Queue.concurrentDefaultQueue(),
+    random: @escaping @Sendable () -> Double = { .random(in: 0...1) }
 ) -> Signal<User, APIError> {
     let backoff = RetryBackoff.exponential(initial: 0.5, maxDelay: 4, random: random)
     return Signal(operation: { () throws(APIError) in try await api.user(id: id) })
