@@ -22,7 +22,7 @@ let package = Package(
         .testTarget(name: "SwiftSignalKitTestingTests", dependencies: ["SwiftSignalKit", "SwiftSignalKitTesting"]),
         .testTarget(
             name: "SwiftSignalKitConcurrencyTests",
-            dependencies: ["SwiftSignalKit", "SwiftSignalKitConcurrency"]
+            dependencies: ["SwiftSignalKit", "SwiftSignalKitConcurrency", "SwiftSignalKitTesting"]
         ),
         // Typical async server code in Swift 6 mode with complete checking: no @preconcurrency import.
         .testTarget(

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import SwiftSignalKit
 import SwiftSignalKitTesting
 import Testing
@@ -141,6 +142,9 @@ final class Log: Sendable {
         }
     }
 
+}
+
+@Suite struct VirtualTimeSchedulerStressTests {
     @Test func schedulingFromManyThreadsKeepsEveryAction() {
         let scheduler = VirtualTimeScheduler()
         let count = Atomic(value: 0)
@@ -150,6 +154,51 @@ final class Log: Sendable {
         scheduler.run()
         #expect(count.with { $0 } == 1_000)
     }
+
+    /// Threads schedule and cancel while the test thread moves time: no action runs twice, none runs
+    /// after its disposal returned, and every one not disposed runs.
+    @Test func cancellingWhileTimeMovesNeverRunsACancelledAction() {
+        for _ in 0..<20 {
+            let scheduler = VirtualTimeScheduler()
+            let ran = LockedCounts()
+            let cancelled = LockedCounts()
+            let ranAfterCancel = Atomic(value: 0)
+            let done = Atomic(value: 0)
+            let workers = (0..<3).map { worker in
+                Thread {
+                    for index in 0..<300 {
+                        let id = worker * 1_000 + index
+                        let disposable = scheduler.schedule(after: Double(index % 7) * 0.5) {
+                            if cancelled.all.contains(id) { _ = ranAfterCancel.modify { $0 + 1 } }
+                            ran.add(id)
+                        }
+                        if index % 3 == 0 {
+                            disposable.dispose()
+                            cancelled.add(id)
+                        }
+                    }
+                    _ = done.modify { $0 + 1 }
+                }
+            }
+            workers.forEach { $0.start() }
+            while done.with({ $0 }) < 3 {
+                scheduler.advance(by: 0.25)
+            }
+            scheduler.run()
+            let ranIDs = ran.all
+            #expect(ranIDs.count == Set(ranIDs).count, "no action runs twice")
+            #expect(ranAfterCancel.with { $0 } == 0, "no action runs after its disposal returned")
+            let survivors = Set(0..<3).flatMap { worker in (0..<300).map { worker * 1_000 + $0 } }.filter { $0 % 1_000 % 3 != 0 }
+            #expect(Set(survivors).isSubset(of: Set(ranIDs)), "every action not disposed runs")
+        }
+    }
+}
+
+/// Integers appended from any thread.
+final class LockedCounts: Sendable {
+    private let values = Atomic<[Int]>(value: [])
+    var all: [Int] { self.values.with { $0 } }
+    func add(_ value: Int) { _ = self.values.modify { $0 + [value] } }
 }
 
 /// An object whose release a test observes through a weak reference.

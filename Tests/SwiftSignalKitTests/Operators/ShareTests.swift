@@ -208,4 +208,34 @@ private final class CountedSource: Sendable {
         #expect(source.starts.value == source.disposals.value, "every connection is disposed once")
         #expect(source.starts.value >= 1)
     }
+
+    /// The same for ``ReplayingValuePipe``: a late subscriber sees the replayed latest value, then every
+    /// later one.
+    @Test func replayingValuePipeLateSubscribersSeeNoGap() {
+        let count = 2_000
+        for _ in 0..<20 {
+            let pipe = ReplayingValuePipe<Int>()
+            let recordings = (0..<4).map { _ in LockedState<[Int]>([]) }
+            let subscriptions = LockedState<[Disposable]>([])
+            concurrently(5) { thread in
+                if thread == 0 {
+                    for value in 0..<count { pipe.putNext(value) }
+                } else {
+                    let recording = recordings[thread - 1]
+                    for _ in 0..<(thread * 50) { sched_yield() }
+                    let subscription = pipe.signal().start(next: { value in recording.withLock { $0.append(value) } })
+                    subscriptions.withLock { $0.append(subscription) }
+                }
+            }
+            // Values published while a subscriber's backlog was handed to Dispatch arrive on a Dispatch
+            // thread: wait for the last one.
+            for recording in recordings {
+                #expect(spin(until: { recording.withLock { $0.last } == count - 1 }))
+                let values = recording.withLock { $0 }
+                let gap = values.indices.dropFirst().first { values[$0] != values[$0 - 1] + 1 }
+                #expect(gap == nil, "not consecutive at \(gap ?? -1)")
+            }
+            subscriptions.withLock { $0 }.forEach { $0.dispose() }
+        }
+    }
 }

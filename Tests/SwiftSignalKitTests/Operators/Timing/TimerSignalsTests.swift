@@ -101,6 +101,9 @@ import Testing
         #expect(scheduler.scheduledActionCount == 0)
     }
 
+}
+
+@Suite struct PerValueTimeoutStressTests {
     @Test func racingTheTimerDeliversFromExactlyOneSide() {
         let queue = Queue()
         for _ in 0..<200 {
