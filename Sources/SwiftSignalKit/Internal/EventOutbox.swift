@@ -49,15 +49,22 @@ extension LockedState {
                 return
             }
             for event in batch {
-                switch event {
-                case .next(let value):
-                    subscriber.putNext(value)
-                case .error(let error):
-                    subscriber.putError(error)
-                case .completed:
-                    subscriber.putCompletion()
-                }
+                subscriber.put(event)
             }
+        }
+    }
+}
+
+extension Subscriber {
+    /// Sends an outbox event.
+    func put(_ event: EventOutbox<T, E>.Event) {
+        switch event {
+        case .next(let value):
+            self.putNext(value)
+        case .error(let error):
+            self.putError(error)
+        case .completed:
+            self.putCompletion()
         }
     }
 }

@@ -50,7 +50,8 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
 
     let replay: ShareReplay
     let connectionPolicy: ShareConnection
-    private var members: [Int: Member] = [:]
+    /// In joining order (increasing ids), so that every event reaches the subscribers in that order.
+    private var members: [(id: Int, member: Member)] = []
     private var activeMembers = 0
     private var nextID = 0
     private var buffer = ValueWindow<T>()
@@ -85,7 +86,7 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
         case .connecting, .connected:
             self.activeMembers += 1
         }
-        self.members[id] = member
+        self.members.append((id, member))
         return JoinAction(id: id, deliver: deliver, connect: connect)
     }
 
@@ -110,8 +111,8 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
         guard self.isCurrent(generation) else { return BroadcastAction() }
         var action = BroadcastAction()
         self.post(event, into: &action)
-        for id in Array(self.members.keys) where !(self.members[id]?.isEnded ?? true) {
-            self.members[id]?.isEnded = true
+        for index in self.members.indices {
+            self.members[index].member.isEnded = true
         }
         self.activeMembers = 0
         if case .connected(_, let disposable) = self.connection {
@@ -131,7 +132,8 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
     /// A subscriber left: returns its member (to release after unlocking), and the upstream subscription
     /// to dispose when it was the last one and the policy is ``ShareConnection/whileSubscribed``.
     mutating func leave(_ id: Int) -> (removed: Member?, action: BroadcastAction) {
-        guard let removed = self.members.removeValue(forKey: id) else { return (nil, BroadcastAction()) }
+        guard let index = self.index(of: id) else { return (nil, BroadcastAction()) }
+        let removed = self.members.remove(at: index).member
         var action = BroadcastAction()
         if !removed.isEnded {
             self.activeMembers -= 1
@@ -155,8 +157,23 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
     /// The next events for member `id`, with its subscriber; nil when it has left, an empty batch when
     /// its outbox is delivered (which ends the caller's turn).
     mutating func takeBatch(for id: Int) -> (Subscriber<T, E>, [Event])? {
-        guard let subscriber = self.members[id]?.subscriber else { return nil }
-        return (subscriber, self.members[id]!.outbox.takeBatch())
+        guard let index = self.index(of: id) else { return nil }
+        return (self.members[index].member.subscriber, self.members[index].member.outbox.takeBatch())
+    }
+
+    /// Where member `id` is, by binary search over the increasing ids.
+    private func index(of id: Int) -> Int? {
+        var low = 0
+        var high = self.members.count
+        while low < high {
+            let middle = (low + high) / 2
+            if self.members[middle].id < id {
+                low = middle + 1
+            } else {
+                high = middle
+            }
+        }
+        return low < self.members.count && self.members[low].id == id ? low : nil
     }
 
     private func isCurrent(_ generation: UInt64) -> Bool {
@@ -169,10 +186,9 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
     }
 
     private mutating func post(_ event: Event, into action: inout BroadcastAction) {
-        for id in Array(self.members.keys) {
-            guard let member = self.members[id], !member.isEnded else { continue }
-            if self.members[id]!.outbox.post(event) {
-                action.deliver.append(id)
+        for index in self.members.indices where !self.members[index].member.isEnded {
+            if self.members[index].member.outbox.post(event) {
+                action.deliver.append(self.members[index].id)
             }
         }
     }

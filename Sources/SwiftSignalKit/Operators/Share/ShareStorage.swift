@@ -50,14 +50,7 @@ final class ShareStorage<T: Sendable, E: Sendable>: Sendable {
     private func deliver(to id: Int) {
         while let (subscriber, batch) = self.state.withLock({ $0.takeBatch(for: id) }), !batch.isEmpty {
             for event in batch {
-                switch event {
-                case .next(let value):
-                    subscriber.putNext(value)
-                case .error(let error):
-                    subscriber.putError(error)
-                case .completed:
-                    subscriber.putCompletion()
-                }
+                subscriber.put(event)
             }
         }
     }
