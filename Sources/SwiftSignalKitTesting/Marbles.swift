@@ -36,7 +36,12 @@ public enum Marbles {
         var events: [Recorded<T, E>] = []
         var index = 0
         var inGroup = false
+        var groupIsEmpty = true
+        var ended = false
         for character in diagram {
+            if ended && character != " " && character != "-" && character != ")" {
+                misuse("Marbles: \"\(character)\" after the end (\"|\" or \"#\") in \"\(diagram)\": nothing follows a signal's end")
+            }
             let time = start + Double(index) * frame
             switch character {
             case " ":
@@ -46,20 +51,27 @@ public enum Marbles {
             case "(":
                 if inGroup { misuse("Marbles: nested \"(\" in \"\(diagram)\"") }
                 inGroup = true
+                groupIsEmpty = true
                 continue
             case ")":
                 if !inGroup { misuse("Marbles: \")\" without \"(\" in \"\(diagram)\"") }
+                if groupIsEmpty { misuse("Marbles: an empty group \"()\" in \"\(diagram)\"") }
                 inGroup = false
             case "|":
                 events.append(.completed(at: time))
+                ended = true
+                groupIsEmpty = false
             case "#":
                 guard let error else { misuse("Marbles: \"#\" in \"\(diagram)\" needs the error: argument") }
                 events.append(.error(error, at: time))
+                ended = true
+                groupIsEmpty = false
             default:
                 guard let value = values[character] else {
                     misuse("Marbles: no value for \"\(character)\" in \"\(diagram)\"; values has \(values.keys.sorted())")
                 }
                 events.append(.next(value, at: time))
+                groupIsEmpty = false
             }
             if !inGroup {
                 index += 1
@@ -69,19 +81,21 @@ public enum Marbles {
         return events
     }
 
-    /// Draws `events` as a diagram, if every event falls on a frame and every value has a character.
+    /// Draws `events` as a diagram, if every event falls on a frame; a value without a character in
+    /// `values` is drawn as `?`.
     ///
     /// - Parameters:
     ///   - events: The events.
     ///   - values: The characters of the values.
     ///   - frame: Seconds per character.
     ///   - start: The time of frame 0.
-    /// - Returns: The diagram, or nil when the events cannot be drawn with these characters and frames.
+    /// - Returns: The diagram, or nil when an event falls between frames, before `start`, or more than
+    ///   10,000 frames after it.
     public static func diagram<T: Equatable, E: Error>(
         _ events: [Recorded<T, E>], values: [Character: T], frame: Double = 1, start: Double = 0
     ) -> String? {
         var frames: [(index: Int, symbol: Character)] = []
-        for recorded in events {
+        for recorded in events.sorted(by: { $0.time < $1.time }) {
             let position = (recorded.time - start) / frame
             let index = position.rounded()
             guard abs(position - index) < 1e-6, index >= 0, index < 10_000 else { return nil }
@@ -93,8 +107,7 @@ public enum Marbles {
                 symbol = "#"
             case .next(let value):
                 // Sorted, so the same value always gets the same character.
-                guard let key = values.keys.sorted().first(where: { values[$0] == value }) else { return nil }
-                symbol = key
+                symbol = values.keys.sorted().first(where: { values[$0] == value }) ?? "?"
             }
             frames.append((Int(index), symbol))
         }

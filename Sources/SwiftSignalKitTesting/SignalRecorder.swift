@@ -71,7 +71,7 @@ extension SignalRecorder where T: Equatable, E: Equatable {
     public func mismatch(_ expected: [Recorded<T, E>]) -> RecordingMismatch? {
         let actual = self.events
         guard actual != expected else { return nil }
-        return RecordingMismatch(expected: expected.map(\.description), actual: actual.map(\.description), diagrams: nil)
+        return RecordingMismatch(expected: expected, actual: actual, diagrams: nil)
     }
 
     /// Compares the recording with a marble diagram whose frame 0 is the time the recorder subscribed.
@@ -88,8 +88,8 @@ extension SignalRecorder where T: Equatable, E: Equatable {
         guard actual != expected else { return nil }
         let drawn = Marbles.diagram(actual, values: values, frame: frame, start: self.subscribedAt)
         return RecordingMismatch(
-            expected: expected.map(\.description), actual: actual.map(\.description),
-            diagrams: (expected: marbles, actual: drawn ?? "(not drawable with these values and frames)"))
+            expected: expected, actual: actual,
+            diagrams: (expected: marbles, actual: drawn ?? "(an event falls between frames: see the list)"))
     }
 }
 
@@ -101,6 +101,17 @@ public struct RecordingMismatch: Sendable, Equatable, CustomStringConvertible {
     public let actual: [String]
     /// Both sides as marble diagrams, when the expectation was one.
     public let diagrams: (expected: String, actual: String)?
+    /// For each line, whether the two sides differ (compared as events, not as text).
+    let differs: [Bool]
+
+    init<T: Equatable, E: Equatable>(expected: [Recorded<T, E>], actual: [Recorded<T, E>], diagrams: (expected: String, actual: String)?) {
+        self.expected = expected.map(\.description)
+        self.actual = actual.map(\.description)
+        self.diagrams = diagrams
+        self.differs = (0..<Swift.max(expected.count, actual.count)).map { index in
+            index >= expected.count || index >= actual.count || expected[index] != actual[index]
+        }
+    }
 
     /// Whether both describe the same difference.
     public static func == (lhs: RecordingMismatch, rhs: RecordingMismatch) -> Bool {
@@ -120,7 +131,7 @@ public struct RecordingMismatch: Sendable, Equatable, CustomStringConvertible {
         for index in 0..<Swift.max(self.expected.count, self.actual.count) {
             let expected = index < self.expected.count ? self.expected[index] : "—"
             let actual = index < self.actual.count ? self.actual[index] : "—"
-            let marker = expected == actual ? "  " : "✗ "
+            let marker = self.differs[index] ? "✗ " : "  "
             lines.append("  " + marker + expected.padding(width) + "   " + actual)
         }
         return lines.joined(separator: "\n")

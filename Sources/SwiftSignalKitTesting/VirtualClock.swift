@@ -22,7 +22,7 @@ extension VirtualTimeScheduler {
     /// let polls = try await polling.value  // 3, at once
     /// ```
     ///
-    /// A sleep counts as one scheduled action. Moving time past its deadline resumes the sleeping task;
+    /// A sleep counts as one scheduled action. Moving time to its deadline resumes the sleeping task;
     /// the task then runs on its executor, after the call that moved time has returned, so a test awaits
     /// what the task does next (``waitUntilScheduled(_:)`` for its next sleep, or its result).
     public var clock: VirtualClock {
@@ -75,7 +75,7 @@ public struct VirtualClock: Clock, SignalScheduler {
 
     /// The scheduler's current time.
     public var now: Instant {
-        return Instant(offset: .seconds(self.scheduler.now))
+        return Instant(offset: .nanoseconds(self.scheduler.nanosecondsNow))
     }
 
     /// Zero: virtual time is exact.
@@ -84,7 +84,9 @@ public struct VirtualClock: Clock, SignalScheduler {
     }
 
     /// Suspends until virtual time reaches `deadline`, or throws `CancellationError` when the task is
-    /// cancelled first. A deadline that has passed returns at once.
+    /// cancelled first. A deadline that has passed returns at once. The deadline is absolute: time moved
+    /// by another thread meanwhile does not postpone it. Virtual time counts whole nanoseconds and ends
+    /// at ``VirtualTimeScheduler/maximumTime``; a later deadline is reached only at that end.
     ///
     /// - Parameters:
     ///   - deadline: The instant to wake at.
@@ -92,12 +94,16 @@ public struct VirtualClock: Clock, SignalScheduler {
     /// - Throws: `CancellationError` if the task is cancelled before the deadline.
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         try Task.checkCancellation()
-        let delay = Self.seconds(deadline.offset) - self.scheduler.now
-        guard delay > 0 else { return }
+        let deadline = Self.nanoseconds(deadline.offset)
+        guard deadline > self.scheduler.nanosecondsNow else { return }
         let sleeper = VirtualSleeper()
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let scheduled = self.scheduler.schedule(after: delay) { sleeper.wake() }
+                guard let scheduled = self.scheduler.schedule(atNanoseconds: deadline, { sleeper.wake() }) else {
+                    // Another thread moved time to the deadline meanwhile.
+                    continuation.resume()
+                    return
+                }
                 sleeper.install(continuation, scheduled: scheduled)
             }
         } onCancel: {
@@ -115,10 +121,15 @@ public struct VirtualClock: Clock, SignalScheduler {
         return self.scheduler.schedule(after: delay, action)
     }
 
-    /// `duration` in seconds.
-    static func seconds(_ duration: Duration) -> Double {
+    /// `duration` in whole nanoseconds (rounded down), saturating at the ends of `Int64`: virtual time
+    /// ends after about 292 years, so a later deadline is reached only when time is moved to its end.
+    static func nanoseconds(_ duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components
-        return Double(seconds) + Double(attoseconds) * 1e-18
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return seconds < 0 ? .min : .max }
+        let (total, overflowAdding) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
+        if overflowAdding { return seconds < 0 ? .min : .max }
+        return total
     }
 }
 

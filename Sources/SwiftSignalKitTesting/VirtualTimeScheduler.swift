@@ -2,10 +2,10 @@ import SwiftSignalKit
 
 /// A scheduler whose time moves only when a test moves it, so timing code is tested without waiting.
 ///
-/// Pass it wherever an operator or a `Timer` takes a scheduler, then move time with
-/// ``advance(by:)``, ``advance(to:)`` or ``run()``. Scheduled actions run on the thread that moves
-/// time, inside that call, in the order of their due time; actions due at the same instant run in the
-/// order they were scheduled. Time starts at 0 and is measured in seconds.
+/// Pass it wherever an operator or a `Timer` takes a scheduler, then move time with ``advance(by:)``,
+/// ``advance(to:)`` or ``run()``. Scheduled actions run on the thread that moves time, inside that call,
+/// in the order of their due time; actions due at the same instant run in the order they were
+/// scheduled. Time starts at 0 and is given in seconds.
 ///
 /// ```swift
 /// let scheduler = VirtualTimeScheduler()
@@ -18,6 +18,10 @@ import SwiftSignalKit
 /// scheduler.advance(by: 0.1)  // fires now, at 5.0
 /// ```
 ///
+/// Time is kept in whole nanoseconds: every time and delay is rounded to the nearest nanosecond, so
+/// `0.1 + 0.2` seconds of delays are due at exactly `0.3`. It can reach about 292 years
+/// (``maximumTime``).
+///
 /// Work scheduled "as soon as possible" (``schedule(_:)``) is due at the current time: it runs at the
 /// next call that moves time, including `advance(by: 0)`.
 ///
@@ -25,23 +29,35 @@ import SwiftSignalKit
 /// time and not from inside an action: either is a precondition failure with a message, not a hang.
 ///
 /// > Note: ``clock`` is the same time as a `Clock`, for async code that sleeps: a task sleeping on it
-/// > wakes when time moves past its deadline.
+/// > wakes when time reaches its deadline.
 public final class VirtualTimeScheduler: SignalScheduler {
     /// One scheduled action.
     struct Entry: Sendable {
-        let due: Double
+        /// Nanoseconds since the scheduler was made.
+        let due: Int64
         /// Scheduling order, which breaks ties between actions due at the same instant.
         let order: UInt64
         let action: @Sendable () -> Void
     }
 
+    /// A task in ``waitUntilScheduled(_:)``.
+    struct ScheduleWaiter: Sendable {
+        let id: UInt64
+        let count: Int
+        let continuation: CheckedContinuation<Void, Never>
+    }
+
     struct State: Sendable {
-        var now: Double = 0
+        /// Nanoseconds since the scheduler was made.
+        var now: Int64 = 0
         var nextOrder: UInt64 = 0
         /// Sorted by due time, then scheduling order.
         var entries: [Entry] = []
         var isMovingTime = false
-        var scheduleWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var scheduleWaiters: [ScheduleWaiter] = []
+        /// Waits cancelled before their continuation was stored.
+        var cancelledWaits: Set<UInt64> = []
+        var nextWaiter: UInt64 = 0
     }
 
     let state = LockedState(State())
@@ -51,11 +67,25 @@ public final class VirtualTimeScheduler: SignalScheduler {
     /// move on.
     public static let actionsPerInstantLimit = 100_000
 
+    /// The most actions one call to ``run()`` runs before it stops with a precondition failure.
+    public static let runActionLimit = 1_000_000
+
+    /// The latest virtual time, in seconds: about 292 years, the most nanoseconds an `Int64` holds.
+    public static let maximumTime = Double(Int64.max) / 1e9
+
+    /// 100 years, as for the real queues.
+    static let maximumDelay: Double = 100 * 365 * 24 * 60 * 60
+
     /// Creates a scheduler whose time is 0 and that has nothing scheduled.
     public init() {}
 
     /// The current virtual time, in seconds since the scheduler was made.
     public var now: Double {
+        return Double(self.nanosecondsNow) / 1e9
+    }
+
+    /// The current virtual time in nanoseconds.
+    var nanosecondsNow: Int64 {
         return self.state.withLock { $0.now }
     }
 
@@ -68,7 +98,7 @@ public final class VirtualTimeScheduler: SignalScheduler {
     ///
     /// - Parameter action: The work.
     public func schedule(_ action: @escaping @Sendable () -> Void) {
-        _ = self.enqueue(after: 0, action)
+        _ = self.enqueue(action) { now in now }
     }
 
     /// Schedules `action` to run when virtual time reaches `now + delay`.
@@ -90,15 +120,35 @@ public final class VirtualTimeScheduler: SignalScheduler {
         if delay == .infinity {
             return EmptyDisposable
         }
-        return self.enqueue(after: Swift.min(Swift.max(delay, 0), Self.maximumDelay), action)
+        let nanoseconds = Self.nanoseconds(Swift.min(Swift.max(delay, 0), Self.maximumDelay))
+        return self.enqueue(action) { now in now.addingReportingOverflow(nanoseconds).overflow ? .max : now + nanoseconds }
     }
 
-    /// 100 years, as for the real queues.
-    static let maximumDelay: Double = 100 * 365 * 24 * 60 * 60
+    /// Schedules `action` for the absolute virtual time `deadline` (nanoseconds); nil, scheduling
+    /// nothing, if time has reached it already.
+    func schedule(atNanoseconds deadline: Int64, _ action: @escaping @Sendable () -> Void) -> Disposable? {
+        let (order, woken) = self.state.withLock { state -> (UInt64?, [CheckedContinuation<Void, Never>]) in
+            guard deadline > state.now else { return (nil, []) }
+            let entry = Entry(due: deadline, order: state.nextOrder, action: action)
+            state.nextOrder += 1
+            state.entries.insert(entry, at: state.insertionIndex(due: entry.due, order: entry.order))
+            return (entry.order, state.takeSatisfiedWaiters())
+        }
+        for continuation in woken {
+            continuation.resume()
+        }
+        return order.map { ScheduledAction(scheduler: self, due: deadline, order: $0) }
+    }
 
-    private func enqueue(after delay: Double, _ action: @escaping @Sendable () -> Void) -> Disposable {
-        let (order, due, woken) = self.state.withLock { state -> (UInt64, Double, [CheckedContinuation<Void, Never>]) in
-            let entry = Entry(due: state.now + delay, order: state.nextOrder, action: action)
+    /// Seconds to whole nanoseconds; `seconds` is finite and at most ``maximumTime``.
+    static func nanoseconds(_ seconds: Double) -> Int64 {
+        let value = (seconds * 1e9).rounded()
+        return value >= Double(Int64.max) ? .max : Int64(value)
+    }
+
+    private func enqueue(_ action: @escaping @Sendable () -> Void, due: (Int64) -> Int64) -> Disposable {
+        let (order, dueTime, woken) = self.state.withLock { state -> (UInt64, Int64, [CheckedContinuation<Void, Never>]) in
+            let entry = Entry(due: due(state.now), order: state.nextOrder, action: action)
             state.nextOrder += 1
             state.entries.insert(entry, at: state.insertionIndex(due: entry.due, order: entry.order))
             return (entry.order, entry.due, state.takeSatisfiedWaiters())
@@ -106,11 +156,11 @@ public final class VirtualTimeScheduler: SignalScheduler {
         for continuation in woken {
             continuation.resume()
         }
-        return ScheduledAction(scheduler: self, due: due, order: order)
+        return ScheduledAction(scheduler: self, due: dueTime, order: order)
     }
 
     /// Removes a scheduled action; returns it, to be released after unlocking.
-    func cancel(due: Double, order: UInt64) -> Entry? {
+    func cancel(due: Int64, order: UInt64) -> Entry? {
         return self.state.withLock { state -> Entry? in
             let index = state.insertionIndex(due: due, order: order)
             guard index < state.entries.count, state.entries[index].order == order else { return nil }
@@ -120,24 +170,35 @@ public final class VirtualTimeScheduler: SignalScheduler {
 
     /// Moves virtual time forward by `seconds`, running every action due until then, in order.
     ///
-    /// - Parameter seconds: How far to move; 0 runs what is due now. Negative, NaN or infinite values
-    ///   are precondition failures.
+    /// - Parameter seconds: How far to move; 0 runs what is due now. Negative, NaN or infinite values,
+    ///   and moves past ``maximumTime``, are precondition failures.
     public func advance(by seconds: Double) {
         if !(seconds >= 0 && seconds.isFinite) {
             misuse("VirtualTimeScheduler.advance(by:): seconds must be finite and ≥ 0, got \(seconds)")
         }
-        self.moveTime(api: "advance(by:)") { now in now + seconds }
+        self.moveTime(api: "advance(by:)") { now in
+            let (target, overflow) = now.addingReportingOverflow(Self.nanoseconds(Swift.min(seconds, Self.maximumTime)))
+            if overflow || seconds > Self.maximumTime {
+                misuse(
+                    "VirtualTimeScheduler.advance(by:): virtual time ends at \(Self.maximumTime) seconds; moving \(seconds) from \(Double(now) / 1e9) passes it"
+                )
+            }
+            return target
+        }
     }
 
     /// Moves virtual time forward to `time`, running every action due until then, in order.
     ///
-    /// - Parameter time: The new time; not earlier than ``now``, and finite.
+    /// - Parameter time: The new time, in seconds: not earlier than ``now``, and at most ``maximumTime``.
     public func advance(to time: Double) {
         self.moveTime(api: "advance(to:)") { now in
-            if !(time >= now && time.isFinite) {
-                misuse("VirtualTimeScheduler.advance(to:): time must be finite and not before now (\(now)), got \(time)")
+            let nanoseconds = time.isFinite && time >= 0 && time <= Self.maximumTime ? Self.nanoseconds(time) : -1
+            if nanoseconds < now {
+                misuse(
+                    "VirtualTimeScheduler.advance(to:): time must be a number of seconds from now (\(Double(now) / 1e9)) to \(Self.maximumTime), got \(time)"
+                )
             }
-            return time
+            return nanoseconds
         }
     }
 
@@ -146,15 +207,13 @@ public final class VirtualTimeScheduler: SignalScheduler {
     /// Actions scheduled meanwhile run too, so a repeating timer never lets `run()` finish: it stops with
     /// a precondition failure after ``runActionLimit`` actions. Use ``advance(by:)`` for repeating work.
     public func run() {
-        self.moveTime(api: "run()", actionLimit: Self.runActionLimit) { _ in .greatestFiniteMagnitude }
+        self.moveTime(api: "run()", actionLimit: Self.runActionLimit, movesToTarget: false) { _ in .max }
     }
 
-    /// The most actions one call to ``run()`` runs before it stops with a precondition failure.
-    public static let runActionLimit = 1_000_000
-
-    /// Runs due actions one at a time, each outside the lock, until none is due by the target time.
-    private func moveTime(api: String, actionLimit: Int = .max, target: (Double) -> Double) {
-        let limit = self.state.withLock { state -> Double in
+    /// Runs due actions one at a time, each outside the lock, until none is due by the target time, then
+    /// sets the time to the target (unless `movesToTarget` is false: `run()` stops at the last action).
+    private func moveTime(api: String, actionLimit: Int = .max, movesToTarget: Bool = true, target: (Int64) -> Int64) {
+        let limit = self.state.withLock { state -> Int64 in
             if state.isMovingTime {
                 misuse(
                     "VirtualTimeScheduler.\(api): time is already being moved, by an action calling it or by another thread; "
@@ -163,18 +222,18 @@ public final class VirtualTimeScheduler: SignalScheduler {
             state.isMovingTime = true
             return target(state.now)
         }
-        var instant = -Double.infinity
+        var instant = Int64.min
         var actionsAtInstant = 0
         var actions = 0
         while true {
             let next = self.state.withLock { state -> Entry? in
                 guard let first = state.entries.first, first.due <= limit else {
-                    if limit > state.now, limit.isFinite, limit < .greatestFiniteMagnitude { state.now = limit }
+                    if movesToTarget { state.now = Swift.max(state.now, limit) }
                     state.isMovingTime = false
                     return nil
                 }
                 state.entries.removeFirst()
-                state.now = first.due
+                state.now = Swift.max(state.now, first.due)
                 return first
             }
             guard let next else { return }
@@ -188,7 +247,7 @@ public final class VirtualTimeScheduler: SignalScheduler {
                 actionsAtInstant += 1
                 if actionsAtInstant > Self.actionsPerInstantLimit {
                     misuse(
-                        "VirtualTimeScheduler.\(api): more than \(Self.actionsPerInstantLimit) actions ran at the instant \(instant): "
+                        "VirtualTimeScheduler.\(api): more than \(Self.actionsPerInstantLimit) actions ran at the instant \(Double(instant) / 1e9): "
                             + "a repeating timer with a period of 0, or work that reschedules itself without delay?")
                 }
             } else {
@@ -202,24 +261,43 @@ public final class VirtualTimeScheduler: SignalScheduler {
     /// Waits until at least `count` actions are scheduled: a test's way to know that code running in
     /// another task has reached its timer or its sleep before it moves time.
     ///
+    /// Returns early, without throwing, if the task is cancelled (a test's time limit, say).
+    ///
     /// - Parameter count: How many scheduled actions to wait for.
     public func waitUntilScheduled(_ count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = self.state.withLock { state -> Bool in
-                if state.entries.count >= count { return true }
-                state.scheduleWaiters.append((count, continuation))
-                return false
-            }
-            if ready {
-                continuation.resume()
-            }
+        let id = self.state.withLock { state -> UInt64 in
+            defer { state.nextWaiter += 1 }
+            return state.nextWaiter
         }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = self.state.withLock { state -> Bool in
+                    if state.entries.count >= count || state.cancelledWaits.remove(id) != nil { return true }
+                    state.scheduleWaiters.append(ScheduleWaiter(id: id, count: count, continuation: continuation))
+                    return false
+                }
+                if ready {
+                    continuation.resume()
+                }
+            }
+        } onCancel: {
+            let waiter = self.state.withLock { state -> CheckedContinuation<Void, Never>? in
+                guard let index = state.scheduleWaiters.firstIndex(where: { $0.id == id }) else {
+                    state.cancelledWaits.insert(id)
+                    return nil
+                }
+                return state.scheduleWaiters.remove(at: index).continuation
+            }
+            waiter?.resume()
+        }
+        // A cancellation after the wait ended left its mark; clear it.
+        _ = self.state.withLock { $0.cancelledWaits.remove(id) }
     }
 }
 
 extension VirtualTimeScheduler.State {
     /// Where an entry with this due time and order belongs (or is), by binary search.
-    func insertionIndex(due: Double, order: UInt64) -> Int {
+    func insertionIndex(due: Int64, order: UInt64) -> Int {
         var low = 0
         var high = self.entries.count
         while low < high {
@@ -252,10 +330,10 @@ extension VirtualTimeScheduler.State {
 /// The disposable of one scheduled action.
 final class ScheduledAction: Disposable {
     private let scheduler: VirtualTimeScheduler
-    private let due: Double
+    private let due: Int64
     private let order: UInt64
 
-    init(scheduler: VirtualTimeScheduler, due: Double, order: UInt64) {
+    init(scheduler: VirtualTimeScheduler, due: Int64, order: UInt64) {
         self.scheduler = scheduler
         self.due = due
         self.order = order

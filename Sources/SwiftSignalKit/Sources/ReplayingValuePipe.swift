@@ -14,8 +14,10 @@
 /// Each subscriber sees values in the order they were put, once each: a subscriber that arrives while
 /// another thread puts a value gets the replay and then every later value, with no gap and no
 /// duplicate. The replay is delivered on the subscribing thread; ``putNext(_:)`` delivers on the calling
-/// thread, outside any lock, and hands delivery to a Dispatch thread when other threads keep putting
-/// values faster than subscribers take them (as ``Promise`` does).
+/// thread, outside any lock. A value put while another delivery is under way (from another thread, or
+/// from a subscriber's callback) is queued and delivered by the delivering thread, which after 64 queued
+/// values hands the rest to a Dispatch thread (as ``Promise`` does): a callback that puts more than 64
+/// values back into the pipe gets the later ones on a Dispatch thread.
 public final class ReplayingValuePipe<T: Sendable>: Sendable {
     @usableFromInline let core: ReplayingFanOut<T>
 

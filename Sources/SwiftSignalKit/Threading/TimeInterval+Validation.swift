@@ -44,8 +44,10 @@ enum TimeIntervalValidation {
         /// A one-shot wait: how long until the work runs.
         case delay
         /// A length of time that cannot be negative: the period of a repeating timer (also its first
-        /// wait), or a retry's growth step and cap.
+        /// wait), or a retry's growth step.
         case interval
+        /// An upper bound on waits, which cannot be negative; `+infinity` means no bound.
+        case cap
     }
 
     /// Decides what `seconds` means, without trapping.
@@ -64,7 +66,7 @@ enum TimeIntervalValidation {
             switch use {
             case .delay:
                 return .wait(.seconds(0))
-            case .interval:
+            case .interval, .cap:
                 return .refuse(self.message(for: seconds, as: use, api: api, argument: argument))
             }
         }
@@ -97,6 +99,8 @@ enum TimeIntervalValidation {
             return "\(api): \(argument) must be a number of seconds (negative means now, .infinity means never), got \(seconds)"
         case .interval:
             return "\(api): \(argument) must be a number of seconds ≥ 0 (.infinity means never), got \(seconds)"
+        case .cap:
+            return "\(api): \(argument) must be a number of seconds ≥ 0 (.infinity means no cap), got \(seconds)"
         }
     }
 }

@@ -94,7 +94,7 @@ public final class Timer: Sendable {
     /// > Important: Traps, with a message naming `timeout` and its value, when `timeout` is NaN, or
     /// > negative for a repeating timer.
     public init(timeout: Double, `repeat`: Bool, scheduler: some SignalScheduler, completion: @escaping @Sendable (Timer) -> Void) {
-        self.wait = Timer.wait(timeout, repeat: `repeat`)
+        self.wait = Timer.wait(timeout, repeat: `repeat`, api: "Timer(timeout:repeat:scheduler:completion:)")
         self.`repeat` = `repeat`
         self.completion = completion
         if let queue = scheduler as? Queue {
@@ -105,9 +105,8 @@ public final class Timer: Sendable {
         }
     }
 
-    private static func wait(_ timeout: Double, `repeat`: Bool) -> Wait {
-        return TimeIntervalValidation.wait(
-            timeout, as: `repeat` ? .interval : .delay, api: "Timer(timeout:repeat:completion:queue:)", argument: "timeout")
+    private static func wait(_ timeout: Double, `repeat`: Bool, api: String = "Timer(timeout:repeat:completion:queue:)") -> Wait {
+        return TimeIntervalValidation.wait(timeout, as: `repeat` ? .interval : .delay, api: api, argument: "timeout")
     }
 
     deinit {

@@ -233,3 +233,40 @@ private func lateSubscriberRuns(signal: Signal<Int, NoError>, publish: @escaping
     subscriptions.withLock { $0 }.forEach { $0.dispose() }
     return runs
 }
+
+/// What a sceptical review of the sharing and timing operators found, each fixed and kept fixed here.
+@Suite struct ShareAndTimingProbeRegressionTests {
+    /// `take(1)` after a share of an endless synchronous source spun forever: the share had no way to
+    /// end the source's subscriber while its generator was still running.
+    @Test func takeOneStopsAnEndlessSynchronousSourceBehindAShare() {
+        let done = DispatchSemaphore(value: 0)
+        let values = Counter()
+        let thread = Thread {
+            let endless = restart(Signal<Int, NoError>.single(1))
+            _ = (endless |> share() |> take(1)).start(next: { _ in values.increment() })
+            done.signal()
+        }
+        thread.start()
+        #expect(wait(done, seconds: 30), "the subscription must end after the first value")
+        #expect(values.value == 1)
+    }
+
+    @Test func aBackoffStartingAtZeroStaysAtZero() {
+        let backoff = RetryBackoff.exponential(initial: 0, maxDelay: .infinity, jitter: .none)
+        #expect(backoff.delay(forRetry: 1_100) == 0)
+        #expect(RetryBackoff.exponential(initial: 0, maxDelay: 10).delay(forRetry: 5_000) == 0)
+    }
+
+    @Test func messagesNameTheAPIAndWhatInfinityMeans() async {
+        let timer = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = Timer(timeout: .nan, repeat: true, scheduler: Queue()) { _ in }
+        }
+        let timerMessage = String(decoding: timer?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(timerMessage.contains("Timer(timeout:repeat:scheduler:completion:)"))
+        let retrying = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let _: (Signal<Int, TestError>) -> Signal<Int, NoError> = retry(1, maxDelay: -1, scheduler: Queue())
+        }
+        let retryMessage = String(decoding: retrying?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(retryMessage.contains("maxDelay must be a number of seconds ≥ 0 (.infinity means no cap)"))
+    }
+}

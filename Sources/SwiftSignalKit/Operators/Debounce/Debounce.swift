@@ -38,8 +38,8 @@ public func debounce<T: Sendable, E: Sendable, S: SignalScheduler>(
 /// after a quiet time opens a window (SSignalKit's `throttleOn:delay:`).
 ///
 /// ```
-/// source:       ab-c----d--|
-/// throttle(3):  ---b--c----(d|)
+/// source:       ab--c----d--|
+/// throttle(3):  ---b---c----(d|)
 /// ```
 ///
 /// Each value waits at most `interval` seconds, and at most one value is sent per window. When the

@@ -75,8 +75,9 @@ public func retry<T, E>(_ delayIncrement: Double, maxDelay: Double, onQueue queu
 /// ``retry(_:maxDelay:onQueue:)`` of virtual-time tests. Disposing cancels a wait in progress.
 ///
 /// ```
-/// source (each attempt):  -#
-/// retry(1, maxDelay: 2):  -#--#---#---#…  (waits 1, 2, 2, …; the errors are not sent)
+/// source (each attempt):  -#   (fails 1 s after each start)
+/// retry(1, maxDelay: 2):  starts the source at 0, 2, 5, 8, 11, …: waits of 1, 2, 2, … after each
+///                         failure, which is not sent
 /// ```
 ///
 /// - Parameters:
@@ -186,5 +187,5 @@ private func retrying<T, E>(
 /// after `+infinity`.
 private func checkRetryDelays(increment: Double, maxDelay: Double, api: String) {
     _ = TimeIntervalValidation.wait(increment, as: .interval, api: api, argument: "delayIncrement")
-    _ = TimeIntervalValidation.wait(maxDelay, as: .interval, api: api, argument: "maxDelay")
+    _ = TimeIntervalValidation.wait(maxDelay, as: .cap, api: api, argument: "maxDelay")
 }

@@ -64,9 +64,12 @@ public struct RetryBackoff: Sendable {
     /// - Parameter retry: The retry's number, from 0.
     /// - Returns: `min(maxDelay, initial * multiplier^retry)`, at most 100 years.
     public func bound(forRetry retry: Int) -> Double {
+        if self.initial == 0 {
+            return 0
+        }
         let grown = self.initial * pow(self.multiplier, Double(Swift.max(0, retry)))
-        // `grown` is +infinity or NaN (0 * infinity) only when it passed every cap.
-        let capped = grown.isNaN ? self.maxDelay : Swift.min(self.maxDelay, grown)
+        // `grown` is finite or +infinity (past every cap): `initial` is positive and finite here.
+        let capped = Swift.min(self.maxDelay, grown)
         return Swift.min(capped, TimeIntervalValidation.maximumSeconds)
     }
 

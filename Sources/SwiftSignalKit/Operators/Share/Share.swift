@@ -46,6 +46,13 @@ public enum ShareConnection: Sendable, Equatable {
 ///
 /// Apply the operator once and keep the result: every subscriber of *that* signal shares its source.
 ///
+/// When the last subscriber leaves while a synchronous source is still starting (a `take(1)` after the
+/// share, say), the source's subscriber ends at once, so loops inside its generator (``restart(_:)``)
+/// stop as they would without the share. Disposal never waits: if a new subscriber arrives as the last
+/// one leaves, the new connection may start before another thread has finished disposing the old one,
+/// so two upstream subscriptions can briefly overlap. A source that must never run twice at once (an
+/// exclusive socket, say) should use ``ShareConnection/stayConnected``.
+///
 /// > Note: A subscriber that arrives while values are being sent gets the replay and then every later
 /// > value, with no gap and no duplicate, whatever threads the source sends from. Each subscriber's
 /// > events are delivered one at a time, in order; the replay is delivered on the subscribing thread.

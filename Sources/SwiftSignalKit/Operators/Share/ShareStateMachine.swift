@@ -161,6 +161,11 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
         return (self.members[index].member.subscriber, self.members[index].member.outbox.takeBatch())
     }
 
+    /// The subscribers that still take broadcasts.
+    var activeSubscribers: [Subscriber<T, E>] {
+        return self.members.lazy.filter { !$0.member.isEnded }.map(\.member.subscriber)
+    }
+
     /// Where member `id` is, by binary search over the increasing ids.
     private func index(of id: Int) -> Int? {
         var low = 0

@@ -1,5 +1,9 @@
 /// The shared part of one ``share(replay:connection:)``: its state, and the upstream it connects to.
-final class ShareStorage<T: Sendable, E: Sendable>: Sendable {
+///
+/// It is the downstream of the upstream's subscriber, so loops inside the upstream's generator (a
+/// ``restart(_:)`` of a synchronous source) stop once every subscriber has ended, even before the last
+/// one's disposal reaches the share (which happens only when its own generator returns).
+final class ShareStorage<T: Sendable, E: Sendable>: DownstreamLink {
     private let state: LockedState<ShareStateMachine<T, E>>
     private let upstream: Signal<T, E>
 
@@ -25,7 +29,8 @@ final class ShareStorage<T: Sendable, E: Sendable>: Sendable {
     }
 
     private func connect(_ generation: UInt64) {
-        let subscription = self.upstream.start(
+        let subscriber = SubscriptionSubscriber<T, E>(
+            downstream: self,
             next: { [self] value in
                 self.perform(self.state.withLock { $0.upstreamSent(value, generation: generation) })
             },
@@ -35,7 +40,14 @@ final class ShareStorage<T: Sendable, E: Sendable>: Sendable {
             completed: { [self] in
                 self.perform(self.state.withLock { $0.upstreamEnded(.completed, generation: generation) })
             })
-        self.state.withLock { $0.connected(generation, subscription) }?.dispose()
+        // Stored before the upstream starts, so that the last subscriber leaving while a synchronous
+        // upstream runs (`take(1)` downstream, say) disposes it: loops inside its generator see that
+        // their subscriber has ended, as they would without the share.
+        if let unwanted = self.state.withLock({ $0.connected(generation, subscriber) }) {
+            unwanted.dispose()
+            return
+        }
+        _ = self.upstream.run(subscriber)
     }
 
     private func perform(_ action: ShareStateMachine<T, E>.BroadcastAction) {
@@ -53,5 +65,14 @@ final class ShareStorage<T: Sendable, E: Sendable>: Sendable {
                 subscriber.put(event)
             }
         }
+    }
+
+    /// Whether nobody listens any more: every subscriber has ended (checked outside the share's lock).
+    var isTerminated: Bool {
+        let (subscribers, staysConnected) = self.state.withLock { ($0.activeSubscribers, $0.connectionPolicy == .stayConnected) }
+        if subscribers.isEmpty {
+            return !staysConnected
+        }
+        return subscribers.allSatisfy { $0.isTerminated }
     }
 }

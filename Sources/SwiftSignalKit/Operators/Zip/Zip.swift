@@ -21,9 +21,10 @@
 /// > catch up; zip sources that advance together.
 ///
 /// > Note: Tuples are formed under the operator's lock, in the order their last value arrived, and sent
-/// > outside it in that order, one thread at a time: a value that completes a tuple while another thread
-/// > is sending one is queued, and sent by that thread (which after 64 such values hands the rest to a
-/// > global Dispatch queue). The completion or error comes after every tuple. The value and error types
+/// > outside it in that order, one thread at a time: a value that completes a tuple while one is being
+/// > sent (by another thread, or from a callback on the sending thread) is queued, and sent by the
+/// > sending thread, which after 64 queued tuples hands the rest to a global Dispatch queue. The
+/// > completion or error comes after every tuple. The value and error types
 /// > are `Sendable` for that reason: they may be sent by another thread than the one that sent them.
 ///
 /// > Note: Unlike RxSwift's `zip`, which completes only once every source has completed, the result

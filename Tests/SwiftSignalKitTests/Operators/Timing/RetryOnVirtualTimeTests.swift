@@ -62,7 +62,7 @@ private func failingSource(_ scheduler: VirtualTimeScheduler, starts: LockedStat
         let uncapped = RetryBackoff.exponential(initial: 1, multiplier: 10, maxDelay: .infinity, jitter: .none)
         #expect(uncapped.delay(forRetry: 10_000) == TimeIntervalValidation.maximumSeconds)
         let zero = RetryBackoff.exponential(initial: 0, multiplier: 10, maxDelay: .infinity, jitter: .none)
-        #expect(zero.delay(forRetry: 10_000) == TimeIntervalValidation.maximumSeconds)
+        #expect(zero.delay(forRetry: 10_000) == 0, "0 × growth stays 0")
     }
 
     @Test func retriesWithTheDrawnWaitsAndGivesUpAfterMaxAttempts() {

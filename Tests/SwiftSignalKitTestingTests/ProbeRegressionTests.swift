@@ -1,0 +1,129 @@
+import Dispatch
+import Foundation
+import SwiftSignalKit
+import SwiftSignalKitTesting
+import Testing
+
+/// What a sceptical review of the testing helpers found, each fixed and kept fixed here.
+@Suite struct ProbeRegressionTests {
+    /// 300 ms as a `Duration` was 0.30000000000000004 s as a `Double`, so `advance(by: 0.3)` left the
+    /// sleeper asleep and the test hung.
+    @Test func aDurationSleepWakesAtTheMatchingAdvance() async {
+        let scheduler = VirtualTimeScheduler()
+        let sleeping = Task { try await scheduler.clock.sleep(for: .milliseconds(300)) }
+        await scheduler.waitUntilScheduled(1)
+        scheduler.advance(by: 0.3)
+        #expect(scheduler.scheduledActionCount == 0)
+        #expect((try? await sleeping.value) != nil)
+    }
+
+    /// Sums of fractional delays land on the sum: 0.1 + 0.2 is due at 0.3.
+    @Test func fractionalDelaysAddUpExactly() {
+        let scheduler = VirtualTimeScheduler()
+        let fired = Atomic(value: false)
+        _ = scheduler.schedule(after: 0.1) {
+            _ = scheduler.schedule(after: 0.2) { _ = fired.swap(true) }
+        }
+        scheduler.advance(to: 0.3)
+        #expect(fired.with { $0 })
+    }
+
+    @Test func cancellingATaskInWaitUntilScheduledEndsTheWait() async {
+        let scheduler = VirtualTimeScheduler()
+        let waiting = Task { await scheduler.waitUntilScheduled(1) }
+        waiting.cancel()
+        await waiting.value
+        let cancelledFirst = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            await scheduler.waitUntilScheduled(5)
+        }
+        await cancelledFirst.value
+    }
+
+    @Test func advancingPastTheEndOfVirtualTimeIsAPreconditionFailure() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            VirtualTimeScheduler().advance(by: 1e25)
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("VirtualTimeScheduler.advance(by:): virtual time ends at"))
+    }
+
+    @Test func aSleepBeyondTheEndOfVirtualTimeWaitsForTheEnd() async {
+        let scheduler = VirtualTimeScheduler()
+        let sleeping = Task { try await scheduler.clock.sleep(for: .seconds(10_000_000_000)) }
+        await scheduler.waitUntilScheduled(1)
+        scheduler.advance(by: 200 * 365 * 86_400)
+        #expect(scheduler.scheduledActionCount == 1, "not woken before its deadline")
+        scheduler.run()
+        #expect((try? await sleeping.value) != nil)
+    }
+
+    @Test func marblesRefuseEventsAfterTheEndAndEmptyGroups() async {
+        await #expect(processExitsWith: .failure) {
+            let _: [Recorded<Int, Never>] = Marbles.events("a|b", values: ["a": 1, "b": 2])
+        }
+        await #expect(processExitsWith: .failure) {
+            let _: [Recorded<Int, Never>] = Marbles.events("-()-")
+        }
+        let grouped: [Recorded<Int, Never>] = Marbles.events("-(a|)--", values: ["a": 1])
+        #expect(grouped == [.next(1, at: 1), .completed(at: 1)])
+    }
+
+    @Test func diagramsSortEventsAndDrawUnknownValuesAsQuestionMarks() {
+        let events: [Recorded<Int, Never>] = [.next(2, at: 3), .next(1, at: 1), .next(9, at: 4)]
+        #expect(Marbles.diagram(events, values: ["a": 1, "b": 2]) == "-a-b?")
+    }
+
+    /// Values whose descriptions are equal but which differ are marked as a difference.
+    @Test func mismatchMarksLinesByValueNotByText() {
+        struct Look: Equatable, Sendable, CustomStringConvertible {
+            let id: Int
+            var description: String { "same" }
+        }
+        let scheduler = VirtualTimeScheduler()
+        let pipe = ValuePipe<Look>()
+        let recorder = SignalRecorder(pipe.signal(), scheduler: scheduler)
+        pipe.putNext(Look(id: 1))
+        let mismatch = recorder.mismatch([.next(Look(id: 2), at: 0)])
+        #expect(mismatch?.description.contains("✗") == true)
+    }
+}
+
+@Suite struct VirtualClockStressTests {
+    /// A deadline is absolute: while another thread moves time, sleepers registering their deadline
+    /// must not have it postponed by the time that passed meanwhile. Each sleeper reports when it woke.
+    @Test func deadlinesStayPutWhileAnotherThreadMovesTime() async {
+        let scheduler = VirtualTimeScheduler()
+        let deadline = VirtualClock.Instant(offset: .seconds(1_000_000))
+        let stop = Atomic(value: false)
+        let moverDone = Atomic(value: false)
+        let mover = Thread {
+            var moved = 0
+            while !stop.with({ $0 }) && moved < 100_000 {
+                scheduler.advance(by: 1)
+                moved += 1
+            }
+            _ = moverDone.swap(true)
+        }
+        mover.start()
+        let wokenAt = await withTaskGroup(of: Double.self, returning: [Double].self) { group in
+            for _ in 0..<200 {
+                group.addTask {
+                    try? await scheduler.clock.sleep(until: deadline)
+                    return scheduler.now
+                }
+            }
+            await scheduler.waitUntilScheduled(20)
+            _ = stop.swap(true)
+            while !moverDone.with({ $0 }) { await Task.yield() }
+            scheduler.advance(to: 1_000_000)
+            // A postponed deadline would be later than 1,000,000 s: run() would move time there.
+            scheduler.run()
+            var times: [Double] = []
+            for await time in group { times.append(time) }
+            return times
+        }
+        #expect(wokenAt.count == 200)
+        #expect(wokenAt.allSatisfy { $0 == 1_000_000 }, "woken late: \(wokenAt.filter { $0 != 1_000_000 }.prefix(3))")
+    }
+}
