@@ -6,8 +6,14 @@ final class Counter: Sendable {
     private let storage = Atomic(value: 0)
     var value: Int { self.storage.with { $0 } }
     @discardableResult
-    func increment() -> Int { self.storage.modify { $0 + 1 } }
-    func decrement() { self.storage.modify { $0 - 1 } }
+    func increment() -> Int {
+        defer { TestProgress.shared.changed() }
+        return self.storage.modify { $0 + 1 }
+    }
+    func decrement() {
+        self.storage.modify { $0 - 1 }
+        TestProgress.shared.changed()
+    }
 }
 
 /// Counts live objects made from it.

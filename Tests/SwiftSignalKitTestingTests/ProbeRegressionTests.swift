@@ -96,14 +96,14 @@ import Testing
         let scheduler = VirtualTimeScheduler()
         let deadline = VirtualClock.Instant(offset: .seconds(1_000_000))
         let stop = Atomic(value: false)
-        let moverDone = Atomic(value: false)
+        let moverDone = DispatchSemaphore(value: 0)
         let mover = Thread {
             var moved = 0
             while !stop.with({ $0 }) && moved < 100_000 {
                 scheduler.advance(by: 1)
                 moved += 1
             }
-            _ = moverDone.swap(true)
+            moverDone.signal()
         }
         mover.start()
         let wokenAt = await withTaskGroup(of: Double.self, returning: [Double].self) { group in
@@ -115,7 +115,13 @@ import Testing
             }
             await scheduler.waitUntilScheduled(20)
             _ = stop.swap(true)
-            while !moverDone.with({ $0 }) { await Task.yield() }
+            // Waited for on a thread of its own, so that no pool thread blocks.
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                Thread {
+                    moverDone.wait()
+                    continuation.resume()
+                }.start()
+            }
             scheduler.advance(to: 1_000_000)
             // A postponed deadline would be later than 1,000,000 s: run() would move time there.
             scheduler.run()

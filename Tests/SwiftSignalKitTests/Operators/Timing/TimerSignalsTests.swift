@@ -120,3 +120,65 @@ import Testing
         }
     }
 }
+
+@Suite struct TimerSignalsAndRetryStressTests {
+    /// Disposing while ticks are scheduled on a real queue: no value after `dispose()` returned, and the
+    /// timer and its handler are released.
+    @Test func intervalDisposedWhileFiring() {
+        let queue = Queue(name: "ticks")
+        let tracker = LifetimeTracker()
+        for _ in 0..<100 {
+            let afterDispose = Flag()
+            let disposed = Flag()
+            let fired = DispatchSemaphore(value: 0)
+            let token = tracker.make()
+            let subscription = interval(0.0001, scheduler: queue).start(next: { _ in
+                withExtendedLifetime(token) {}
+                if disposed.isSet { afterDispose.set() }
+                fired.signal()
+            })
+            #expect(wait(fired))
+            // On the queue, so that no tick runs between the disposal and the flag; ticks already
+            // scheduled must then find the subscription disposed.
+            queue.sync {
+                subscription.dispose()
+                disposed.set()
+            }
+            queue.sync {}
+            #expect(!afterDispose.isSet, "a tick after dispose() returned")
+        }
+        queue.sync {}
+        #expect(spin(until: { tracker.live.value == 0 }), "every subscription's handler is released")
+    }
+
+    /// Disposing while a retry is scheduled on a real queue: the source is never started after
+    /// `dispose()` returned, and everything is released.
+    @Test func backoffRetryDisposedWhileWaiting() {
+        let queue = Queue(name: "retries")
+        let tracker = LifetimeTracker()
+        for _ in 0..<100 {
+            let startsAfterDispose = Counter()
+            let disposed = Flag()
+            let failed = DispatchSemaphore(value: 0)
+            let token = tracker.make()
+            let source = Signal<Int, TestError> { subscriber in
+                withExtendedLifetime(token) {}
+                if disposed.isSet { startsAfterDispose.increment() }
+                subscriber.putError(TestError())
+                failed.signal()
+                return EmptyDisposable
+            }
+            let backoff = RetryBackoff.exponential(initial: 0.0001, maxDelay: 0.0001, jitter: .none)
+            let subscription = (source |> retry(backoff, maxAttempts: 1_000, scheduler: queue)).start()
+            #expect(wait(failed))
+            queue.sync {
+                subscription.dispose()
+                disposed.set()
+            }
+            queue.sync {}
+            #expect(startsAfterDispose.value == 0, "a retry after dispose() returned")
+        }
+        queue.sync {}
+        #expect(spin(until: { tracker.live.value == 0 }), "every source is released")
+    }
+}
