@@ -119,65 +119,6 @@ final class Recording<T: Sendable, E: Sendable>: Sendable {
     var hasEnded: Bool { self.isCompleted || self.failure != nil }
 }
 
-/// Waits (up to 30 seconds) for something another thread does, without sleeping and without keeping a
-/// pool thread busy: the condition is checked again each time the test helpers report a change
-/// (``TestProgress/changed()``), and at least every 0.2 seconds (the watchdog's tick, for conditions on
-/// state the helpers do not see).
-func eventually(_ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async {
-    let deadline = ContinuousClock.now + .seconds(30)
-    while ContinuousClock.now < deadline {
-        let version = TestProgress.shared.version
-        if condition() { return }
-        await TestProgress.shared.change(after: version)
-    }
-    Issue.record("still not true after 30 seconds", sourceLocation: sourceLocation)
-}
-
-/// Tells tasks in `eventually` that something they may wait for has changed. The test helpers
-/// (`Counter`, `Recording`) report their changes; a watchdog thread reports one every 0.2 seconds, so a
-/// condition on other state is checked again then.
-final class TestProgress: Sendable {
-    static let shared = TestProgress()
-    private let state = Atomic<(version: UInt64, waiting: [CheckedContinuation<Void, Never>])>(value: (0, []))
-
-    private init() {
-        let tick = DispatchSemaphore(value: 0)
-        let watchdog = Thread { [self] in
-            while true {
-                _ = tick.wait(timeout: .now() + 0.2)
-                self.changed()
-            }
-        }
-        watchdog.start()
-    }
-
-    var version: UInt64 { self.state.with { $0.version } }
-
-    func changed() {
-        var waiting: [CheckedContinuation<Void, Never>] = []
-        self.state.modify { state in
-            waiting = state.waiting
-            return (state.version &+ 1, [])
-        }
-        for continuation in waiting { continuation.resume() }
-    }
-
-    /// Returns once the version has moved past `version`.
-    func change(after version: UInt64) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            var resumeNow = false
-            self.state.modify { state in
-                if state.version != version {
-                    resumeNow = true
-                    return state
-                }
-                return (state.version, state.waiting + [continuation])
-            }
-            if resumeNow { continuation.resume() }
-        }
-    }
-}
-
 /// Suspends until the task is cancelled, then throws: slow work that reacts to cancellation, without a
 /// sleep. (An `AsyncStream` that nobody finishes ends its iteration when the iterating task is
 /// cancelled.)
