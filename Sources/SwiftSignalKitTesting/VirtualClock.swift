@@ -121,13 +121,17 @@ public struct VirtualClock: Clock, SignalScheduler {
         return self.scheduler.schedule(after: delay, action)
     }
 
-    /// `duration` in whole nanoseconds (rounded down), saturating at the ends of `Int64`: virtual time
-    /// ends after about 292 years, so a later deadline is reached only when time is moved to its end.
+    /// `duration` in whole nanoseconds, rounded to the nearest as the scheduler rounds seconds (so
+    /// `.seconds(2.3)`, 2.2999999999999998 s, is due with `schedule(after: 2.3)`), saturating at the
+    /// ends of `Int64`: virtual time ends after about 292 years, so a later deadline is reached only when
+    /// time is moved to its end.
     static func nanoseconds(_ duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components
         let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         if overflow { return seconds < 0 ? .min : .max }
-        let (total, overflowAdding) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
+        let half: Int64 = 500_000_000
+        let rounded = (attoseconds >= 0 ? attoseconds + half : attoseconds - half) / 1_000_000_000
+        let (total, overflowAdding) = whole.addingReportingOverflow(rounded)
         if overflowAdding { return seconds < 0 ? .min : .max }
         return total
     }

@@ -192,7 +192,11 @@ public final class VirtualTimeScheduler: SignalScheduler {
     /// - Parameter time: The new time, in seconds: not earlier than ``now``, and at most ``maximumTime``.
     public func advance(to time: Double) {
         self.moveTime(api: "advance(to:)") { now in
-            let nanoseconds = time.isFinite && time >= 0 && time <= Self.maximumTime ? Self.nanoseconds(time) : -1
+            var nanoseconds = time.isFinite && time >= 0 && time <= Self.maximumTime ? Self.nanoseconds(time) : -1
+            if nanoseconds < now && nanoseconds >= 0 && time >= Double(now) / 1e9 {
+                // `now` as seconds, read back: past 2^53 ns a Double cannot hold every nanosecond.
+                nanoseconds = now
+            }
             if nanoseconds < now {
                 misuse(
                     "VirtualTimeScheduler.advance(to:): time must be a number of seconds from now (\(Double(now) / 1e9)) to \(Self.maximumTime), got \(time)"

@@ -28,6 +28,31 @@ import Testing
         #expect(fired.with { $0 })
     }
 
+    /// `Duration.seconds(2.3)` is 2.2999999999999998 s: it must be due when `schedule(after: 2.3)` is,
+    /// not a nanosecond earlier.
+    @Test func durationsRoundToTheNearestNanosecondAsDelaysDo() async {
+        for hundredths in [57, 230, 999] {
+            let scheduler = VirtualTimeScheduler()
+            let seconds = Double(hundredths) / 100
+            let sleeping = Task { try await scheduler.clock.sleep(for: .seconds(seconds)) }
+            await scheduler.waitUntilScheduled(1)
+            scheduler.advance(to: seconds - 1e-9)
+            #expect(scheduler.scheduledActionCount == 1, "asleep a nanosecond before \(seconds) s")
+            scheduler.advance(to: seconds)
+            #expect(scheduler.scheduledActionCount == 0)
+            _ = try? await sleeping.value
+        }
+    }
+
+    /// Past 2^53 ns (about 104 days) a `Double` cannot hold every nanosecond: `advance(to: now)` must
+    /// still be accepted.
+    @Test func advancingToNowIsAcceptedLateInVirtualTime() {
+        let scheduler = VirtualTimeScheduler()
+        scheduler.advance(by: 9.1e6)
+        scheduler.advance(by: 1e-9)
+        scheduler.advance(to: scheduler.now)
+    }
+
     @Test func cancellingATaskInWaitUntilScheduledEndsTheWait() async {
         let scheduler = VirtualTimeScheduler()
         let waiting = Task { await scheduler.waitUntilScheduled(1) }

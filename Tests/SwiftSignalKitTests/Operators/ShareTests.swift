@@ -251,6 +251,37 @@ private func lateSubscriberRuns(signal: Signal<Int, NoError>, publish: @escaping
         #expect(values.value == 1)
     }
 
+    /// With `.stayConnected` the share keeps its source whoever listens: a finished first subscriber
+    /// (a `take(1)`) must not make `startWith` or `restart` give the source up.
+    @Test func stayConnectedKeepsTheSourceAfterItsFirstSubscriberFinished() {
+        let pipe = ValuePipe<Int>()
+        let shared = pipe.signal() |> startWith(0) |> share(replay: .latest, connection: .stayConnected)
+        _ = (shared |> take(1)).start()
+        let later = Recorder<Int, NoError>()
+        later.start(shared)
+        pipe.putNext(42)
+        #expect(later.values == [0, 42])
+    }
+
+    /// A subscriber that joins while another one finishes gets every later value: a connection is given
+    /// up only when every subscriber there is has finished, and then the next one connects again.
+    @Test func aSubscriberJoiningAsAnotherFinishesKeepsGettingValues() {
+        for _ in 0..<2_000 {
+            let pipe = ValuePipe<Int>()
+            let shared = pipe.signal() |> startWith(0) |> share(replay: .latest)
+            let recorder = Recorder<Int, NoError>()
+            concurrently(2) { thread in
+                if thread == 0 {
+                    _ = (shared |> take(1)).start()
+                } else {
+                    recorder.start(shared)
+                }
+            }
+            pipe.putNext(42)
+            #expect(recorder.values.last == 42, "got \(recorder.values)")
+        }
+    }
+
     @Test func aBackoffStartingAtZeroStaysAtZero() {
         let backoff = RetryBackoff.exponential(initial: 0, maxDelay: .infinity, jitter: .none)
         #expect(backoff.delay(forRetry: 1_100) == 0)

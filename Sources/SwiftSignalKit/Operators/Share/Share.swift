@@ -51,7 +51,9 @@ public enum ShareConnection: Sendable, Equatable {
 /// stop as they would without the share. Disposal never waits: if a new subscriber arrives as the last
 /// one leaves, the new connection may start before another thread has finished disposing the old one,
 /// so two upstream subscriptions can briefly overlap. A source that must never run twice at once (an
-/// exclusive socket, say) should use ``ShareConnection/stayConnected``.
+/// exclusive socket, say) should use ``ShareConnection/stayConnected``. With that policy a source runs
+/// until it ends whoever listens, so a synchronous source that never ends keeps the first subscribing
+/// thread for good.
 ///
 /// > Note: A subscriber that arrives while values are being sent gets the replay and then every later
 /// > value, with no gap and no duplicate, whatever threads the source sends from. Each subscriber's

@@ -54,6 +54,9 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
     private var members: [(id: Int, member: Member)] = []
     private var activeMembers = 0
     private var nextID = 0
+    /// Changes whenever a subscriber joins or leaves, so that a check made outside the lock can tell
+    /// whether the subscribers it looked at are still the ones there are.
+    private var membership: UInt64 = 0
     private var buffer = ValueWindow<T>()
     private var connection = Connection.idle
     private var generation: UInt64 = 0
@@ -68,6 +71,7 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
     mutating func join(_ subscriber: Subscriber<T, E>) -> JoinAction {
         let id = self.nextID
         self.nextID += 1
+        self.membership += 1
         var member = Member(subscriber: subscriber)
         var deliver = false
         for value in self.buffer.values {
@@ -134,6 +138,7 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
     mutating func leave(_ id: Int) -> (removed: Member?, action: BroadcastAction) {
         guard let index = self.index(of: id) else { return (nil, BroadcastAction()) }
         let removed = self.members.remove(at: index).member
+        self.membership += 1
         var action = BroadcastAction()
         if !removed.isEnded {
             self.activeMembers -= 1
@@ -161,9 +166,41 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
         return (self.members[index].member.subscriber, self.members[index].member.outbox.takeBatch())
     }
 
-    /// The subscribers that still take broadcasts.
-    var activeSubscribers: [Subscriber<T, E>] {
-        return self.members.lazy.filter { !$0.member.isEnded }.map(\.member.subscriber)
+    enum ListenerCheck {
+        /// Connection `generation` has been let go: nobody listens to it, for good.
+        case abandoned
+        /// The share keeps the connection whoever listens (``ShareConnection/stayConnected``).
+        case kept
+        /// Whether anyone listens depends on these subscribers, as of `membership`.
+        case depends(on: [Subscriber<T, E>], membership: UInt64)
+    }
+
+    /// The first half of "does anyone still listen to connection `generation`?": the subscribers to
+    /// look at, outside the lock.
+    func listenerCheck(_ generation: UInt64) -> ListenerCheck {
+        guard self.isCurrent(generation) else { return .abandoned }
+        if case .stayConnected = self.connectionPolicy { return .kept }
+        let subscribers = self.members.filter { !$0.member.isEnded }.map(\.member.subscriber)
+        return .depends(on: subscribers, membership: self.membership)
+    }
+
+    /// The second half: every subscriber looked at has ended. If they are still the subscribers there
+    /// are, connection `generation` is let go for good (the next subscriber connects again, with an
+    /// empty replay) and the action disposes it; nil when someone joined or left meanwhile.
+    mutating func abandon(_ generation: UInt64, membership: UInt64) -> BroadcastAction? {
+        guard self.isCurrent(generation) else { return BroadcastAction() }
+        guard membership == self.membership else { return nil }
+        var action = BroadcastAction()
+        for index in self.members.indices {
+            self.members[index].member.isEnded = true
+        }
+        self.activeMembers = 0
+        if case .connected(_, let disposable) = self.connection {
+            action.disconnect = disposable
+        }
+        self.connection = .idle
+        action.dropped = self.buffer.removeAll()
+        return action
     }
 
     /// Where member `id` is, by binary search over the increasing ids.

@@ -1,9 +1,5 @@
 /// The shared part of one ``share(replay:connection:)``: its state, and the upstream it connects to.
-///
-/// It is the downstream of the upstream's subscriber, so loops inside the upstream's generator (a
-/// ``restart(_:)`` of a synchronous source) stop once every subscriber has ended, even before the last
-/// one's disposal reaches the share (which happens only when its own generator returns).
-final class ShareStorage<T: Sendable, E: Sendable>: DownstreamLink {
+final class ShareStorage<T: Sendable, E: Sendable>: Sendable {
     private let state: LockedState<ShareStateMachine<T, E>>
     private let upstream: Signal<T, E>
 
@@ -30,7 +26,7 @@ final class ShareStorage<T: Sendable, E: Sendable>: DownstreamLink {
 
     private func connect(_ generation: UInt64) {
         let subscriber = SubscriptionSubscriber<T, E>(
-            downstream: self,
+            downstream: ShareListeners(storage: self, generation: generation),
             next: { [self] value in
                 self.perform(self.state.withLock { $0.upstreamSent(value, generation: generation) })
             },
@@ -67,12 +63,43 @@ final class ShareStorage<T: Sendable, E: Sendable>: DownstreamLink {
         }
     }
 
-    /// Whether nobody listens any more: every subscriber has ended (checked outside the share's lock).
-    var isTerminated: Bool {
-        let (subscribers, staysConnected) = self.state.withLock { ($0.activeSubscribers, $0.connectionPolicy == .stayConnected) }
-        if subscribers.isEmpty {
-            return !staysConnected
+    /// Whether anyone still listens to connection `generation` (see ``ShareListeners``). Once the answer
+    /// is no, it stays no: the connection is let go, and the next subscriber connects again.
+    func hasNoListeners(_ generation: UInt64) -> Bool {
+        while true {
+            switch self.state.withLock({ $0.listenerCheck(generation) }) {
+            case .abandoned:
+                return true
+            case .kept:
+                return false
+            case .depends(let subscribers, let membership):
+                guard subscribers.allSatisfy({ $0.isTerminated }) else { return false }
+                guard let action = self.state.withLock({ $0.abandon(generation, membership: membership) }) else {
+                    // Someone joined or left meanwhile: look again.
+                    continue
+                }
+                self.perform(action)
+                return true
+            }
         }
-        return subscribers.allSatisfy { $0.isTerminated }
+    }
+}
+
+/// The downstream of one connection's upstream subscriber: loops inside the upstream's generator (a
+/// ``restart(_:)`` of a synchronous source) ask it whether anyone still listens, and stop once every
+/// subscriber of the share has ended, even before the last one's disposal reaches the share (which
+/// happens only when that subscriber's own generator returns). With ``ShareConnection/stayConnected``
+/// someone always does.
+final class ShareListeners<T: Sendable, E: Sendable>: DownstreamLink {
+    private let storage: ShareStorage<T, E>
+    private let generation: UInt64
+
+    init(storage: ShareStorage<T, E>, generation: UInt64) {
+        self.storage = storage
+        self.generation = generation
+    }
+
+    var isTerminated: Bool {
+        return self.storage.hasNoListeners(self.generation)
     }
 }
