@@ -7,8 +7,9 @@ import Dispatch
 /// finds nobody draining). This is what guarantees ordering: a subscriber never sees an older value after
 /// a newer one.
 ///
-/// A publisher that drains delivers its own value and then at most ``drainAllowance`` values that other
-/// threads published meanwhile; if more are waiting, it hands the drainer's role to a task on a global
+/// A publisher that drains delivers its own value and then at most ``drainAllowance`` values published
+/// meanwhile, by other threads or re-entrantly by the subscribers' callbacks on this one (the queue
+/// does not tell them apart); if more are waiting, it hands the drainer's role to a task on a global
 /// Dispatch queue and returns. A new subscriber's backlog is bounded the same way. So neither `set` nor
 /// `start` keeps its caller delivering for other threads without end, even when they publish faster than
 /// the subscribers take values; those values then reach subscribers on a Dispatch thread, still in order.
@@ -95,8 +96,9 @@ import Dispatch
 
     @usableFromInline let state: LockedState<State>
 
-    /// How many values published by other threads a publisher delivers after its own before it hands the
-    /// rest to Dispatch: enough that ordinary contention never leaves the publishing threads.
+    /// How many values published meanwhile (by other threads, or re-entrantly from callbacks) a publisher
+    /// delivers after its own before it hands the rest to Dispatch: enough that ordinary contention never
+    /// leaves the publishing threads.
     @inlinable static var drainAllowance: Int { 64 }
 
     init(value: T?) {
