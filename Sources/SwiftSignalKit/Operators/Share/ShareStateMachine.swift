@@ -52,7 +52,6 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
     let connectionPolicy: ShareConnection
     /// In joining order (increasing ids), so that every event reaches the subscribers in that order.
     private var members: [(id: Int, member: Member)] = []
-    private var activeMembers = 0
     private var nextID = 0
     /// Changes whenever a subscriber joins or leaves, so that a check made outside the lock can tell
     /// whether the subscribers it looked at are still the ones there are.
@@ -86,9 +85,8 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
             self.generation += 1
             self.connection = .connecting(generation: self.generation)
             connect = self.generation
-            self.activeMembers += 1
         case .connecting, .connected:
-            self.activeMembers += 1
+            break
         }
         self.members.append((id, member))
         return JoinAction(id: id, deliver: deliver, connect: connect)
@@ -115,19 +113,15 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
         guard self.isCurrent(generation) else { return BroadcastAction() }
         var action = BroadcastAction()
         self.post(event, into: &action)
-        for index in self.members.indices {
-            self.members[index].member.isEnded = true
-        }
-        self.activeMembers = 0
-        if case .connected(_, let disposable) = self.connection {
-            action.disconnect = disposable
-        }
+        self.endAllMembers()
         switch self.connectionPolicy {
         case .whileSubscribed:
             // The next subscriber connects again, from an empty replay.
-            self.connection = .idle
-            action.dropped = self.buffer.removeAll()
+            self.letConnectionGo(into: &action)
         case .stayConnected:
+            if case .connected(_, let disposable) = self.connection {
+                action.disconnect = disposable
+            }
             self.connection = .ended(event)
         }
         return action
@@ -140,18 +134,10 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
         let removed = self.members.remove(at: index).member
         self.membership += 1
         var action = BroadcastAction()
-        if !removed.isEnded {
-            self.activeMembers -= 1
-        }
-        if self.activeMembers == 0, case .whileSubscribed = self.connectionPolicy {
+        if case .whileSubscribed = self.connectionPolicy, !self.members.contains(where: { !$0.member.isEnded }) {
             switch self.connection {
-            case .connecting:
-                self.connection = .idle
-                action.dropped = self.buffer.removeAll()
-            case .connected(_, let disposable):
-                self.connection = .idle
-                action.disconnect = disposable
-                action.dropped = self.buffer.removeAll()
+            case .connecting, .connected:
+                self.letConnectionGo(into: &action)
             case .idle, .ended:
                 break
             }
@@ -191,16 +177,26 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
         guard self.isCurrent(generation) else { return BroadcastAction() }
         guard membership == self.membership else { return nil }
         var action = BroadcastAction()
+        self.endAllMembers()
+        self.letConnectionGo(into: &action)
+        return action
+    }
+
+    /// No member takes broadcasts of this connection any more; each is removed when it leaves.
+    private mutating func endAllMembers() {
         for index in self.members.indices {
             self.members[index].member.isEnded = true
         }
-        self.activeMembers = 0
+    }
+
+    /// Ends the current connection: the action disposes it and releases the replay, and the next
+    /// subscriber connects again.
+    private mutating func letConnectionGo(into action: inout BroadcastAction) {
         if case .connected(_, let disposable) = self.connection {
             action.disconnect = disposable
         }
         self.connection = .idle
         action.dropped = self.buffer.removeAll()
-        return action
     }
 
     /// Where member `id` is, by binary search over the increasing ids.
