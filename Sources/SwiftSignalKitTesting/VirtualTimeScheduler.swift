@@ -98,7 +98,7 @@ public final class VirtualTimeScheduler: SignalScheduler {
     ///
     /// - Parameter action: The work.
     public func schedule(_ action: @escaping @Sendable () -> Void) {
-        _ = self.enqueue(action) { now in now }
+        _ = self.enqueue(action) { now in now }!
     }
 
     /// Schedules `action` to run when virtual time reaches `now + delay`.
@@ -121,23 +121,13 @@ public final class VirtualTimeScheduler: SignalScheduler {
             return EmptyDisposable
         }
         let nanoseconds = Self.nanoseconds(Swift.min(Swift.max(delay, 0), Self.maximumDelay))
-        return self.enqueue(action) { now in now.addingReportingOverflow(nanoseconds).overflow ? .max : now + nanoseconds }
+        return self.enqueue(action) { now in now.addingReportingOverflow(nanoseconds).overflow ? .max : now + nanoseconds }!
     }
 
     /// Schedules `action` for the absolute virtual time `deadline` (nanoseconds); nil, scheduling
     /// nothing, if time has reached it already.
     func schedule(atNanoseconds deadline: Int64, _ action: @escaping @Sendable () -> Void) -> Disposable? {
-        let (order, woken) = self.state.withLock { state -> (UInt64?, [CheckedContinuation<Void, Never>]) in
-            guard deadline > state.now else { return (nil, []) }
-            let entry = Entry(due: deadline, order: state.nextOrder, action: action)
-            state.nextOrder += 1
-            state.entries.insert(entry, at: state.insertionIndex(due: entry.due, order: entry.order))
-            return (entry.order, state.takeSatisfiedWaiters())
-        }
-        for continuation in woken {
-            continuation.resume()
-        }
-        return order.map { ScheduledAction(scheduler: self, due: deadline, order: $0) }
+        return self.enqueue(action) { now in deadline > now ? deadline : nil }
     }
 
     /// Seconds to whole nanoseconds; `seconds` is finite and at most ``maximumTime``.
@@ -146,17 +136,20 @@ public final class VirtualTimeScheduler: SignalScheduler {
         return value >= Double(Int64.max) ? .max : Int64(value)
     }
 
-    private func enqueue(_ action: @escaping @Sendable () -> Void, due: (Int64) -> Int64) -> Disposable {
-        let (order, dueTime, woken) = self.state.withLock { state -> (UInt64, Int64, [CheckedContinuation<Void, Never>]) in
-            let entry = Entry(due: due(state.now), order: state.nextOrder, action: action)
+    /// Schedules `action` at the time `due` gives for the current time, under the lock; nothing when it
+    /// gives nil.
+    private func enqueue(_ action: @escaping @Sendable () -> Void, due: (Int64) -> Int64?) -> Disposable? {
+        let (scheduled, woken) = self.state.withLock { state -> ((due: Int64, order: UInt64)?, [CheckedContinuation<Void, Never>]) in
+            guard let due = due(state.now) else { return (nil, []) }
+            let entry = Entry(due: due, order: state.nextOrder, action: action)
             state.nextOrder += 1
             state.entries.insert(entry, at: state.insertionIndex(due: entry.due, order: entry.order))
-            return (entry.order, entry.due, state.takeSatisfiedWaiters())
+            return ((entry.due, entry.order), state.takeSatisfiedWaiters())
         }
         for continuation in woken {
             continuation.resume()
         }
-        return ScheduledAction(scheduler: self, due: dueTime, order: order)
+        return scheduled.map { ScheduledAction(scheduler: self, due: $0.due, order: $0.order) }
     }
 
     /// Removes a scheduled action; returns it, to be released after unlocking.
