@@ -38,6 +38,18 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v6)],
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .target(name: "MemoryShims", path: "Sources/MemoryShims"),
+        .executableTarget(
+            name: "memory",
+            dependencies: [
+                .product(name: "SwiftSignalKit", package: library),
+                .product(name: "SwiftSignalKitConcurrency", package: library),
+                .product(name: "OpenCombine", package: "OpenCombine"),
+                "MemoryShims",
+            ],
+            path: "Sources/Memory",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .executableTarget(
             name: "profile",
             dependencies: ["Workloads"],

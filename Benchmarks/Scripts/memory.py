@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""The memory suite: bytes held per live subscription, one process per shape and implementation.
+
+Usage (from anywhere; it works in the Benchmarks package directory):
+    python3 Scripts/memory.py                      # every shape and implementation: the Markdown table
+    python3 Scripts/memory.py --ci                 # SignalKit (and what its targets compare with);
+                                                   # exits 1 when a figure exceeds memory-thresholds.json,
+                                                   # a target is missed, or an ended subscription leaves
+                                                   # memory behind
+    python3 Scripts/memory.py --write-thresholds   # records the current SignalKit figures as thresholds
+    python3 Scripts/memory.py --count N            # hold N subscriptions instead of 100,000
+
+Each process holds N subscriptions of one shape and reports the growth of its resident set and of the
+bytes malloc has handed out, divided by N, and what is still handed out once they have all ended.
+"""
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PACKAGE = os.path.dirname(HERE)
+THRESHOLDS = os.path.join(PACKAGE, "memory-thresholds.json")
+
+# In the order of the issue; the implementations each shape has (see Sources/Memory/Shapes.swift).
+SHAPES = [
+    ("hot source through map", ["SignalKit", "OpenCombine", "floor"]),
+    ("ValuePromise with one subscriber", ["SignalKit", "OpenCombine", "floor"]),
+    ("idle three-stage chain", ["SignalKit", "OpenCombine", "floor"]),
+    ("combineLatest of two pipes", ["SignalKit", "floor"]),
+    ("suspended for await over values", ["SignalKit", "AsyncStream", "floor"]),
+    ("pending get()", ["SignalKit", "floor"]),
+    ("QueueLocalActor", ["SignalKit", "floor"]),
+]
+
+# Largest ratio of SignalKit's resident bytes to OpenCombine's, where OpenCombine has the shape.
+OPENCOMBINE_TARGET = 0.75
+# Largest ratio to the hand-written floor, for the shapes the issue names.
+FLOOR_TARGETS = {"hot source through map": 4.0}
+# Bytes per subscription that may stay handed out after every subscription ended (caches of the
+# runtime and of Dispatch); more is a leak.
+LEFT_AFTER_END = 16.0
+
+
+def build():
+    subprocess.run(
+        ["swift", "build", "-c", "release", "--product", "memory"],
+        cwd=PACKAGE, check=True, stdout=subprocess.DEVNULL)
+
+
+def measure(shape, implementation, count):
+    binary = os.path.join(PACKAGE, ".build", "release", "memory")
+    result = subprocess.run(
+        [binary, shape, implementation, str(count)], cwd=PACKAGE, capture_output=True, text=True, timeout=600)
+    if result.returncode != 0:
+        sys.exit(f"memory {shape!r} {implementation}: exit {result.returncode}\n{result.stderr}")
+    return json.loads(result.stdout)
+
+
+def number(value):
+    return f"{value:,.0f}"
+
+
+def main():
+    arguments = sys.argv[1:]
+    ci = "--ci" in arguments
+    write = "--write-thresholds" in arguments
+    count = 100_000
+    if "--count" in arguments:
+        count = int(arguments[arguments.index("--count") + 1])
+
+    build()
+    results = {}
+    for shape, implementations in SHAPES:
+        for implementation in implementations:
+            if ci and implementation not in ("SignalKit", "OpenCombine", "floor"):
+                continue
+            results[(shape, implementation)] = measure(shape, implementation, count)
+
+    print(f"Bytes per live subscription while {count:,} are held (resident growth; heap growth in brackets)\n")
+    print("| Shape | SignalKit | OpenCombine | ratio | target | floor | ratio | AsyncStream | SignalKit left after end |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    failures = []
+    for shape, implementations in SHAPES:
+        ours = results[(shape, "SignalKit")]
+        row = [shape, f"{number(ours['resident'])} ({number(ours['heap'])})"]
+        combine = results.get((shape, "OpenCombine"))
+        if combine:
+            ratio = ours["resident"] / combine["resident"]
+            met = ratio <= OPENCOMBINE_TARGET
+            row += [f"{number(combine['resident'])} ({number(combine['heap'])})", f"{ratio:.2f}×",
+                    f"≤ {OPENCOMBINE_TARGET}× {'✅' if met else '⛔'}"]
+            if not met:
+                failures.append(f"{shape}: {ratio:.2f}× OpenCombine's bytes, target {OPENCOMBINE_TARGET}×")
+        else:
+            row += ["—", "—", "—"]
+        floor = results[(shape, "floor")]
+        ratio = ours["resident"] / floor["resident"]
+        target = FLOOR_TARGETS.get(shape)
+        mark = ""
+        if target is not None:
+            mark = f" (≤ {target}× {'✅' if ratio <= target else '⛔'})"
+            if ratio > target:
+                failures.append(f"{shape}: {ratio:.2f}× the floor's bytes, target {target}×")
+        row += [f"{number(floor['resident'])} ({number(floor['heap'])})", f"{ratio:.2f}×{mark}"]
+        stream = results.get((shape, "AsyncStream"))
+        row.append(f"{number(stream['resident'])} ({number(stream['heap'])})" if stream else "—")
+        row.append(f"{ours['heapAfterEnd']:.1f}")
+        if ours["heapAfterEnd"] > LEFT_AFTER_END:
+            failures.append(f"{shape}: {ours['heapAfterEnd']:.1f} bytes per subscription still held after all ended")
+        print("| " + " | ".join(row) + " |")
+
+    if write:
+        thresholds = {"_comment": (
+            "Largest resident bytes per live subscription allowed for each SignalKit shape; checked by "
+            ".ci/run through Scripts/memory.py --ci. The current figure plus 10%: resident growth moves "
+            "by a few bytes between runs. Regenerate with Scripts/memory.py --write-thresholds after a "
+            "deliberate change, and say why in the commit.")}
+        for shape, _ in SHAPES:
+            thresholds[shape] = round(results[(shape, "SignalKit")]["resident"] * 1.1)
+        with open(THRESHOLDS, "w") as file:
+            json.dump(thresholds, file, indent=2, ensure_ascii=False)
+            file.write("\n")
+    if ci:
+        with open(THRESHOLDS) as file:
+            thresholds = json.load(file)
+        for shape, _ in SHAPES:
+            measured = results[(shape, "SignalKit")]["resident"]
+            if measured > thresholds[shape]:
+                failures.append(f"{shape}: {measured:.0f} bytes per subscription, threshold {thresholds[shape]}")
+        for failure in failures:
+            print(f"FAIL {failure}")
+        if failures:
+            sys.exit(1)
+        print("\nEvery shape is within its threshold and target, and nothing is left after the end.")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,344 @@
+// The hand-written floor of each shape: the least a correct program that does the same job by hand
+// keeps per subscription. Callbacks live in a mutex-guarded dictionary; a subscription is a token that
+// removes its callback. No terminal events, no disposal protocol beyond that, no operators.
+
+import SwiftSignalKit
+import Synchronization
+
+/// A mutex-guarded registry of callbacks, with an optional current value that a new callback gets first.
+final class FloorRegistry: Sendable {
+    private struct State {
+        var callbacks: [Int: @Sendable (Int) -> Void] = [:]
+        var nextKey = 0
+        var current: Int?
+    }
+
+    private let state: Mutex<State>
+
+    init(current: Int? = nil) {
+        self.state = Mutex(State(current: current))
+    }
+
+    func add(_ callback: @escaping @Sendable (Int) -> Void) -> FloorToken {
+        let (key, current) = self.state.withLock { state in
+            let key = state.nextKey
+            state.nextKey += 1
+            state.callbacks[key] = callback
+            return (key, state.current)
+        }
+        if let current { callback(current) }
+        return FloorToken(registry: self, key: key)
+    }
+
+    func remove(_ key: Int) {
+        let removed = self.state.withLock { $0.callbacks.removeValue(forKey: key) }
+        withExtendedLifetime(removed) {}
+    }
+
+    func send(_ value: Int) {
+        let callbacks = self.state.withLock { state in
+            state.current = state.current.map { _ in value }
+            return state.callbacks
+        }
+        for callback in callbacks.values { callback(value) }
+    }
+}
+
+final class FloorToken: Sendable {
+    let registry: FloorRegistry
+    let key: Int
+
+    init(registry: FloorRegistry, key: Int) {
+        self.registry = registry
+        self.key = key
+    }
+
+    func cancel() {
+        self.registry.remove(self.key)
+    }
+}
+
+final class HotMapFloor: LiveSubscriptions {
+    let count: Int
+    let sink = Sink()
+    let registry = FloorRegistry()
+    var held: [FloorToken?]
+
+    init(count: Int) {
+        self.count = count
+        self.held = Array(repeating: nil, count: count)
+    }
+
+    func subscribe() async {
+        let sink = self.sink
+        for index in 0..<self.count {
+            self.held[index] = self.registry.add { sink.receive($0 + 1) }
+        }
+    }
+
+    func check() async -> String? {
+        self.registry.send(1)
+        return self.sink.expect(self.count, "values")
+    }
+
+    func end() async {
+        for index in 0..<self.count {
+            self.held[index]!.cancel()
+            self.held[index] = nil
+        }
+    }
+}
+
+final class PromiseFloor: LiveSubscriptions {
+    let count: Int
+    let sink = Sink()
+    var registries: [FloorRegistry?]
+    var held: [FloorToken?]
+
+    init(count: Int) {
+        self.count = count
+        self.registries = Array(repeating: nil, count: count)
+        self.held = Array(repeating: nil, count: count)
+    }
+
+    func subscribe() async {
+        let sink = self.sink
+        for index in 0..<self.count {
+            let registry = FloorRegistry(current: 0)
+            self.registries[index] = registry
+            self.held[index] = registry.add { sink.receive($0) }
+        }
+    }
+
+    func check() async -> String? {
+        for registry in self.registries { registry!.send(1) }
+        return self.sink.expect(2 * self.count, "the initial value and one send per value")
+    }
+
+    func end() async {
+        for index in 0..<self.count {
+            self.held[index]!.cancel()
+            self.held[index] = nil
+            self.registries[index] = nil
+        }
+    }
+}
+
+/// An idle chain by hand: the stages composed into one callback, which cancelling releases.
+final class FloorSubscription: Sendable {
+    let callback: Mutex<(@Sendable (Int) -> Void)?>
+
+    init(_ callback: @escaping @Sendable (Int) -> Void) {
+        self.callback = Mutex(callback)
+    }
+
+    func cancel() {
+        let callback = self.callback.withLock { callback in
+            defer { callback = nil }
+            return callback
+        }
+        withExtendedLifetime(callback) {}
+    }
+}
+
+final class IdleChainFloor: LiveSubscriptions {
+    let count: Int
+    let sink = Sink()
+    var held: [FloorSubscription?]
+
+    init(count: Int) {
+        self.count = count
+        self.held = Array(repeating: nil, count: count)
+    }
+
+    func subscribe() async {
+        let sink = self.sink
+        for index in 0..<self.count {
+            self.held[index] = FloorSubscription { value in
+                let mapped = value + 1
+                if mapped > 0 { sink.receive(mapped) }
+            }
+        }
+    }
+
+    func check() async -> String? {
+        return self.sink.expect(0, "values")
+    }
+
+    func end() async {
+        for index in 0..<self.count {
+            self.held[index]!.cancel()
+            self.held[index] = nil
+        }
+    }
+}
+
+/// combineLatest by hand: a pair of latest values per subscription, fed by two registries.
+final class FloorPair: Sendable {
+    let latest = Mutex<(Int?, Int?)>((nil, nil))
+    let sink: Sink
+
+    init(sink: Sink) {
+        self.sink = sink
+    }
+
+    func update(_ change: (inout (Int?, Int?)) -> Void) {
+        let pair = self.latest.withLock { latest -> (Int, Int)? in
+            change(&latest)
+            guard let first = latest.0, let second = latest.1 else { return nil }
+            return (first, second)
+        }
+        if let (first, second) = pair { self.sink.receive(first + second) }
+    }
+}
+
+final class CombineLatestFloor: LiveSubscriptions {
+    let count: Int
+    let sink = Sink()
+    let first = FloorRegistry()
+    let second = FloorRegistry()
+    var held: [(FloorToken, FloorToken)?]
+
+    init(count: Int) {
+        self.count = count
+        self.held = Array(repeating: nil, count: count)
+    }
+
+    func subscribe() async {
+        for index in 0..<self.count {
+            let pair = FloorPair(sink: self.sink)
+            let firstToken = self.first.add { value in pair.update { $0.0 = value } }
+            let secondToken = self.second.add { value in pair.update { $0.1 = value } }
+            self.held[index] = (firstToken, secondToken)
+        }
+    }
+
+    func check() async -> String? {
+        self.first.send(1)
+        self.second.send(2)
+        return self.sink.expect(self.count, "pairs")
+    }
+
+    func end() async {
+        for index in 0..<self.count {
+            self.held[index]!.0.cancel()
+            self.held[index]!.1.cancel()
+            self.held[index] = nil
+        }
+    }
+}
+
+/// The least a suspended consumer holds: a task waiting on a continuation kept in a list.
+final class ForAwaitFloor: LiveSubscriptions {
+    let count: Int
+    let sink = Sink()
+    let waiting: Slots<CheckedContinuation<Int?, Never>>
+    var tasks: [Task<Void, Never>?]
+
+    init(count: Int) {
+        self.count = count
+        self.waiting = Slots(count: count)
+        self.tasks = Array(repeating: nil, count: count)
+    }
+
+    func subscribe() async {
+        let (sink, waiting) = (self.sink, self.waiting)
+        for index in 0..<self.count {
+            self.tasks[index] = Task.detached {
+                while let value = await withCheckedContinuation({ waiting.append($0) }) {
+                    sink.receive(value)
+                }
+            }
+        }
+        await waitUntil { self.waiting.count == self.count }
+    }
+
+    func check() async -> String? {
+        for continuation in self.waiting.takeAll() { continuation.resume(returning: 1) }
+        await waitUntil { self.waiting.count == self.count }
+        return self.sink.expect(self.count, "values")
+    }
+
+    func end() async {
+        for continuation in self.waiting.takeAll() { continuation.resume(returning: nil) }
+        for index in 0..<self.count {
+            await self.tasks[index]!.value
+            self.tasks[index] = nil
+        }
+    }
+}
+
+final class PendingGetFloor: LiveSubscriptions {
+    let count: Int
+    let sink = Sink()
+    let waiting: Slots<CheckedContinuation<Int, Never>>
+    var tasks: [Task<Void, Never>?]
+
+    init(count: Int) {
+        self.count = count
+        self.waiting = Slots(count: count)
+        self.tasks = Array(repeating: nil, count: count)
+    }
+
+    func subscribe() async {
+        let (sink, waiting) = (self.sink, self.waiting)
+        for index in 0..<self.count {
+            self.tasks[index] = Task.detached {
+                sink.receive(await withCheckedContinuation { waiting.append($0) })
+            }
+        }
+        await waitUntil { self.waiting.count == self.count }
+    }
+
+    func check() async -> String? {
+        for continuation in self.waiting.takeAll() { continuation.resume(returning: 1) }
+        for index in 0..<self.count {
+            await self.tasks[index]!.value
+        }
+        return self.sink.expect(self.count, "values awaited")
+    }
+
+    func end() async {
+        for index in 0..<self.count { self.tasks[index] = nil }
+    }
+}
+
+/// A plain actor holding the same value.
+actor PlainActor {
+    var value: Int
+
+    init(value: Int) {
+        self.value = value
+    }
+
+    func bump() -> Int {
+        self.value += 1
+        return 1
+    }
+}
+
+final class QueueLocalActorFloor: LiveSubscriptions {
+    let count: Int
+    var actors: [PlainActor?]
+
+    init(count: Int) {
+        self.count = count
+        self.actors = Array(repeating: nil, count: count)
+    }
+
+    func subscribe() async {
+        for index in 0..<self.count {
+            self.actors[index] = PlainActor(value: index)
+        }
+    }
+
+    func check() async -> String? {
+        var total = 0
+        for actor in self.actors { total += await actor!.bump() }
+        return total == self.count ? nil : "\(total) actors answered, \(self.count) expected"
+    }
+
+    func end() async {
+        for index in 0..<self.count { self.actors[index] = nil }
+    }
+}
