@@ -100,7 +100,7 @@ public final class Signal<T, E>: Sendable {
         error: (@Sendable (E) -> Void)? = nil,
         completed: (@Sendable () -> Void)? = nil
     ) -> Disposable {
-        return self.run(SubscriptionSubscriber<T, E>(downstream: downstream, next: next, error: error, completed: completed))
+        return self.run(LinkedSubscriber<T, E>(downstream: downstream, next: next, error: error, completed: completed))
     }
 
     /// Runs the generator for `subscriber` and returns the subscription's disposable: the subscriber, or

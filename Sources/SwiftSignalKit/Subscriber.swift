@@ -38,20 +38,17 @@ public class Subscriber<T, E>: CustomStringConvertible {
     /// Read and written only while `mutex` is locked: through ``withState(_:)``, or in `putNext`
     /// between ``lockState()`` and ``unlockState()``.
     @exclusivity(unchecked) @usableFromInline final var machine: SubscriberStateMachine
-    /// The callbacks: read and written only while `mutex` is locked. They are stored here, not in the
+    /// The value callback: read and written only while `mutex` is locked. It is stored here, not in the
     /// state machine, so that the state machine is not generic (see ``SubscriberStateMachine``).
     /// `@exclusivity(unchecked)`: every access is already serialised by the lock, and the dynamic check
     /// cost two runtime calls per event.
     @exclusivity(unchecked) @usableFromInline final var next: (@Sendable (T) -> Void)?
-    @exclusivity(unchecked) @usableFromInline final var error: (@Sendable (E) -> Void)?
-    @exclusivity(unchecked) @usableFromInline final var completed: (@Sendable () -> Void)?
-    /// The subscriber this one forwards to, when an operator made it (see ``isTerminated``).
-    @usableFromInline let downstream: (any DownstreamLink)?
-    /// For an operator that only transforms values: how an error or completion goes on to `downstream`.
-    /// They capture nothing (the downstream is passed in), so in specialised code they allocate nothing,
-    /// where two forwarding closures would each allocate a context per subscription.
-    @usableFromInline let forwardError: (@Sendable (AnyObject, E) -> Void)?
-    @usableFromInline let forwardCompletion: (@Sendable (AnyObject) -> Void)?
+    /// The error and completion callbacks and the objects given to ``keepAlive(_:)``, in an object made
+    /// only when there are any: an operator's subscriber forwards its terminal events through
+    /// ``forwardError(_:)`` and ``forwardCompletion()`` instead, and most subscriptions made with
+    /// `start(next:)` keep nothing alive, so their subscribers are 40 bytes smaller (a server keeps
+    /// hundreds of thousands). Read and written only while `mutex` is locked.
+    @exclusivity(unchecked) @usableFromInline final var extras: SubscriberExtras<E>?
 
     /// Creates a subscriber with optional callbacks.
     ///
@@ -67,47 +64,17 @@ public class Subscriber<T, E>: CustomStringConvertible {
         self.mutex = SubscriberLockTable.placeholder
         self.machine = SubscriberStateMachine()
         self.next = next
-        self.error = error
-        self.completed = completed
-        self.downstream = nil
-        self.forwardError = nil
-        self.forwardCompletion = nil
+        self.extras = error == nil && completed == nil ? nil : SubscriberExtras(error: error, completed: completed)
         self.mutex = SubscriberLockTable.mutex(for: ObjectIdentifier(self))
     }
 
-    /// Creates an operator's subscriber that forwards to `downstream`.
-    @inlinable init(
-        downstream: any DownstreamLink,
-        next: (@Sendable (T) -> Void)?,
-        error: (@Sendable (E) -> Void)?,
-        completed: (@Sendable () -> Void)?
-    ) {
+    /// Creates an operator's subscriber with only a value callback: its subclass forwards the terminal
+    /// events by overriding ``forwardError(_:)`` and ``forwardCompletion()``.
+    @inlinable init(operatorNext next: (@Sendable (T) -> Void)?) {
         self.mutex = SubscriberLockTable.placeholder
         self.machine = SubscriberStateMachine()
         self.next = next
-        self.error = error
-        self.completed = completed
-        self.downstream = downstream
-        self.forwardError = nil
-        self.forwardCompletion = nil
-        self.mutex = SubscriberLockTable.mutex(for: ObjectIdentifier(self))
-    }
-
-    /// Creates an operator's subscriber that handles values with `next` and sends its error or
-    /// completion on to `downstream`, which must have the same error type.
-    @inlinable init<R>(forwardingTerminalsTo downstream: Subscriber<R, E>, next: (@Sendable (T) -> Void)?) {
-        self.mutex = SubscriberLockTable.placeholder
-        self.machine = SubscriberStateMachine()
-        self.next = next
-        self.error = nil
-        self.completed = nil
-        self.downstream = downstream
-        self.forwardError = { target, error in
-            unsafeDowncast(target, to: Subscriber<R, E>.self).putError(error)
-        }
-        self.forwardCompletion = { target in
-            unsafeDowncast(target, to: Subscriber<R, E>.self).putCompletion()
-        }
+        self.extras = nil
         self.mutex = SubscriberLockTable.mutex(for: ObjectIdentifier(self))
     }
 
@@ -117,11 +84,7 @@ public class Subscriber<T, E>: CustomStringConvertible {
         self.mutex = SubscriberLockTable.placeholder
         self.machine = SubscriberStateMachine(firstEventOnly: true)
         self.next = nil
-        self.error = nil
-        self.completed = nil
-        self.downstream = nil
-        self.forwardError = nil
-        self.forwardCompletion = nil
+        self.extras = nil
         self.mutex = SubscriberLockTable.mutex(for: ObjectIdentifier(self))
     }
 
@@ -177,14 +140,13 @@ public class Subscriber<T, E>: CustomStringConvertible {
         // `takeCallbacks`). Plain locals, not a generic struct: `dispose()` reached through the
         // `Disposable` existential runs unspecialised, and a generic struct would cost a metadata lookup.
         var next: (@Sendable (T) -> Void)? = nil
-        var callback: (@Sendable (E) -> Void)? = nil
-        var completed: (@Sendable () -> Void)? = nil
+        var extras: SubscriberExtras<E>? = nil
         var firstEvent = false
         let action = self.withState { state in
             firstEvent = state.status == .firstEventOnly
             let action = state.terminate()
             if action != nil {
-                self.takeCallbacks(next: &next, error: &callback, completed: &completed)
+                self.takeCallbacks(next: &next, extras: &extras)
             }
             return action
         }
@@ -195,14 +157,12 @@ public class Subscriber<T, E>: CustomStringConvertible {
             self.firstEventHandlers.handle(error: error)
             return
         }
-        if let callback = consume callback {
+        if let callback = extras?.error {
             callback(error)
-        } else if let forward = self.forwardError, let downstream = self.downstream {
-            forward(downstream, error)
+        } else {
+            self.forwardError(error)
         }
-        next = nil
-        completed = nil
-        action.finish()
+        Self.release(next: &next, extras: &extras, then: action)
     }
 
     /// Completes the subscriber. Dropped if it has already terminated.
@@ -210,14 +170,13 @@ public class Subscriber<T, E>: CustomStringConvertible {
     /// After the completion callback returns, the generator's disposable is disposed.
     @inlinable public final func putCompletion() {
         var next: (@Sendable (T) -> Void)? = nil
-        var error: (@Sendable (E) -> Void)? = nil
-        var callback: (@Sendable () -> Void)? = nil
+        var extras: SubscriberExtras<E>? = nil
         var firstEvent = false
         let action = self.withState { state in
             firstEvent = state.status == .firstEventOnly
             let action = state.terminate()
             if action != nil {
-                self.takeCallbacks(next: &next, error: &error, completed: &callback)
+                self.takeCallbacks(next: &next, extras: &extras)
             }
             return action
         }
@@ -228,15 +187,27 @@ public class Subscriber<T, E>: CustomStringConvertible {
             self.firstEventHandlers.handleCompletion()
             return
         }
-        if let callback = consume callback {
+        if let callback = extras?.completed {
             callback()
-        } else if let forward = self.forwardCompletion, let downstream = self.downstream {
-            forward(downstream)
+        } else {
+            self.forwardCompletion()
         }
-        next = nil
-        error = nil
-        action.finish()
+        Self.release(next: &next, extras: &extras, then: action)
     }
+
+    /// How an operator's subscriber sends an error on to its downstream when it has no error callback:
+    /// called once, outside the lock, for the first terminal event. A plain subscriber drops it.
+    ///
+    /// An overridable method rather than a stored closure, so that it costs the subscriber no bytes.
+    @usableFromInline func forwardError(_ error: E) {}
+
+    /// How an operator's subscriber sends completion on to its downstream when it has no completion
+    /// callback (see ``forwardError(_:)``).
+    @usableFromInline func forwardCompletion() {}
+
+    /// Whether the subscriber this one forwards to has terminated: `false` for a subscriber that forwards
+    /// to none (see ``isTerminated``).
+    @usableFromInline var downstreamIsTerminated: Bool { false }
 
     /// Keeps `object` alive until the subscriber terminates or is disposed.
     ///
@@ -245,7 +216,10 @@ public class Subscriber<T, E>: CustomStringConvertible {
     public final func keepAlive(_ object: AnyObject) {
         let rejected: AnyObject? = self.withState { state in
             if state.isTerminated { return object }
-            state.keepAlive(object)
+            if self.extras == nil {
+                self.extras = SubscriberExtras(error: nil, completed: nil)
+            }
+            self.extras!.keptAlive.append(object)
             return nil
         }
         withExtendedLifetime(rejected) {}
@@ -260,7 +234,7 @@ public class Subscriber<T, E>: CustomStringConvertible {
         if self.withState({ $0.isTerminated }) {
             return true
         }
-        return self.downstream?.isTerminated ?? false
+        return self.downstreamIsTerminated
     }
 
     /// Stores the generator's disposable, or disposes it at once if the subscriber already terminated.
@@ -300,35 +274,40 @@ public class Subscriber<T, E>: CustomStringConvertible {
     /// ``withState(_:)``.
     @inlinable final func disposeSubscription(if decide: () -> Bool) {
         var next: (@Sendable (T) -> Void)? = nil
-        var error: (@Sendable (E) -> Void)? = nil
-        var completed: (@Sendable () -> Void)? = nil
+        var extras: SubscriberExtras<E>? = nil
         let decided = self.withState { state -> SubscriberStateMachine.TerminateAction? in
             guard decide(), let action = state.dispose() else { return nil }
-            self.takeCallbacks(next: &next, error: &error, completed: &completed)
+            self.takeCallbacks(next: &next, extras: &extras)
             return action
         }
         guard let action = decided else { return }
-        // The callbacks (and what they captured) are released here, outside the lock.
-        next = nil
-        error = nil
-        completed = nil
-        action.finish()
+        Self.release(next: &next, extras: &extras, then: action)
     }
 
-    /// Moves the callbacks into the caller's locals; call only with `mutex` locked. The locals keep each
-    /// closure alive, so clearing the stored ones never releases a closure under the lock; the caller
-    /// releases them after unlocking.
-    @inlinable final func takeCallbacks(
-        next: inout (@Sendable (T) -> Void)?,
-        error: inout (@Sendable (E) -> Void)?,
-        completed: inout (@Sendable () -> Void)?
-    ) {
+    /// Moves the callbacks (and the extras holding the terminal ones) into the caller's locals; call only
+    /// with `mutex` locked. The locals keep each closure alive, so clearing the stored ones never releases
+    /// a closure under the lock; the caller releases them after unlocking, with
+    /// ``release(next:extras:then:)``.
+    @inlinable final func takeCallbacks(next: inout (@Sendable (T) -> Void)?, extras: inout SubscriberExtras<E>?) {
         next = self.next
-        error = self.error
-        completed = self.completed
+        extras = self.extras
         self.next = nil
-        self.error = nil
-        self.completed = nil
+        self.extras = nil
+    }
+
+    /// After a terminal event or a disposal, outside the lock: releases the callbacks taken by
+    /// ``takeCallbacks(next:extras:)``, then disposes what the generator returned, then releases the
+    /// objects given to ``keepAlive(_:)``, in that order.
+    @inlinable static func release(
+        next: inout (@Sendable (T) -> Void)?,
+        extras: inout SubscriberExtras<E>?,
+        then action: SubscriberStateMachine.TerminateAction
+    ) {
+        next = nil
+        let keptAlive = extras?.keptAlive
+        extras = nil
+        action.finish()
+        withExtendedLifetime(keptAlive) {}
     }
 
     /// This subscriber as the ``FirstEventHandlers`` it is when its state machine is first-event-only.
@@ -368,9 +347,8 @@ protocol DownstreamLink: AnyObject, Sendable {
 
 extension Subscriber: DownstreamLink {}
 
-// Safe: all mutable state is `machine` or one of the callbacks, which are read and written only while
-// `mutex` is held; `mutex` is written only in the initialiser, before the subscriber is shared;
-// `downstream` is immutable and itself Sendable. The
+// Safe: all mutable state is `machine`, `next` or `extras`, which are read and written only while
+// `mutex` is held; `mutex` is written only in the initialiser, before the subscriber is shared. The
 // subscriber never stores a value of `T` or `E`; it hands each one from the sending thread to the
 // callback on that same thread. Objects given to `keepAlive` are only retained and released.
 extension Subscriber: @unchecked Sendable {}
@@ -392,21 +370,74 @@ extension Subscriber: @unchecked Sendable {}
         super.init(next: next, error: error, completed: completed)
     }
 
-    @inlinable override init(
+    @inlinable override init(operatorNext next: (@Sendable (T) -> Void)?) {
+        super.init(operatorNext: next)
+    }
+
+    @inlinable final func dispose() {
+        self.disposeSubscription()
+    }
+}
+
+/// The subscriber of `start(linkedTo:)`: callbacks of its own, and a downstream it only asks whether it
+/// has ended (see ``Subscriber/isTerminated``).
+///
+/// `@unchecked Sendable`: restated from ``Subscriber``; `downstream` is immutable and `Sendable`.
+@usableFromInline final class LinkedSubscriber<T, E>: SubscriptionSubscriber<T, E>, @unchecked Sendable {
+    @usableFromInline let downstream: any DownstreamLink
+
+    @inlinable init(
         downstream: any DownstreamLink,
         next: (@Sendable (T) -> Void)?,
         error: (@Sendable (E) -> Void)?,
         completed: (@Sendable () -> Void)?
     ) {
-        super.init(downstream: downstream, next: next, error: error, completed: completed)
+        self.downstream = downstream
+        super.init(next: next, error: error, completed: completed)
     }
 
-    @inlinable override init<R>(forwardingTerminalsTo downstream: Subscriber<R, E>, next: (@Sendable (T) -> Void)?) {
-        super.init(forwardingTerminalsTo: downstream, next: next)
+    @inlinable override var downstreamIsTerminated: Bool {
+        return self.downstream.isTerminated
+    }
+}
+
+/// An operator's subscriber that handles values itself and sends its error or completion on to
+/// `target`, which has the same error type: `start(forwardingTerminalsTo:next:)`, and the base of the
+/// `map` and `filter` stages.
+///
+/// `@unchecked Sendable`: restated from ``Subscriber``; `target` is immutable and `Sendable`.
+@usableFromInline class TerminalForwardingSubscriber<T, R, E>: SubscriptionSubscriber<T, E>, @unchecked Sendable {
+    @usableFromInline let target: Subscriber<R, E>
+
+    @inlinable init(target: Subscriber<R, E>, next: (@Sendable (T) -> Void)?) {
+        self.target = target
+        super.init(operatorNext: next)
     }
 
-    @inlinable final func dispose() {
-        self.disposeSubscription()
+    @inlinable override final func forwardError(_ error: E) {
+        self.target.putError(error)
+    }
+
+    @inlinable override final func forwardCompletion() {
+        self.target.putCompletion()
+    }
+
+    @inlinable override final var downstreamIsTerminated: Bool {
+        return self.target.isTerminated
+    }
+}
+
+/// What few subscribers need: error and completion callbacks (an operator's subscriber forwards its
+/// terminal events instead), and objects given to ``Subscriber/keepAlive(_:)``. Read and written only
+/// under the owning subscriber's mutex, or by the one thread that took it out of the subscriber.
+@usableFromInline final class SubscriberExtras<E> {
+    @usableFromInline let error: (@Sendable (E) -> Void)?
+    @usableFromInline let completed: (@Sendable () -> Void)?
+    @usableFromInline var keptAlive: [AnyObject] = []
+
+    @inlinable init(error: (@Sendable (E) -> Void)?, completed: (@Sendable () -> Void)?) {
+        self.error = error
+        self.completed = completed
     }
 }
 

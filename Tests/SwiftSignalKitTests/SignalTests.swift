@@ -149,6 +149,27 @@ import Testing
         #expect(tracker.live.value == 0, "objects kept alive after termination are released at once")
     }
 
+    @Test func keptAliveObjectsOutliveTheGeneratorsDisposableAndLeaveTheCallbacksAlone() {
+        // Kept-alive objects share the subscriber's rarely used extras with the error and completion
+        // callbacks: keeping an object alive must not replace a callback, and the objects go only after
+        // the generator's disposable was disposed (which may still use them).
+        let tracker = LifetimeTracker()
+        let order = LockedState<[String]>([])
+        let errors = LockedState<[TestError]>([])
+        let captured = CapturedSubscriber<Int, TestError>()
+        let source = captured.signal(
+            disposable: ActionDisposable {
+                order.withLock { $0.append("disposed with \(tracker.live.value) kept alive") }
+            })
+        _ = source.start(error: { error in errors.withLock { $0.append(error) } })
+        captured.subscriber?.keepAlive(tracker.make())
+        captured.subscriber?.keepAlive(tracker.make())
+        captured.subscriber?.putError(TestError(code: 7))
+        #expect(errors.withLock { $0 } == [TestError(code: 7)])
+        #expect(order.withLock { $0 } == ["disposed with 2 kept alive"])
+        #expect(tracker.live.value == 0)
+    }
+
     @Test func disposingFromInsideOwnCallbackDoesNotDeadlock() {
         let holder = MetaDisposable()
         let recorder = Recorder<Int, NoError>()

@@ -35,6 +35,6 @@ extension Signal {
     /// Starts the signal with a custom value handler, sending error and completion on to `subscriber`.
     @inlinable
     func start<R>(forwardingTerminalsTo subscriber: Subscriber<R, E>, next: @escaping @Sendable (T) -> Void) -> Disposable {
-        return self.run(SubscriptionSubscriber<T, E>(forwardingTerminalsTo: subscriber, next: next))
+        return self.run(TerminalForwardingSubscriber<T, R, E>(target: subscriber, next: next))
     }
 }

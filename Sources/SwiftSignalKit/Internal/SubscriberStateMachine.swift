@@ -10,12 +10,9 @@
 @usableFromInline struct SubscriberStateMachine {
     /// What to run, unlocked, after a terminal event or disposal (besides the subscriber's callbacks).
     @usableFromInline struct TerminateAction {
-        /// Kept only to be released outside the lock (their deinit may run user code).
-        @usableFromInline var released: [AnyObject]?
         @usableFromInline var disposable: Disposable?
 
-        @usableFromInline init(released: [AnyObject]?, disposable: Disposable?) {
-            self.released = released
+        @usableFromInline init(disposable: Disposable?) {
             self.disposable = disposable
         }
 
@@ -43,23 +40,11 @@
         return self.status == .terminated
     }
     @usableFromInline var disposable: Disposable?
-    /// Objects given to `keepAlive`; nil until the first, so that a subscriber that keeps nothing alive
-    /// costs no array retain and release.
-    @usableFromInline var keepAliveObjects: [AnyObject]?
 
     /// - Parameter firstEventOnly: Whether the first event of any kind terminates the subscriber (see
     ///   ``takeFirstEvent()``).
     @usableFromInline init(firstEventOnly: Bool = false) {
         self.status = firstEventOnly ? .firstEventOnly : .live
-    }
-
-    /// Keeps `object` until the subscriber terminates.
-    mutating func keepAlive(_ object: AnyObject) {
-        if self.keepAliveObjects == nil {
-            self.keepAliveObjects = [object]
-        } else {
-            self.keepAliveObjects!.append(object)
-        }
     }
 
     /// Whether a value is delivered; when false, it is dropped or (see ``takeFirstEvent()``) ends a
@@ -97,9 +82,8 @@
     @usableFromInline
     mutating func takeEverything() -> TerminateAction {
         self.status = .terminated
-        let action = TerminateAction(released: self.keepAliveObjects, disposable: self.disposable)
+        let action = TerminateAction(disposable: self.disposable)
         self.disposable = nil
-        self.keepAliveObjects = nil
         return action
     }
 }

@@ -141,18 +141,16 @@ public func distinctUntilChanged<T: Equatable & Sendable, E>(_ signal: Signal<T,
 /// The subscriber `map` starts its source with: it holds the transform and its target, and its value
 /// callback captures only the subscriber itself (a closure that captures one object needs no context
 /// allocation, where one capturing the transform and the target needed one per subscription). The
-/// callback is released, ending the cycle, when the subscriber terminates or is disposed.
+/// callback is released, ending the cycle, when the subscriber terminates or is disposed. Its error or
+/// completion goes on to the target through ``TerminalForwardingSubscriber``.
 ///
-/// `@unchecked Sendable`: restated from ``Subscriber``; the two stored properties are immutable and
-/// Sendable.
-@usableFromInline final class MapSubscriber<T, R, E>: SubscriptionSubscriber<T, E>, @unchecked Sendable {
-    @usableFromInline let target: Subscriber<R, E>
+/// `@unchecked Sendable`: restated from ``Subscriber``; `transform` is immutable and Sendable.
+@usableFromInline final class MapSubscriber<T, R, E>: TerminalForwardingSubscriber<T, R, E>, @unchecked Sendable {
     @usableFromInline let transform: @Sendable (T) -> R
 
     @inlinable init(target: Subscriber<R, E>, transform: @escaping @Sendable (T) -> R) {
-        self.target = target
         self.transform = transform
-        super.init(forwardingTerminalsTo: target, next: nil)
+        super.init(target: target, next: nil)
         // Set before the subscriber is shared, like an initialiser's stores.
         self.next = { value in
             self.target.putNext(self.transform(value))
@@ -160,18 +158,15 @@ public func distinctUntilChanged<T: Equatable & Sendable, E>(_ signal: Signal<T,
     }
 }
 
-/// The subscriber `filter` starts its source with; see ``MapSubscriber``.
+/// The subscriber of a `filter` stage (see ``MapSubscriber``).
 ///
-/// `@unchecked Sendable`: restated from ``Subscriber``; the two stored properties are immutable and
-/// Sendable.
-@usableFromInline final class FilterSubscriber<T, E>: SubscriptionSubscriber<T, E>, @unchecked Sendable {
-    @usableFromInline let target: Subscriber<T, E>
+/// `@unchecked Sendable`: restated from ``Subscriber``; `predicate` is immutable and Sendable.
+@usableFromInline final class FilterSubscriber<T, E>: TerminalForwardingSubscriber<T, T, E>, @unchecked Sendable {
     @usableFromInline let predicate: @Sendable (T) -> Bool
 
     @inlinable init(target: Subscriber<T, E>, predicate: @escaping @Sendable (T) -> Bool) {
-        self.target = target
         self.predicate = predicate
-        super.init(forwardingTerminalsTo: target, next: nil)
+        super.init(target: target, next: nil)
         self.next = { value in
             if self.predicate(value) {
                 self.target.putNext(value)

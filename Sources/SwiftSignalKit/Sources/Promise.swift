@@ -204,7 +204,7 @@ public final class ValuePromise<T: Equatable & Sendable>: Sendable {
     @inlinable init(core: ReplayingFanOut<T>, generation: UInt64) {
         self.core = core
         self.generation = generation
-        super.init(next: nil, error: nil, completed: nil)
+        super.init(operatorNext: nil)
         // The callback holds the source; the source releases it when it terminates or is disposed.
         // Set before the source is shared, like an initialiser's stores.
         self.next = { value in

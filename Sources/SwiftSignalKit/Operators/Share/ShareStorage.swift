@@ -25,7 +25,7 @@ final class ShareStorage<T: Sendable, E: Sendable>: Sendable {
     }
 
     private func connect(_ generation: UInt64) {
-        let subscriber = SubscriptionSubscriber<T, E>(
+        let subscriber = LinkedSubscriber<T, E>(
             downstream: ShareListeners(storage: self, generation: generation),
             next: { [self] value in
                 self.perform(self.state.withLock { $0.upstreamSent(value, generation: generation) })

@@ -71,9 +71,10 @@ public func mapToSignal<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -
 }
 
 /// The subscriber of one inner signal of ``switchToLatest(_:)``: passes its events on while it is the
-/// current inner signal. Its callbacks capture only the subscriber itself (a closure that captures one
-/// object needs no context allocation; three closures capturing the state, the id and the target needed
-/// three per inner signal). They are released, ending the cycle, when it terminates or is disposed.
+/// current inner signal. Its value callback captures only the subscriber itself (a closure that captures
+/// one object needs no context allocation; closures capturing the state, the id and the target needed
+/// one each per inner signal), and is released, ending the cycle, when it terminates or is disposed. Its
+/// error and completion are handled by overriding the forwarding methods, which cost no storage.
 ///
 /// `@unchecked Sendable`: restated from ``Subscriber``; the stored properties are immutable and Sendable.
 @usableFromInline final class SwitchInnerSubscriber<T, E>: SubscriptionSubscriber<T, E>, @unchecked Sendable {
@@ -85,26 +86,32 @@ public func mapToSignal<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -
         self.target = target
         self.state = state
         self.id = id
-        super.init(downstream: target, next: nil, error: nil, completed: nil)
+        super.init(operatorNext: nil)
         // Set before the subscriber is shared, like an initialiser's stores.
         self.next = { value in
             if self.state.withLock({ $0.isCurrent(self.id) }) {
                 self.target.putNext(value)
             }
         }
-        self.error = { error in
-            let inner = self.state.withLock { state -> Disposable?? in
-                state.isCurrent(self.id) ? .some(state.terminate()) : .none
-            }
-            if let inner {
-                self.target.putError(error)
-                inner?.dispose()
-            }
+    }
+
+    @inlinable override func forwardError(_ error: E) {
+        let inner = self.state.withLock { state -> Disposable?? in
+            state.isCurrent(self.id) ? .some(state.terminate()) : .none
         }
-        self.completed = {
-            if self.state.withLock({ $0.innerCompleted(self.id) }) {
-                self.target.putCompletion()
-            }
+        if let inner {
+            self.target.putError(error)
+            inner?.dispose()
         }
+    }
+
+    @inlinable override func forwardCompletion() {
+        if self.state.withLock({ $0.innerCompleted(self.id) }) {
+            self.target.putCompletion()
+        }
+    }
+
+    @inlinable override var downstreamIsTerminated: Bool {
+        return self.target.isTerminated
     }
 }
