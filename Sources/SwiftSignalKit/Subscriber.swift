@@ -357,8 +357,8 @@ extension Subscriber: @unchecked Sendable {}
 /// is then one object fewer than with a separate disposable that points to the subscriber.
 ///
 /// `dispose()` ends the subscription as described on ``Subscriber``. The library's other subscribers that
-/// are their own disposable (`MapSubscriber`, `FilterSubscriber`, `SwitchInnerSubscriber`,
-/// `PromiseSource`) subclass this one.
+/// are their own disposable (`MapSubscriber`, `FilterSubscriber`, `MapFilterSubscriber`,
+/// `SwitchInnerSubscriber`, `PromiseSource`) subclass this one.
 ///
 /// `@unchecked Sendable`: restated from ``Subscriber``; this subclass adds no stored state.
 @usableFromInline class SubscriptionSubscriber<T, E>: Subscriber<T, E>, Disposable, @unchecked Sendable {

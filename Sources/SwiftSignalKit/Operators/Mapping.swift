@@ -8,9 +8,15 @@
 /// - Returns: An operator for `|>`.
 @inlinable @preconcurrency public func map<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) -> Signal<R, E> {
     return { signal in
-        return Signal<R, E> { subscriber in
-            return signal.run(MapSubscriber(target: subscriber, transform: f))
-        }
+        // The stage is the only thing both closures capture, so neither needs a context of its own.
+        let stage = MapStage(upstream: signal, transform: f)
+        return Signal<R, E>(
+            generator: { [stage] subscriber in
+                return stage.upstream.run(MapSubscriber(target: subscriber, stage: stage))
+            },
+            fusingFilter: { [stage] predicate in
+                return stage.filtered(by: predicate)
+            })
     }
 }
 
@@ -20,8 +26,13 @@
 /// - Returns: An operator for `|>`.
 @inlinable @preconcurrency public func filter<T, E>(_ f: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
-        return Signal<T, E> { subscriber in
-            return signal.run(FilterSubscriber(target: subscriber, predicate: f))
+        // `map { ... } |> filter { ... }` runs as one stage: one subscriber per subscription.
+        if let fuse = signal.fusingFilter {
+            return fuse(f)
+        }
+        let stage = FilterStage(upstream: signal, predicate: f)
+        return Signal<T, E> { [stage] subscriber in
+            return stage.upstream.run(FilterSubscriber(target: subscriber, stage: stage))
         }
     }
 }
@@ -134,43 +145,6 @@ public func distinctUntilChanged<T: Equatable & Sendable, E>(_ signal: Signal<T,
                         }
                     }
                 })
-        }
-    }
-}
-
-/// The subscriber `map` starts its source with: it holds the transform and its target, and its value
-/// callback captures only the subscriber itself (a closure that captures one object needs no context
-/// allocation, where one capturing the transform and the target needed one per subscription). The
-/// callback is released, ending the cycle, when the subscriber terminates or is disposed. Its error or
-/// completion goes on to the target through ``TerminalForwardingSubscriber``.
-///
-/// `@unchecked Sendable`: restated from ``Subscriber``; `transform` is immutable and Sendable.
-@usableFromInline final class MapSubscriber<T, R, E>: TerminalForwardingSubscriber<T, R, E>, @unchecked Sendable {
-    @usableFromInline let transform: @Sendable (T) -> R
-
-    @inlinable init(target: Subscriber<R, E>, transform: @escaping @Sendable (T) -> R) {
-        self.transform = transform
-        super.init(target: target, next: nil)
-        // Set before the subscriber is shared, like an initialiser's stores.
-        self.next = { value in
-            self.target.putNext(self.transform(value))
-        }
-    }
-}
-
-/// The subscriber of a `filter` stage (see ``MapSubscriber``).
-///
-/// `@unchecked Sendable`: restated from ``Subscriber``; `predicate` is immutable and Sendable.
-@usableFromInline final class FilterSubscriber<T, E>: TerminalForwardingSubscriber<T, T, E>, @unchecked Sendable {
-    @usableFromInline let predicate: @Sendable (T) -> Bool
-
-    @inlinable init(target: Subscriber<T, E>, predicate: @escaping @Sendable (T) -> Bool) {
-        self.predicate = predicate
-        super.init(target: target, next: nil)
-        self.next = { value in
-            if self.predicate(value) {
-                self.target.putNext(value)
-            }
         }
     }
 }

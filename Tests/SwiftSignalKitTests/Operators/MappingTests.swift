@@ -61,6 +61,68 @@ func values<T: Sendable, E>(_ values: [T], _ errorType: E.Type = NoError.self) -
     }
 }
 
+/// `map |> filter` runs as one stage: one subscriber per subscription, which a server holding many
+/// subscriptions notices in its memory. Nothing else may differ from two stages.
+@Suite struct MapFilterFusionTests {
+    @Test func mapThenFilterSubscribesOnceToItsUpstream() {
+        let captured = CapturedSubscriber<Int, NoError>()
+        let subscription = (captured.signal() |> map { $0 * 10 } |> filter { $0 > 10 }).start()
+        #expect(captured.subscriber is MapFilterSubscriber<Int, Int, NoError>, "the upstream sees one fused stage")
+        subscription.dispose()
+
+        // Every other order keeps its stages.
+        _ = (captured.signal() |> filter { $0 > 1 } |> map { $0 * 10 }).start()
+        #expect(captured.subscriber is FilterSubscriber<Int, NoError>)
+        _ = (captured.signal() |> map { $0 * 10 }).start()
+        #expect(captured.subscriber is MapSubscriber<Int, Int, NoError>)
+    }
+
+    @Test func aFusedStageDeliversWhatTwoStagesDid() {
+        let fused = Recorder<String, NoError>()
+        fused.start(values([1, 2, 3, 4, 5]) |> map { $0 * 3 } |> filter { $0 % 2 == 1 } |> map { "\($0)" })
+        #expect(fused.events == [.next("3"), .next("9"), .next("15"), .completed])
+
+        // A fused stage followed by another filter: the second filter is a stage of its own.
+        let twice = Recorder<Int, NoError>()
+        twice.start(values([1, 2, 3, 4, 5, 6]) |> map { $0 + 1 } |> filter { $0 % 2 == 0 } |> filter { $0 > 2 })
+        #expect(twice.values == [4, 6])
+
+        // Optional values: a filtered-out value is not confused with a value that is nil.
+        let optionals = Recorder<Int?, NoError>()
+        optionals.start(values([1, 2, 3]) |> map { $0 == 2 ? nil : $0 } |> filter { _ in true })
+        #expect(optionals.values == [1, nil, 3])
+    }
+
+    @Test func aFusedStagePassesErrorsAndCompletionAndDisposesItsSource() {
+        let failed = Recorder<Int, TestError>()
+        failed.start(Signal<Int, TestError>.fail(TestError(code: 9)) |> map { $0 + 1 } |> filter { _ in true })
+        #expect(failed.events == [.error(TestError(code: 9))])
+
+        let source = CountingDisposable()
+        let subscription = (Signal<Int, NoError> { _ in source } |> map { $0 } |> filter { _ in true }).start()
+        subscription.dispose()
+        #expect(source.count.value == 1)
+    }
+
+    @Test func disposingInsideTheTransformDropsTheValue() {
+        // Disposed while the fused stage maps a value: the value the stage already took still runs the
+        // predicate (as an admitted value may), but nothing reaches the subscriber afterwards.
+        let pipe = ValuePipe<Int>()
+        let holder = MetaDisposable()
+        let recorder = Recorder<Int, NoError>()
+        let disposingOnTwo: (Signal<Int, NoError>) -> Signal<Int, NoError> = map { value in
+            if value == 2 { holder.dispose() }
+            return value
+        }
+        let fused: Signal<Int, NoError> = pipe.signal() |> disposingOnTwo |> filter { _ in true }
+        holder.set(fused.start(next: { recorder.append(.next($0)) }))
+        pipe.putNext(1)
+        pipe.putNext(2)
+        pipe.putNext(3)
+        #expect(recorder.values == [1])
+    }
+}
+
 @Suite struct TakeTests {
     @Test func takeCompletesAndDisposesTheSource() {
         let source = CountingDisposable()
