@@ -2,17 +2,31 @@
 ///
 /// Keys only grow, so a binary search finds an element: removal is O(log n), with holes compacted in
 /// amortised O(1). Iteration is O(n) without sorting, and copying the structure (to iterate outside a
-/// lock) only retains its buffers. Removed elements are returned, never released in place, so that a
+/// lock) only retains its buffer. Removed elements are returned, never released in place, so that a
 /// caller holding a lock can release them after unlocking.
+///
+/// Keys and elements share one array: a list with one member (a promise with one subscriber) costs one
+/// allocation, not two.
 @usableFromInline struct OrderedSlots<Element> {
-    @usableFromInline var keys: [Int] = []
-    @usableFromInline var items: [Element?] = []
+    /// One slot: a key, and its element until the element is removed (a hole, until compaction).
+    @usableFromInline struct Entry {
+        @usableFromInline let key: Int
+        @usableFromInline var element: Element?
+
+        @inlinable init(key: Int, element: Element?) {
+            self.key = key
+            self.element = element
+        }
+    }
+
+    /// Sorted by key, since keys only grow.
+    @usableFromInline var entries: [Entry] = []
     @usableFromInline var holes = 0
     @usableFromInline var nextKey = 0
 
     @inlinable init() {}
 
-    @inlinable var count: Int { self.items.count - self.holes }
+    @inlinable var count: Int { self.entries.count - self.holes }
     @inlinable var isEmpty: Bool { self.count == 0 }
 
     /// Adds an element and returns its key.
@@ -20,18 +34,17 @@
     mutating func add(_ element: Element) -> Int {
         let key = self.nextKey
         self.nextKey += 1
-        self.keys.append(key)
-        self.items.append(element)
+        self.entries.append(Entry(key: key, element: element))
         return key
     }
 
     /// Removes the element under `key` and returns it (nil if absent).
     @inlinable
     mutating func remove(_ key: Int) -> Element? {
-        guard let slot = self.slot(of: key), let element = self.items[slot] else { return nil }
-        self.items[slot] = nil
+        guard let slot = self.slot(of: key), let element = self.entries[slot].element else { return nil }
+        self.entries[slot].element = nil
         self.holes += 1
-        if self.holes * 2 > self.items.count {
+        if self.holes * 2 > self.entries.count {
             self.compact()
         }
         return element
@@ -41,85 +54,88 @@
     /// after unlocking).
     @discardableResult
     mutating func replace(_ key: Int, with element: Element) -> Element? {
-        guard let slot = self.slot(of: key), let old = self.items[slot] else { return nil }
-        self.items[slot] = element
+        guard let slot = self.slot(of: key), let old = self.entries[slot].element else { return nil }
+        self.entries[slot].element = element
         return old
     }
 
     /// Removes every element and returns them, in order.
     mutating func removeAll() -> [Element] {
         let all = Array(self)
-        self.keys = []
-        self.items = []
+        self.entries = []
         self.holes = 0
         return all
     }
 
     @inlinable func element(forKey key: Int) -> Element? {
         guard let slot = self.slot(of: key) else { return nil }
-        return self.items[slot]
+        return self.entries[slot].element
     }
 
     /// The elements with their keys, in order.
     var keyedElements: [(key: Int, element: Element)] {
         var result: [(key: Int, element: Element)] = []
         result.reserveCapacity(self.count)
-        for (key, item) in zip(self.keys, self.items) {
-            if let item { result.append((key, item)) }
+        for entry in self.entries {
+            if let element = entry.element { result.append((entry.key, element)) }
         }
         return result
     }
 
     @inlinable func slot(of key: Int) -> Int? {
         var low = 0
-        var high = self.keys.count
+        var high = self.entries.count
         while low < high {
             let middle = (low + high) / 2
-            if self.keys[middle] < key {
+            if self.entries[middle].key < key {
                 low = middle + 1
             } else {
                 high = middle
             }
         }
-        return low < self.keys.count && self.keys[low] == key ? low : nil
+        return low < self.entries.count && self.entries[low].key == key ? low : nil
     }
 
+    /// Drops the holes. When every element is gone the buffer goes too: a list that once had many
+    /// members does not keep their space once they have left.
     @usableFromInline
     mutating func compact() {
-        var keys: [Int] = []
-        var items: [Element?] = []
-        keys.reserveCapacity(self.count)
-        items.reserveCapacity(self.count)
-        for (key, item) in zip(self.keys, self.items) where item != nil {
-            keys.append(key)
-            items.append(item)
+        guard self.count > 0 else {
+            self.entries = []
+            self.holes = 0
+            return
         }
-        self.keys = keys
-        self.items = items
+        var entries: [Entry] = []
+        entries.reserveCapacity(self.count)
+        for entry in self.entries where entry.element != nil {
+            entries.append(entry)
+        }
+        self.entries = entries
         self.holes = 0
     }
 }
 
 extension OrderedSlots: Sequence {
     @usableFromInline struct Iterator: IteratorProtocol {
-        @usableFromInline var base: IndexingIterator<[Element?]>
+        @usableFromInline var base: IndexingIterator<[Entry]>
 
-        @inlinable init(base: IndexingIterator<[Element?]>) {
+        @inlinable init(base: IndexingIterator<[Entry]>) {
             self.base = base
         }
 
         @inlinable
         mutating func next() -> Element? {
-            while let item = self.base.next() {
-                if let item { return item }
+            while let entry = self.base.next() {
+                if let element = entry.element { return element }
             }
             return nil
         }
     }
 
     @inlinable func makeIterator() -> Iterator {
-        return Iterator(base: self.items.makeIterator())
+        return Iterator(base: self.entries.makeIterator())
     }
 }
 
+extension OrderedSlots.Entry: Sendable where Element: Sendable {}
 extension OrderedSlots: Sendable where Element: Sendable {}

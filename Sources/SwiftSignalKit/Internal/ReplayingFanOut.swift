@@ -21,7 +21,7 @@ import Dispatch
 /// subscribing thread delivers after the replay, before the member joins the ordinary broadcasts. So
 /// each subscriber still sees every value once, in order. Values that leave the state (a replaced latest
 /// value, a delivered queue entry, a backlog) are released after unlocking.
-@usableFromInline final class ReplayingFanOut<T: Sendable>: Sendable {
+@usableFromInline struct ReplayingFanOut<T: Sendable>: Sendable {
     /// A published value with its sequence number.
     @usableFromInline struct Broadcast: Sendable {
         @usableFromInline let value: T
@@ -154,6 +154,7 @@ import Dispatch
         guard let index = state.replaying.firstIndex(where: { $0.key == key }) else { return nil }
         if state.replaying[index].backlog.isEmpty {
             let finished = state.replaying.remove(at: index)
+            Self.releaseReplayingIfEmpty(&state)
             state.members.replace(key, with: FanOutMember(subscriber, joinedAfter: finished.lastCovered))
             return nil
         }
@@ -166,7 +167,9 @@ import Dispatch
         let (removed, backlog) = self.state.withLock { state -> (FanOutMember?, Replaying?) in
             let removed = state.members.remove(key)
             guard let index = state.replaying.firstIndex(where: { $0.key == key }) else { return (removed, nil) }
-            return (removed, state.replaying.remove(at: index))
+            let replaying = state.replaying.remove(at: index)
+            Self.releaseReplayingIfEmpty(&state)
+            return (removed, replaying)
         }
         // Released here, after unlocking.
         withExtendedLifetime((removed, backlog)) {}
@@ -179,6 +182,16 @@ import Dispatch
     ///   - advancing: Whether publishing starts a new generation (``ValuePromise`` uses generations as a
     ///     version for its compare-then-set).
     /// - Returns: Whether the value was published.
+    /// Frees the list of replaying subscribers once nobody replays: every subscriber of a replaying
+    /// fan-out replays when it joins, and a promise with one subscriber would otherwise keep the list's
+    /// buffer (64 bytes) for good. The list is empty, so freeing it runs no deinit of a user value.
+    @usableFromInline
+    static func releaseReplayingIfEmpty(_ state: inout State) {
+        if state.replaying.isEmpty && state.replaying.capacity > 0 {
+            state.replaying = []
+        }
+    }
+
     @inlinable @discardableResult
     func publish(_ value: T, ifGeneration generation: UInt64? = nil, advancing: Bool = false) -> Bool {
         let (published, sequence, members, replaced) = self.state.withLock {
@@ -258,6 +271,28 @@ import Dispatch
 /// A subscriber of a ``ReplayingFanOut``. Not generic, and not nested in the generic class (the subscriber is stored as `AnyObject & Sendable`, and is always a
 /// `Subscriber<T, NoError>`), so that copying and iterating the members is concrete code: in this
 /// module's unspecialised generic code a generic element type costs a metadata lookup per step.
+/// The disposable of a subscription to a ``ReplayingFanOut``: disposing it leaves the fan-out. It keeps
+/// the fan-out's owner (a promise) alive while the subscription lasts, as the closure of the
+/// `ActionDisposable` it replaces did, in one object of 48 bytes where that took three (160).
+@usableFromInline final class FanOutMembership<T: Sendable>: Disposable {
+    /// The promise, which a subscription keeps alive; nil for a `ReplayingValuePipe`, which its
+    /// subscriptions do not keep alive.
+    @usableFromInline let owner: (any AnyObject & Sendable)?
+    @usableFromInline let core: ReplayingFanOut<T>
+    @usableFromInline let key: Int
+
+    init(owner: (any AnyObject & Sendable)?, core: ReplayingFanOut<T>, key: Int) {
+        self.owner = owner
+        self.core = core
+        self.key = key
+    }
+
+    /// Leaves the fan-out; a second call finds nothing to remove.
+    @usableFromInline func dispose() {
+        self.core.unsubscribe(self.key)
+    }
+}
+
 @usableFromInline struct FanOutMember: Sendable {
     /// Owns the subscriber.
     @usableFromInline let object: any AnyObject & Sendable
@@ -288,10 +323,10 @@ extension OrderedSlots where Element == FanOutMember {
     func broadcast<T>(_ value: T, publishedAs sequence: UInt64) {
         // Each member is used at +0 (its address, not its owning reference, is read), which saves a
         // retain and a release, two atomic operations, per member and value.
-        self.items.withUnsafeBufferPointer { items in
-            for index in items.indices {
-                guard let joinedAfter = items[index]?.joinedAfter, joinedAfter < sequence,
-                    let address = items[index]?.address, let object = UnsafeRawPointer(bitPattern: address)
+        self.entries.withUnsafeBufferPointer { entries in
+            for index in entries.indices {
+                guard let joinedAfter = entries[index].element?.joinedAfter, joinedAfter < sequence,
+                    let address = entries[index].element?.address, let object = UnsafeRawPointer(bitPattern: address)
                 else { continue }
                 Unmanaged<Subscriber<T, NoError>>.fromOpaque(object)._withUnsafeGuaranteedRef { subscriber in
                     subscriber.putNext(value)

@@ -114,9 +114,7 @@ public final class Promise<T: Sendable>: Sendable {
             if let initializer {
                 self.set(initializer)
             }
-            return ActionDisposable {
-                self.core.unsubscribe(key)
-            }
+            return FanOutMembership(owner: self, core: self.core, key: key)
         }
     }
 }
@@ -183,9 +181,7 @@ public final class ValuePromise<T: Equatable & Sendable>: Sendable {
     public func get() -> Signal<T, NoError> {
         return Signal { subscriber in
             let key = self.core.subscribe(subscriber)
-            return ActionDisposable {
-                self.core.unsubscribe(key)
-            }
+            return FanOutMembership(owner: self, core: self.core, key: key)
         }
     }
 }

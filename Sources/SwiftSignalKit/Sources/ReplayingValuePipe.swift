@@ -37,12 +37,11 @@ public final class ReplayingValuePipe<T: Sendable>: Sendable {
     ///
     /// - Returns: A hot signal that replays on subscription, synchronously.
     public func signal() -> Signal<T, NoError> {
+        // The signal holds the core, not the pipe, so it does not keep the pipe alive (as `ValuePipe`).
         let core = self.core
         return Signal { subscriber in
             let key = core.subscribe(subscriber)
-            return ActionDisposable {
-                core.unsubscribe(key)
-            }
+            return FanOutMembership(owner: nil, core: core, key: key)
         }
     }
 

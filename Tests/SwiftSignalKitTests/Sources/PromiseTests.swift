@@ -91,6 +91,45 @@ import Testing
         #expect(deinits.value == 1)
     }
 
+    @Test func aSubscriptionKeepsThePromiseAliveUntilDisposed() {
+        // Subscribers of a promise keep it (and so its source) alive, as the upstream library's do.
+        let deinits = Counter()
+        let received = LockedState<[Int]>([])
+        var subscription: Disposable?
+        do {
+            let promise = Promise<Int>(1)
+            promise.onDeinit = { deinits.increment() }
+            subscription = promise.get().start(next: { value in received.withLock { $0.append(value) } })
+        }
+        #expect(deinits.value == 0, "the subscription holds the promise")
+        subscription?.dispose()
+        #expect(deinits.value == 1, "disposing lets it go")
+        #expect(received.withLock { $0 } == [1])
+    }
+
+    @Test func aReplayingValuePipesSubscriptionDoesNotKeepThePipeAlive() {
+        weak var released: ReplayingValuePipe<Int>?
+        var subscription: Disposable?
+        do {
+            let pipe = ReplayingValuePipe<Int>(1)
+            released = pipe
+            subscription = pipe.signal().start()
+        }
+        #expect(released == nil, "like ValuePipe, its signal holds the subscribers, not the pipe")
+        subscription?.dispose()
+    }
+
+    @Test func aSubscriberThatHasFinishedReplayingLeavesNoReplayBufferBehind() {
+        // Every subscriber of a promise with a value replays it when it joins; a promise with one
+        // subscriber must not keep the replay list's buffer afterwards (memory per live subscription).
+        let promise = ValuePromise<Int>(1)
+        let subscription = promise.get().start()
+        #expect(promise.core.state.withLock { $0.replaying.capacity } == 0)
+        #expect(promise.core.state.withLock { $0.members.entries.count } == 1)
+        subscription.dispose()
+        #expect(promise.core.state.withLock { $0.members.entries.capacity } == 0, "the last member leaving frees the list")
+    }
+
     /// The source's subscriber holds its own callback (a cycle that saves an allocation per `set`); releasing
     /// the promise disposes the source, which breaks the cycle.
     @Test func releasingThePromiseFreesTheSourceSubscriber() {
