@@ -18,7 +18,7 @@ def overload(n):
     slots = "\n".join(f"        let slot{i} = CombineLatestSlot<T{i}>()" for i in range(1, n + 1))
     read = "(" + ", ".join(f"slot{i}.value!" for i in range(1, n + 1)) + ")"
     starts = "\n".join(
-        f"        disposable.add(storage.start(s{i}, index: {i - 1}, queue: queue, slot: slot{i}))"
+        f"        storage.start(s{i}, index: {i - 1}, queue: queue, slot: slot{i})"
         for i in range(1, n + 1)
     )
     source_docs = "\n".join(f"///   - s{i}: Source {i}." for i in range(1, n + 1))
@@ -35,9 +35,8 @@ def overload(n):
         let storage = CombineLatestStorage<{tup}, E>(arity: {n}, subscriber: subscriber) {{
             {read}
         }}
-        let disposable = DisposableSet()
 {starts}
-        return disposable
+        return storage
     }}
 }}
 """

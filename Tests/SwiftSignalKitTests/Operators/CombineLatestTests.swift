@@ -99,6 +99,19 @@ import Testing
         subscription.dispose()
         #expect(tracker.live.value == 0)
     }
+
+    @Test func everySourceStartedIsDisposedWhenAnEarlierOneFailedWhileStarting() {
+        // The first source fails inside `start`; the second still starts (the generator runs on), and must
+        // be disposed with the subscription, which ended before its generator returned.
+        let second = CountingDisposable()
+        let errors = LockedState<[TestError]>([])
+        let subscription = combineLatest(Signal<Int, TestError>.fail(TestError(code: 3)), Signal<Int, TestError> { _ in second })
+            .start(error: { error in errors.withLock { $0.append(error) } })
+        #expect(errors.withLock { $0 } == [TestError(code: 3)])
+        #expect(second.count.value == 1)
+        subscription.dispose()
+        #expect(second.count.value == 1, "disposed once")
+    }
 }
 
 @Suite struct CombineLatestStressTests {

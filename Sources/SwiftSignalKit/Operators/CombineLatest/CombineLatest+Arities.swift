@@ -18,11 +18,10 @@
         let storage = CombineLatestStorage<(T1, T2, T3), E>(arity: 3, subscriber: subscriber) {
             (slot1.value!, slot2.value!, slot3.value!)
         }
-        let disposable = DisposableSet()
-        disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
-        disposable.add(storage.start(s2, index: 1, queue: queue, slot: slot2))
-        disposable.add(storage.start(s3, index: 2, queue: queue, slot: slot3))
-        return disposable
+        storage.start(s1, index: 0, queue: queue, slot: slot1)
+        storage.start(s2, index: 1, queue: queue, slot: slot2)
+        storage.start(s3, index: 2, queue: queue, slot: slot3)
+        return storage
     }
 }
 
@@ -46,12 +45,11 @@
         let storage = CombineLatestStorage<(T1, T2, T3, T4), E>(arity: 4, subscriber: subscriber) {
             (slot1.value!, slot2.value!, slot3.value!, slot4.value!)
         }
-        let disposable = DisposableSet()
-        disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
-        disposable.add(storage.start(s2, index: 1, queue: queue, slot: slot2))
-        disposable.add(storage.start(s3, index: 2, queue: queue, slot: slot3))
-        disposable.add(storage.start(s4, index: 3, queue: queue, slot: slot4))
-        return disposable
+        storage.start(s1, index: 0, queue: queue, slot: slot1)
+        storage.start(s2, index: 1, queue: queue, slot: slot2)
+        storage.start(s3, index: 2, queue: queue, slot: slot3)
+        storage.start(s4, index: 3, queue: queue, slot: slot4)
+        return storage
     }
 }
 
@@ -77,13 +75,12 @@
         let storage = CombineLatestStorage<(T1, T2, T3, T4, T5), E>(arity: 5, subscriber: subscriber) {
             (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!)
         }
-        let disposable = DisposableSet()
-        disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
-        disposable.add(storage.start(s2, index: 1, queue: queue, slot: slot2))
-        disposable.add(storage.start(s3, index: 2, queue: queue, slot: slot3))
-        disposable.add(storage.start(s4, index: 3, queue: queue, slot: slot4))
-        disposable.add(storage.start(s5, index: 4, queue: queue, slot: slot5))
-        return disposable
+        storage.start(s1, index: 0, queue: queue, slot: slot1)
+        storage.start(s2, index: 1, queue: queue, slot: slot2)
+        storage.start(s3, index: 2, queue: queue, slot: slot3)
+        storage.start(s4, index: 3, queue: queue, slot: slot4)
+        storage.start(s5, index: 4, queue: queue, slot: slot5)
+        return storage
     }
 }
 
@@ -112,14 +109,13 @@
         let storage = CombineLatestStorage<(T1, T2, T3, T4, T5, T6), E>(arity: 6, subscriber: subscriber) {
             (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!)
         }
-        let disposable = DisposableSet()
-        disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
-        disposable.add(storage.start(s2, index: 1, queue: queue, slot: slot2))
-        disposable.add(storage.start(s3, index: 2, queue: queue, slot: slot3))
-        disposable.add(storage.start(s4, index: 3, queue: queue, slot: slot4))
-        disposable.add(storage.start(s5, index: 4, queue: queue, slot: slot5))
-        disposable.add(storage.start(s6, index: 5, queue: queue, slot: slot6))
-        return disposable
+        storage.start(s1, index: 0, queue: queue, slot: slot1)
+        storage.start(s2, index: 1, queue: queue, slot: slot2)
+        storage.start(s3, index: 2, queue: queue, slot: slot3)
+        storage.start(s4, index: 3, queue: queue, slot: slot4)
+        storage.start(s5, index: 4, queue: queue, slot: slot5)
+        storage.start(s6, index: 5, queue: queue, slot: slot6)
+        return storage
     }
 }
 
@@ -150,15 +146,14 @@
         let storage = CombineLatestStorage<(T1, T2, T3, T4, T5, T6, T7), E>(arity: 7, subscriber: subscriber) {
             (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!)
         }
-        let disposable = DisposableSet()
-        disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
-        disposable.add(storage.start(s2, index: 1, queue: queue, slot: slot2))
-        disposable.add(storage.start(s3, index: 2, queue: queue, slot: slot3))
-        disposable.add(storage.start(s4, index: 3, queue: queue, slot: slot4))
-        disposable.add(storage.start(s5, index: 4, queue: queue, slot: slot5))
-        disposable.add(storage.start(s6, index: 5, queue: queue, slot: slot6))
-        disposable.add(storage.start(s7, index: 6, queue: queue, slot: slot7))
-        return disposable
+        storage.start(s1, index: 0, queue: queue, slot: slot1)
+        storage.start(s2, index: 1, queue: queue, slot: slot2)
+        storage.start(s3, index: 2, queue: queue, slot: slot3)
+        storage.start(s4, index: 3, queue: queue, slot: slot4)
+        storage.start(s5, index: 4, queue: queue, slot: slot5)
+        storage.start(s6, index: 5, queue: queue, slot: slot6)
+        storage.start(s7, index: 6, queue: queue, slot: slot7)
+        return storage
     }
 }
 
@@ -194,16 +189,15 @@ public func combineLatest<
         let storage = CombineLatestStorage<(T1, T2, T3, T4, T5, T6, T7, T8), E>(arity: 8, subscriber: subscriber) {
             (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!)
         }
-        let disposable = DisposableSet()
-        disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
-        disposable.add(storage.start(s2, index: 1, queue: queue, slot: slot2))
-        disposable.add(storage.start(s3, index: 2, queue: queue, slot: slot3))
-        disposable.add(storage.start(s4, index: 3, queue: queue, slot: slot4))
-        disposable.add(storage.start(s5, index: 4, queue: queue, slot: slot5))
-        disposable.add(storage.start(s6, index: 5, queue: queue, slot: slot6))
-        disposable.add(storage.start(s7, index: 6, queue: queue, slot: slot7))
-        disposable.add(storage.start(s8, index: 7, queue: queue, slot: slot8))
-        return disposable
+        storage.start(s1, index: 0, queue: queue, slot: slot1)
+        storage.start(s2, index: 1, queue: queue, slot: slot2)
+        storage.start(s3, index: 2, queue: queue, slot: slot3)
+        storage.start(s4, index: 3, queue: queue, slot: slot4)
+        storage.start(s5, index: 4, queue: queue, slot: slot5)
+        storage.start(s6, index: 5, queue: queue, slot: slot6)
+        storage.start(s7, index: 6, queue: queue, slot: slot7)
+        storage.start(s8, index: 7, queue: queue, slot: slot8)
+        return storage
     }
 }
 
@@ -241,17 +235,16 @@ public func combineLatest<
         let storage = CombineLatestStorage<(T1, T2, T3, T4, T5, T6, T7, T8, T9), E>(arity: 9, subscriber: subscriber) {
             (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!)
         }
-        let disposable = DisposableSet()
-        disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
-        disposable.add(storage.start(s2, index: 1, queue: queue, slot: slot2))
-        disposable.add(storage.start(s3, index: 2, queue: queue, slot: slot3))
-        disposable.add(storage.start(s4, index: 3, queue: queue, slot: slot4))
-        disposable.add(storage.start(s5, index: 4, queue: queue, slot: slot5))
-        disposable.add(storage.start(s6, index: 5, queue: queue, slot: slot6))
-        disposable.add(storage.start(s7, index: 6, queue: queue, slot: slot7))
-        disposable.add(storage.start(s8, index: 7, queue: queue, slot: slot8))
-        disposable.add(storage.start(s9, index: 8, queue: queue, slot: slot9))
-        return disposable
+        storage.start(s1, index: 0, queue: queue, slot: slot1)
+        storage.start(s2, index: 1, queue: queue, slot: slot2)
+        storage.start(s3, index: 2, queue: queue, slot: slot3)
+        storage.start(s4, index: 3, queue: queue, slot: slot4)
+        storage.start(s5, index: 4, queue: queue, slot: slot5)
+        storage.start(s6, index: 5, queue: queue, slot: slot6)
+        storage.start(s7, index: 6, queue: queue, slot: slot7)
+        storage.start(s8, index: 7, queue: queue, slot: slot8)
+        storage.start(s9, index: 8, queue: queue, slot: slot9)
+        return storage
     }
 }
 
@@ -295,18 +288,17 @@ public func combineLatest<
                 slot9.value!, slot10.value!
             )
         }
-        let disposable = DisposableSet()
-        disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
-        disposable.add(storage.start(s2, index: 1, queue: queue, slot: slot2))
-        disposable.add(storage.start(s3, index: 2, queue: queue, slot: slot3))
-        disposable.add(storage.start(s4, index: 3, queue: queue, slot: slot4))
-        disposable.add(storage.start(s5, index: 4, queue: queue, slot: slot5))
-        disposable.add(storage.start(s6, index: 5, queue: queue, slot: slot6))
-        disposable.add(storage.start(s7, index: 6, queue: queue, slot: slot7))
-        disposable.add(storage.start(s8, index: 7, queue: queue, slot: slot8))
-        disposable.add(storage.start(s9, index: 8, queue: queue, slot: slot9))
-        disposable.add(storage.start(s10, index: 9, queue: queue, slot: slot10))
-        return disposable
+        storage.start(s1, index: 0, queue: queue, slot: slot1)
+        storage.start(s2, index: 1, queue: queue, slot: slot2)
+        storage.start(s3, index: 2, queue: queue, slot: slot3)
+        storage.start(s4, index: 3, queue: queue, slot: slot4)
+        storage.start(s5, index: 4, queue: queue, slot: slot5)
+        storage.start(s6, index: 5, queue: queue, slot: slot6)
+        storage.start(s7, index: 6, queue: queue, slot: slot7)
+        storage.start(s8, index: 7, queue: queue, slot: slot8)
+        storage.start(s9, index: 8, queue: queue, slot: slot9)
+        storage.start(s10, index: 9, queue: queue, slot: slot10)
+        return storage
     }
 }
 
@@ -352,19 +344,18 @@ public func combineLatest<
                 slot9.value!, slot10.value!, slot11.value!
             )
         }
-        let disposable = DisposableSet()
-        disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
-        disposable.add(storage.start(s2, index: 1, queue: queue, slot: slot2))
-        disposable.add(storage.start(s3, index: 2, queue: queue, slot: slot3))
-        disposable.add(storage.start(s4, index: 3, queue: queue, slot: slot4))
-        disposable.add(storage.start(s5, index: 4, queue: queue, slot: slot5))
-        disposable.add(storage.start(s6, index: 5, queue: queue, slot: slot6))
-        disposable.add(storage.start(s7, index: 6, queue: queue, slot: slot7))
-        disposable.add(storage.start(s8, index: 7, queue: queue, slot: slot8))
-        disposable.add(storage.start(s9, index: 8, queue: queue, slot: slot9))
-        disposable.add(storage.start(s10, index: 9, queue: queue, slot: slot10))
-        disposable.add(storage.start(s11, index: 10, queue: queue, slot: slot11))
-        return disposable
+        storage.start(s1, index: 0, queue: queue, slot: slot1)
+        storage.start(s2, index: 1, queue: queue, slot: slot2)
+        storage.start(s3, index: 2, queue: queue, slot: slot3)
+        storage.start(s4, index: 3, queue: queue, slot: slot4)
+        storage.start(s5, index: 4, queue: queue, slot: slot5)
+        storage.start(s6, index: 5, queue: queue, slot: slot6)
+        storage.start(s7, index: 6, queue: queue, slot: slot7)
+        storage.start(s8, index: 7, queue: queue, slot: slot8)
+        storage.start(s9, index: 8, queue: queue, slot: slot9)
+        storage.start(s10, index: 9, queue: queue, slot: slot10)
+        storage.start(s11, index: 10, queue: queue, slot: slot11)
+        return storage
     }
 }
 
@@ -413,20 +404,19 @@ public func combineLatest<
                 slot9.value!, slot10.value!, slot11.value!, slot12.value!
             )
         }
-        let disposable = DisposableSet()
-        disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
-        disposable.add(storage.start(s2, index: 1, queue: queue, slot: slot2))
-        disposable.add(storage.start(s3, index: 2, queue: queue, slot: slot3))
-        disposable.add(storage.start(s4, index: 3, queue: queue, slot: slot4))
-        disposable.add(storage.start(s5, index: 4, queue: queue, slot: slot5))
-        disposable.add(storage.start(s6, index: 5, queue: queue, slot: slot6))
-        disposable.add(storage.start(s7, index: 6, queue: queue, slot: slot7))
-        disposable.add(storage.start(s8, index: 7, queue: queue, slot: slot8))
-        disposable.add(storage.start(s9, index: 8, queue: queue, slot: slot9))
-        disposable.add(storage.start(s10, index: 9, queue: queue, slot: slot10))
-        disposable.add(storage.start(s11, index: 10, queue: queue, slot: slot11))
-        disposable.add(storage.start(s12, index: 11, queue: queue, slot: slot12))
-        return disposable
+        storage.start(s1, index: 0, queue: queue, slot: slot1)
+        storage.start(s2, index: 1, queue: queue, slot: slot2)
+        storage.start(s3, index: 2, queue: queue, slot: slot3)
+        storage.start(s4, index: 3, queue: queue, slot: slot4)
+        storage.start(s5, index: 4, queue: queue, slot: slot5)
+        storage.start(s6, index: 5, queue: queue, slot: slot6)
+        storage.start(s7, index: 6, queue: queue, slot: slot7)
+        storage.start(s8, index: 7, queue: queue, slot: slot8)
+        storage.start(s9, index: 8, queue: queue, slot: slot9)
+        storage.start(s10, index: 9, queue: queue, slot: slot10)
+        storage.start(s11, index: 10, queue: queue, slot: slot11)
+        storage.start(s12, index: 11, queue: queue, slot: slot12)
+        return storage
     }
 }
 
@@ -477,21 +467,20 @@ public func combineLatest<
                 slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!
             )
         }
-        let disposable = DisposableSet()
-        disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
-        disposable.add(storage.start(s2, index: 1, queue: queue, slot: slot2))
-        disposable.add(storage.start(s3, index: 2, queue: queue, slot: slot3))
-        disposable.add(storage.start(s4, index: 3, queue: queue, slot: slot4))
-        disposable.add(storage.start(s5, index: 4, queue: queue, slot: slot5))
-        disposable.add(storage.start(s6, index: 5, queue: queue, slot: slot6))
-        disposable.add(storage.start(s7, index: 6, queue: queue, slot: slot7))
-        disposable.add(storage.start(s8, index: 7, queue: queue, slot: slot8))
-        disposable.add(storage.start(s9, index: 8, queue: queue, slot: slot9))
-        disposable.add(storage.start(s10, index: 9, queue: queue, slot: slot10))
-        disposable.add(storage.start(s11, index: 10, queue: queue, slot: slot11))
-        disposable.add(storage.start(s12, index: 11, queue: queue, slot: slot12))
-        disposable.add(storage.start(s13, index: 12, queue: queue, slot: slot13))
-        return disposable
+        storage.start(s1, index: 0, queue: queue, slot: slot1)
+        storage.start(s2, index: 1, queue: queue, slot: slot2)
+        storage.start(s3, index: 2, queue: queue, slot: slot3)
+        storage.start(s4, index: 3, queue: queue, slot: slot4)
+        storage.start(s5, index: 4, queue: queue, slot: slot5)
+        storage.start(s6, index: 5, queue: queue, slot: slot6)
+        storage.start(s7, index: 6, queue: queue, slot: slot7)
+        storage.start(s8, index: 7, queue: queue, slot: slot8)
+        storage.start(s9, index: 8, queue: queue, slot: slot9)
+        storage.start(s10, index: 9, queue: queue, slot: slot10)
+        storage.start(s11, index: 10, queue: queue, slot: slot11)
+        storage.start(s12, index: 11, queue: queue, slot: slot12)
+        storage.start(s13, index: 12, queue: queue, slot: slot13)
+        return storage
     }
 }
 
@@ -546,22 +535,21 @@ public func combineLatest<
                 slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!
             )
         }
-        let disposable = DisposableSet()
-        disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
-        disposable.add(storage.start(s2, index: 1, queue: queue, slot: slot2))
-        disposable.add(storage.start(s3, index: 2, queue: queue, slot: slot3))
-        disposable.add(storage.start(s4, index: 3, queue: queue, slot: slot4))
-        disposable.add(storage.start(s5, index: 4, queue: queue, slot: slot5))
-        disposable.add(storage.start(s6, index: 5, queue: queue, slot: slot6))
-        disposable.add(storage.start(s7, index: 6, queue: queue, slot: slot7))
-        disposable.add(storage.start(s8, index: 7, queue: queue, slot: slot8))
-        disposable.add(storage.start(s9, index: 8, queue: queue, slot: slot9))
-        disposable.add(storage.start(s10, index: 9, queue: queue, slot: slot10))
-        disposable.add(storage.start(s11, index: 10, queue: queue, slot: slot11))
-        disposable.add(storage.start(s12, index: 11, queue: queue, slot: slot12))
-        disposable.add(storage.start(s13, index: 12, queue: queue, slot: slot13))
-        disposable.add(storage.start(s14, index: 13, queue: queue, slot: slot14))
-        return disposable
+        storage.start(s1, index: 0, queue: queue, slot: slot1)
+        storage.start(s2, index: 1, queue: queue, slot: slot2)
+        storage.start(s3, index: 2, queue: queue, slot: slot3)
+        storage.start(s4, index: 3, queue: queue, slot: slot4)
+        storage.start(s5, index: 4, queue: queue, slot: slot5)
+        storage.start(s6, index: 5, queue: queue, slot: slot6)
+        storage.start(s7, index: 6, queue: queue, slot: slot7)
+        storage.start(s8, index: 7, queue: queue, slot: slot8)
+        storage.start(s9, index: 8, queue: queue, slot: slot9)
+        storage.start(s10, index: 9, queue: queue, slot: slot10)
+        storage.start(s11, index: 10, queue: queue, slot: slot11)
+        storage.start(s12, index: 11, queue: queue, slot: slot12)
+        storage.start(s13, index: 12, queue: queue, slot: slot13)
+        storage.start(s14, index: 13, queue: queue, slot: slot14)
+        return storage
     }
 }
 
@@ -618,23 +606,22 @@ public func combineLatest<
                 slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!
             )
         }
-        let disposable = DisposableSet()
-        disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
-        disposable.add(storage.start(s2, index: 1, queue: queue, slot: slot2))
-        disposable.add(storage.start(s3, index: 2, queue: queue, slot: slot3))
-        disposable.add(storage.start(s4, index: 3, queue: queue, slot: slot4))
-        disposable.add(storage.start(s5, index: 4, queue: queue, slot: slot5))
-        disposable.add(storage.start(s6, index: 5, queue: queue, slot: slot6))
-        disposable.add(storage.start(s7, index: 6, queue: queue, slot: slot7))
-        disposable.add(storage.start(s8, index: 7, queue: queue, slot: slot8))
-        disposable.add(storage.start(s9, index: 8, queue: queue, slot: slot9))
-        disposable.add(storage.start(s10, index: 9, queue: queue, slot: slot10))
-        disposable.add(storage.start(s11, index: 10, queue: queue, slot: slot11))
-        disposable.add(storage.start(s12, index: 11, queue: queue, slot: slot12))
-        disposable.add(storage.start(s13, index: 12, queue: queue, slot: slot13))
-        disposable.add(storage.start(s14, index: 13, queue: queue, slot: slot14))
-        disposable.add(storage.start(s15, index: 14, queue: queue, slot: slot15))
-        return disposable
+        storage.start(s1, index: 0, queue: queue, slot: slot1)
+        storage.start(s2, index: 1, queue: queue, slot: slot2)
+        storage.start(s3, index: 2, queue: queue, slot: slot3)
+        storage.start(s4, index: 3, queue: queue, slot: slot4)
+        storage.start(s5, index: 4, queue: queue, slot: slot5)
+        storage.start(s6, index: 5, queue: queue, slot: slot6)
+        storage.start(s7, index: 6, queue: queue, slot: slot7)
+        storage.start(s8, index: 7, queue: queue, slot: slot8)
+        storage.start(s9, index: 8, queue: queue, slot: slot9)
+        storage.start(s10, index: 9, queue: queue, slot: slot10)
+        storage.start(s11, index: 10, queue: queue, slot: slot11)
+        storage.start(s12, index: 11, queue: queue, slot: slot12)
+        storage.start(s13, index: 12, queue: queue, slot: slot13)
+        storage.start(s14, index: 13, queue: queue, slot: slot14)
+        storage.start(s15, index: 14, queue: queue, slot: slot15)
+        return storage
     }
 }
 
@@ -693,24 +680,23 @@ public func combineLatest<
                 slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!
             )
         }
-        let disposable = DisposableSet()
-        disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
-        disposable.add(storage.start(s2, index: 1, queue: queue, slot: slot2))
-        disposable.add(storage.start(s3, index: 2, queue: queue, slot: slot3))
-        disposable.add(storage.start(s4, index: 3, queue: queue, slot: slot4))
-        disposable.add(storage.start(s5, index: 4, queue: queue, slot: slot5))
-        disposable.add(storage.start(s6, index: 5, queue: queue, slot: slot6))
-        disposable.add(storage.start(s7, index: 6, queue: queue, slot: slot7))
-        disposable.add(storage.start(s8, index: 7, queue: queue, slot: slot8))
-        disposable.add(storage.start(s9, index: 8, queue: queue, slot: slot9))
-        disposable.add(storage.start(s10, index: 9, queue: queue, slot: slot10))
-        disposable.add(storage.start(s11, index: 10, queue: queue, slot: slot11))
-        disposable.add(storage.start(s12, index: 11, queue: queue, slot: slot12))
-        disposable.add(storage.start(s13, index: 12, queue: queue, slot: slot13))
-        disposable.add(storage.start(s14, index: 13, queue: queue, slot: slot14))
-        disposable.add(storage.start(s15, index: 14, queue: queue, slot: slot15))
-        disposable.add(storage.start(s16, index: 15, queue: queue, slot: slot16))
-        return disposable
+        storage.start(s1, index: 0, queue: queue, slot: slot1)
+        storage.start(s2, index: 1, queue: queue, slot: slot2)
+        storage.start(s3, index: 2, queue: queue, slot: slot3)
+        storage.start(s4, index: 3, queue: queue, slot: slot4)
+        storage.start(s5, index: 4, queue: queue, slot: slot5)
+        storage.start(s6, index: 5, queue: queue, slot: slot6)
+        storage.start(s7, index: 6, queue: queue, slot: slot7)
+        storage.start(s8, index: 7, queue: queue, slot: slot8)
+        storage.start(s9, index: 8, queue: queue, slot: slot9)
+        storage.start(s10, index: 9, queue: queue, slot: slot10)
+        storage.start(s11, index: 10, queue: queue, slot: slot11)
+        storage.start(s12, index: 11, queue: queue, slot: slot12)
+        storage.start(s13, index: 12, queue: queue, slot: slot13)
+        storage.start(s14, index: 13, queue: queue, slot: slot14)
+        storage.start(s15, index: 14, queue: queue, slot: slot15)
+        storage.start(s16, index: 15, queue: queue, slot: slot16)
+        return storage
     }
 }
 
@@ -772,25 +758,24 @@ public func combineLatest<
                 slot17.value!
             )
         }
-        let disposable = DisposableSet()
-        disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
-        disposable.add(storage.start(s2, index: 1, queue: queue, slot: slot2))
-        disposable.add(storage.start(s3, index: 2, queue: queue, slot: slot3))
-        disposable.add(storage.start(s4, index: 3, queue: queue, slot: slot4))
-        disposable.add(storage.start(s5, index: 4, queue: queue, slot: slot5))
-        disposable.add(storage.start(s6, index: 5, queue: queue, slot: slot6))
-        disposable.add(storage.start(s7, index: 6, queue: queue, slot: slot7))
-        disposable.add(storage.start(s8, index: 7, queue: queue, slot: slot8))
-        disposable.add(storage.start(s9, index: 8, queue: queue, slot: slot9))
-        disposable.add(storage.start(s10, index: 9, queue: queue, slot: slot10))
-        disposable.add(storage.start(s11, index: 10, queue: queue, slot: slot11))
-        disposable.add(storage.start(s12, index: 11, queue: queue, slot: slot12))
-        disposable.add(storage.start(s13, index: 12, queue: queue, slot: slot13))
-        disposable.add(storage.start(s14, index: 13, queue: queue, slot: slot14))
-        disposable.add(storage.start(s15, index: 14, queue: queue, slot: slot15))
-        disposable.add(storage.start(s16, index: 15, queue: queue, slot: slot16))
-        disposable.add(storage.start(s17, index: 16, queue: queue, slot: slot17))
-        return disposable
+        storage.start(s1, index: 0, queue: queue, slot: slot1)
+        storage.start(s2, index: 1, queue: queue, slot: slot2)
+        storage.start(s3, index: 2, queue: queue, slot: slot3)
+        storage.start(s4, index: 3, queue: queue, slot: slot4)
+        storage.start(s5, index: 4, queue: queue, slot: slot5)
+        storage.start(s6, index: 5, queue: queue, slot: slot6)
+        storage.start(s7, index: 6, queue: queue, slot: slot7)
+        storage.start(s8, index: 7, queue: queue, slot: slot8)
+        storage.start(s9, index: 8, queue: queue, slot: slot9)
+        storage.start(s10, index: 9, queue: queue, slot: slot10)
+        storage.start(s11, index: 10, queue: queue, slot: slot11)
+        storage.start(s12, index: 11, queue: queue, slot: slot12)
+        storage.start(s13, index: 12, queue: queue, slot: slot13)
+        storage.start(s14, index: 13, queue: queue, slot: slot14)
+        storage.start(s15, index: 14, queue: queue, slot: slot15)
+        storage.start(s16, index: 15, queue: queue, slot: slot16)
+        storage.start(s17, index: 16, queue: queue, slot: slot17)
+        return storage
     }
 }
 
@@ -855,26 +840,25 @@ public func combineLatest<
                 slot17.value!, slot18.value!
             )
         }
-        let disposable = DisposableSet()
-        disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
-        disposable.add(storage.start(s2, index: 1, queue: queue, slot: slot2))
-        disposable.add(storage.start(s3, index: 2, queue: queue, slot: slot3))
-        disposable.add(storage.start(s4, index: 3, queue: queue, slot: slot4))
-        disposable.add(storage.start(s5, index: 4, queue: queue, slot: slot5))
-        disposable.add(storage.start(s6, index: 5, queue: queue, slot: slot6))
-        disposable.add(storage.start(s7, index: 6, queue: queue, slot: slot7))
-        disposable.add(storage.start(s8, index: 7, queue: queue, slot: slot8))
-        disposable.add(storage.start(s9, index: 8, queue: queue, slot: slot9))
-        disposable.add(storage.start(s10, index: 9, queue: queue, slot: slot10))
-        disposable.add(storage.start(s11, index: 10, queue: queue, slot: slot11))
-        disposable.add(storage.start(s12, index: 11, queue: queue, slot: slot12))
-        disposable.add(storage.start(s13, index: 12, queue: queue, slot: slot13))
-        disposable.add(storage.start(s14, index: 13, queue: queue, slot: slot14))
-        disposable.add(storage.start(s15, index: 14, queue: queue, slot: slot15))
-        disposable.add(storage.start(s16, index: 15, queue: queue, slot: slot16))
-        disposable.add(storage.start(s17, index: 16, queue: queue, slot: slot17))
-        disposable.add(storage.start(s18, index: 17, queue: queue, slot: slot18))
-        return disposable
+        storage.start(s1, index: 0, queue: queue, slot: slot1)
+        storage.start(s2, index: 1, queue: queue, slot: slot2)
+        storage.start(s3, index: 2, queue: queue, slot: slot3)
+        storage.start(s4, index: 3, queue: queue, slot: slot4)
+        storage.start(s5, index: 4, queue: queue, slot: slot5)
+        storage.start(s6, index: 5, queue: queue, slot: slot6)
+        storage.start(s7, index: 6, queue: queue, slot: slot7)
+        storage.start(s8, index: 7, queue: queue, slot: slot8)
+        storage.start(s9, index: 8, queue: queue, slot: slot9)
+        storage.start(s10, index: 9, queue: queue, slot: slot10)
+        storage.start(s11, index: 10, queue: queue, slot: slot11)
+        storage.start(s12, index: 11, queue: queue, slot: slot12)
+        storage.start(s13, index: 12, queue: queue, slot: slot13)
+        storage.start(s14, index: 13, queue: queue, slot: slot14)
+        storage.start(s15, index: 14, queue: queue, slot: slot15)
+        storage.start(s16, index: 15, queue: queue, slot: slot16)
+        storage.start(s17, index: 16, queue: queue, slot: slot17)
+        storage.start(s18, index: 17, queue: queue, slot: slot18)
+        return storage
     }
 }
 
@@ -942,27 +926,26 @@ public func combineLatest<
                 slot17.value!, slot18.value!, slot19.value!
             )
         }
-        let disposable = DisposableSet()
-        disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
-        disposable.add(storage.start(s2, index: 1, queue: queue, slot: slot2))
-        disposable.add(storage.start(s3, index: 2, queue: queue, slot: slot3))
-        disposable.add(storage.start(s4, index: 3, queue: queue, slot: slot4))
-        disposable.add(storage.start(s5, index: 4, queue: queue, slot: slot5))
-        disposable.add(storage.start(s6, index: 5, queue: queue, slot: slot6))
-        disposable.add(storage.start(s7, index: 6, queue: queue, slot: slot7))
-        disposable.add(storage.start(s8, index: 7, queue: queue, slot: slot8))
-        disposable.add(storage.start(s9, index: 8, queue: queue, slot: slot9))
-        disposable.add(storage.start(s10, index: 9, queue: queue, slot: slot10))
-        disposable.add(storage.start(s11, index: 10, queue: queue, slot: slot11))
-        disposable.add(storage.start(s12, index: 11, queue: queue, slot: slot12))
-        disposable.add(storage.start(s13, index: 12, queue: queue, slot: slot13))
-        disposable.add(storage.start(s14, index: 13, queue: queue, slot: slot14))
-        disposable.add(storage.start(s15, index: 14, queue: queue, slot: slot15))
-        disposable.add(storage.start(s16, index: 15, queue: queue, slot: slot16))
-        disposable.add(storage.start(s17, index: 16, queue: queue, slot: slot17))
-        disposable.add(storage.start(s18, index: 17, queue: queue, slot: slot18))
-        disposable.add(storage.start(s19, index: 18, queue: queue, slot: slot19))
-        return disposable
+        storage.start(s1, index: 0, queue: queue, slot: slot1)
+        storage.start(s2, index: 1, queue: queue, slot: slot2)
+        storage.start(s3, index: 2, queue: queue, slot: slot3)
+        storage.start(s4, index: 3, queue: queue, slot: slot4)
+        storage.start(s5, index: 4, queue: queue, slot: slot5)
+        storage.start(s6, index: 5, queue: queue, slot: slot6)
+        storage.start(s7, index: 6, queue: queue, slot: slot7)
+        storage.start(s8, index: 7, queue: queue, slot: slot8)
+        storage.start(s9, index: 8, queue: queue, slot: slot9)
+        storage.start(s10, index: 9, queue: queue, slot: slot10)
+        storage.start(s11, index: 10, queue: queue, slot: slot11)
+        storage.start(s12, index: 11, queue: queue, slot: slot12)
+        storage.start(s13, index: 12, queue: queue, slot: slot13)
+        storage.start(s14, index: 13, queue: queue, slot: slot14)
+        storage.start(s15, index: 14, queue: queue, slot: slot15)
+        storage.start(s16, index: 15, queue: queue, slot: slot16)
+        storage.start(s17, index: 16, queue: queue, slot: slot17)
+        storage.start(s18, index: 17, queue: queue, slot: slot18)
+        storage.start(s19, index: 18, queue: queue, slot: slot19)
+        return storage
     }
 }
 
@@ -1032,28 +1015,27 @@ public func combineLatest<
                 slot17.value!, slot18.value!, slot19.value!, slot20.value!
             )
         }
-        let disposable = DisposableSet()
-        disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
-        disposable.add(storage.start(s2, index: 1, queue: queue, slot: slot2))
-        disposable.add(storage.start(s3, index: 2, queue: queue, slot: slot3))
-        disposable.add(storage.start(s4, index: 3, queue: queue, slot: slot4))
-        disposable.add(storage.start(s5, index: 4, queue: queue, slot: slot5))
-        disposable.add(storage.start(s6, index: 5, queue: queue, slot: slot6))
-        disposable.add(storage.start(s7, index: 6, queue: queue, slot: slot7))
-        disposable.add(storage.start(s8, index: 7, queue: queue, slot: slot8))
-        disposable.add(storage.start(s9, index: 8, queue: queue, slot: slot9))
-        disposable.add(storage.start(s10, index: 9, queue: queue, slot: slot10))
-        disposable.add(storage.start(s11, index: 10, queue: queue, slot: slot11))
-        disposable.add(storage.start(s12, index: 11, queue: queue, slot: slot12))
-        disposable.add(storage.start(s13, index: 12, queue: queue, slot: slot13))
-        disposable.add(storage.start(s14, index: 13, queue: queue, slot: slot14))
-        disposable.add(storage.start(s15, index: 14, queue: queue, slot: slot15))
-        disposable.add(storage.start(s16, index: 15, queue: queue, slot: slot16))
-        disposable.add(storage.start(s17, index: 16, queue: queue, slot: slot17))
-        disposable.add(storage.start(s18, index: 17, queue: queue, slot: slot18))
-        disposable.add(storage.start(s19, index: 18, queue: queue, slot: slot19))
-        disposable.add(storage.start(s20, index: 19, queue: queue, slot: slot20))
-        return disposable
+        storage.start(s1, index: 0, queue: queue, slot: slot1)
+        storage.start(s2, index: 1, queue: queue, slot: slot2)
+        storage.start(s3, index: 2, queue: queue, slot: slot3)
+        storage.start(s4, index: 3, queue: queue, slot: slot4)
+        storage.start(s5, index: 4, queue: queue, slot: slot5)
+        storage.start(s6, index: 5, queue: queue, slot: slot6)
+        storage.start(s7, index: 6, queue: queue, slot: slot7)
+        storage.start(s8, index: 7, queue: queue, slot: slot8)
+        storage.start(s9, index: 8, queue: queue, slot: slot9)
+        storage.start(s10, index: 9, queue: queue, slot: slot10)
+        storage.start(s11, index: 10, queue: queue, slot: slot11)
+        storage.start(s12, index: 11, queue: queue, slot: slot12)
+        storage.start(s13, index: 12, queue: queue, slot: slot13)
+        storage.start(s14, index: 13, queue: queue, slot: slot14)
+        storage.start(s15, index: 14, queue: queue, slot: slot15)
+        storage.start(s16, index: 15, queue: queue, slot: slot16)
+        storage.start(s17, index: 16, queue: queue, slot: slot17)
+        storage.start(s18, index: 17, queue: queue, slot: slot18)
+        storage.start(s19, index: 18, queue: queue, slot: slot19)
+        storage.start(s20, index: 19, queue: queue, slot: slot20)
+        return storage
     }
 }
 
@@ -1125,29 +1107,28 @@ public func combineLatest<
                 slot17.value!, slot18.value!, slot19.value!, slot20.value!, slot21.value!
             )
         }
-        let disposable = DisposableSet()
-        disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
-        disposable.add(storage.start(s2, index: 1, queue: queue, slot: slot2))
-        disposable.add(storage.start(s3, index: 2, queue: queue, slot: slot3))
-        disposable.add(storage.start(s4, index: 3, queue: queue, slot: slot4))
-        disposable.add(storage.start(s5, index: 4, queue: queue, slot: slot5))
-        disposable.add(storage.start(s6, index: 5, queue: queue, slot: slot6))
-        disposable.add(storage.start(s7, index: 6, queue: queue, slot: slot7))
-        disposable.add(storage.start(s8, index: 7, queue: queue, slot: slot8))
-        disposable.add(storage.start(s9, index: 8, queue: queue, slot: slot9))
-        disposable.add(storage.start(s10, index: 9, queue: queue, slot: slot10))
-        disposable.add(storage.start(s11, index: 10, queue: queue, slot: slot11))
-        disposable.add(storage.start(s12, index: 11, queue: queue, slot: slot12))
-        disposable.add(storage.start(s13, index: 12, queue: queue, slot: slot13))
-        disposable.add(storage.start(s14, index: 13, queue: queue, slot: slot14))
-        disposable.add(storage.start(s15, index: 14, queue: queue, slot: slot15))
-        disposable.add(storage.start(s16, index: 15, queue: queue, slot: slot16))
-        disposable.add(storage.start(s17, index: 16, queue: queue, slot: slot17))
-        disposable.add(storage.start(s18, index: 17, queue: queue, slot: slot18))
-        disposable.add(storage.start(s19, index: 18, queue: queue, slot: slot19))
-        disposable.add(storage.start(s20, index: 19, queue: queue, slot: slot20))
-        disposable.add(storage.start(s21, index: 20, queue: queue, slot: slot21))
-        return disposable
+        storage.start(s1, index: 0, queue: queue, slot: slot1)
+        storage.start(s2, index: 1, queue: queue, slot: slot2)
+        storage.start(s3, index: 2, queue: queue, slot: slot3)
+        storage.start(s4, index: 3, queue: queue, slot: slot4)
+        storage.start(s5, index: 4, queue: queue, slot: slot5)
+        storage.start(s6, index: 5, queue: queue, slot: slot6)
+        storage.start(s7, index: 6, queue: queue, slot: slot7)
+        storage.start(s8, index: 7, queue: queue, slot: slot8)
+        storage.start(s9, index: 8, queue: queue, slot: slot9)
+        storage.start(s10, index: 9, queue: queue, slot: slot10)
+        storage.start(s11, index: 10, queue: queue, slot: slot11)
+        storage.start(s12, index: 11, queue: queue, slot: slot12)
+        storage.start(s13, index: 12, queue: queue, slot: slot13)
+        storage.start(s14, index: 13, queue: queue, slot: slot14)
+        storage.start(s15, index: 14, queue: queue, slot: slot15)
+        storage.start(s16, index: 15, queue: queue, slot: slot16)
+        storage.start(s17, index: 16, queue: queue, slot: slot17)
+        storage.start(s18, index: 17, queue: queue, slot: slot18)
+        storage.start(s19, index: 18, queue: queue, slot: slot19)
+        storage.start(s20, index: 19, queue: queue, slot: slot20)
+        storage.start(s21, index: 20, queue: queue, slot: slot21)
+        return storage
     }
 }
 
@@ -1221,30 +1202,29 @@ public func combineLatest<
                 slot17.value!, slot18.value!, slot19.value!, slot20.value!, slot21.value!, slot22.value!
             )
         }
-        let disposable = DisposableSet()
-        disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
-        disposable.add(storage.start(s2, index: 1, queue: queue, slot: slot2))
-        disposable.add(storage.start(s3, index: 2, queue: queue, slot: slot3))
-        disposable.add(storage.start(s4, index: 3, queue: queue, slot: slot4))
-        disposable.add(storage.start(s5, index: 4, queue: queue, slot: slot5))
-        disposable.add(storage.start(s6, index: 5, queue: queue, slot: slot6))
-        disposable.add(storage.start(s7, index: 6, queue: queue, slot: slot7))
-        disposable.add(storage.start(s8, index: 7, queue: queue, slot: slot8))
-        disposable.add(storage.start(s9, index: 8, queue: queue, slot: slot9))
-        disposable.add(storage.start(s10, index: 9, queue: queue, slot: slot10))
-        disposable.add(storage.start(s11, index: 10, queue: queue, slot: slot11))
-        disposable.add(storage.start(s12, index: 11, queue: queue, slot: slot12))
-        disposable.add(storage.start(s13, index: 12, queue: queue, slot: slot13))
-        disposable.add(storage.start(s14, index: 13, queue: queue, slot: slot14))
-        disposable.add(storage.start(s15, index: 14, queue: queue, slot: slot15))
-        disposable.add(storage.start(s16, index: 15, queue: queue, slot: slot16))
-        disposable.add(storage.start(s17, index: 16, queue: queue, slot: slot17))
-        disposable.add(storage.start(s18, index: 17, queue: queue, slot: slot18))
-        disposable.add(storage.start(s19, index: 18, queue: queue, slot: slot19))
-        disposable.add(storage.start(s20, index: 19, queue: queue, slot: slot20))
-        disposable.add(storage.start(s21, index: 20, queue: queue, slot: slot21))
-        disposable.add(storage.start(s22, index: 21, queue: queue, slot: slot22))
-        return disposable
+        storage.start(s1, index: 0, queue: queue, slot: slot1)
+        storage.start(s2, index: 1, queue: queue, slot: slot2)
+        storage.start(s3, index: 2, queue: queue, slot: slot3)
+        storage.start(s4, index: 3, queue: queue, slot: slot4)
+        storage.start(s5, index: 4, queue: queue, slot: slot5)
+        storage.start(s6, index: 5, queue: queue, slot: slot6)
+        storage.start(s7, index: 6, queue: queue, slot: slot7)
+        storage.start(s8, index: 7, queue: queue, slot: slot8)
+        storage.start(s9, index: 8, queue: queue, slot: slot9)
+        storage.start(s10, index: 9, queue: queue, slot: slot10)
+        storage.start(s11, index: 10, queue: queue, slot: slot11)
+        storage.start(s12, index: 11, queue: queue, slot: slot12)
+        storage.start(s13, index: 12, queue: queue, slot: slot13)
+        storage.start(s14, index: 13, queue: queue, slot: slot14)
+        storage.start(s15, index: 14, queue: queue, slot: slot15)
+        storage.start(s16, index: 15, queue: queue, slot: slot16)
+        storage.start(s17, index: 16, queue: queue, slot: slot17)
+        storage.start(s18, index: 17, queue: queue, slot: slot18)
+        storage.start(s19, index: 18, queue: queue, slot: slot19)
+        storage.start(s20, index: 19, queue: queue, slot: slot20)
+        storage.start(s21, index: 20, queue: queue, slot: slot21)
+        storage.start(s22, index: 21, queue: queue, slot: slot22)
+        return storage
     }
 }
 
@@ -1321,31 +1301,30 @@ public func combineLatest<
                 slot17.value!, slot18.value!, slot19.value!, slot20.value!, slot21.value!, slot22.value!, slot23.value!
             )
         }
-        let disposable = DisposableSet()
-        disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
-        disposable.add(storage.start(s2, index: 1, queue: queue, slot: slot2))
-        disposable.add(storage.start(s3, index: 2, queue: queue, slot: slot3))
-        disposable.add(storage.start(s4, index: 3, queue: queue, slot: slot4))
-        disposable.add(storage.start(s5, index: 4, queue: queue, slot: slot5))
-        disposable.add(storage.start(s6, index: 5, queue: queue, slot: slot6))
-        disposable.add(storage.start(s7, index: 6, queue: queue, slot: slot7))
-        disposable.add(storage.start(s8, index: 7, queue: queue, slot: slot8))
-        disposable.add(storage.start(s9, index: 8, queue: queue, slot: slot9))
-        disposable.add(storage.start(s10, index: 9, queue: queue, slot: slot10))
-        disposable.add(storage.start(s11, index: 10, queue: queue, slot: slot11))
-        disposable.add(storage.start(s12, index: 11, queue: queue, slot: slot12))
-        disposable.add(storage.start(s13, index: 12, queue: queue, slot: slot13))
-        disposable.add(storage.start(s14, index: 13, queue: queue, slot: slot14))
-        disposable.add(storage.start(s15, index: 14, queue: queue, slot: slot15))
-        disposable.add(storage.start(s16, index: 15, queue: queue, slot: slot16))
-        disposable.add(storage.start(s17, index: 16, queue: queue, slot: slot17))
-        disposable.add(storage.start(s18, index: 17, queue: queue, slot: slot18))
-        disposable.add(storage.start(s19, index: 18, queue: queue, slot: slot19))
-        disposable.add(storage.start(s20, index: 19, queue: queue, slot: slot20))
-        disposable.add(storage.start(s21, index: 20, queue: queue, slot: slot21))
-        disposable.add(storage.start(s22, index: 21, queue: queue, slot: slot22))
-        disposable.add(storage.start(s23, index: 22, queue: queue, slot: slot23))
-        return disposable
+        storage.start(s1, index: 0, queue: queue, slot: slot1)
+        storage.start(s2, index: 1, queue: queue, slot: slot2)
+        storage.start(s3, index: 2, queue: queue, slot: slot3)
+        storage.start(s4, index: 3, queue: queue, slot: slot4)
+        storage.start(s5, index: 4, queue: queue, slot: slot5)
+        storage.start(s6, index: 5, queue: queue, slot: slot6)
+        storage.start(s7, index: 6, queue: queue, slot: slot7)
+        storage.start(s8, index: 7, queue: queue, slot: slot8)
+        storage.start(s9, index: 8, queue: queue, slot: slot9)
+        storage.start(s10, index: 9, queue: queue, slot: slot10)
+        storage.start(s11, index: 10, queue: queue, slot: slot11)
+        storage.start(s12, index: 11, queue: queue, slot: slot12)
+        storage.start(s13, index: 12, queue: queue, slot: slot13)
+        storage.start(s14, index: 13, queue: queue, slot: slot14)
+        storage.start(s15, index: 14, queue: queue, slot: slot15)
+        storage.start(s16, index: 15, queue: queue, slot: slot16)
+        storage.start(s17, index: 16, queue: queue, slot: slot17)
+        storage.start(s18, index: 17, queue: queue, slot: slot18)
+        storage.start(s19, index: 18, queue: queue, slot: slot19)
+        storage.start(s20, index: 19, queue: queue, slot: slot20)
+        storage.start(s21, index: 20, queue: queue, slot: slot21)
+        storage.start(s22, index: 21, queue: queue, slot: slot22)
+        storage.start(s23, index: 22, queue: queue, slot: slot23)
+        return storage
     }
 }
 
@@ -1424,32 +1403,31 @@ public func combineLatest<
                 slot17.value!, slot18.value!, slot19.value!, slot20.value!, slot21.value!, slot22.value!, slot23.value!, slot24.value!
             )
         }
-        let disposable = DisposableSet()
-        disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
-        disposable.add(storage.start(s2, index: 1, queue: queue, slot: slot2))
-        disposable.add(storage.start(s3, index: 2, queue: queue, slot: slot3))
-        disposable.add(storage.start(s4, index: 3, queue: queue, slot: slot4))
-        disposable.add(storage.start(s5, index: 4, queue: queue, slot: slot5))
-        disposable.add(storage.start(s6, index: 5, queue: queue, slot: slot6))
-        disposable.add(storage.start(s7, index: 6, queue: queue, slot: slot7))
-        disposable.add(storage.start(s8, index: 7, queue: queue, slot: slot8))
-        disposable.add(storage.start(s9, index: 8, queue: queue, slot: slot9))
-        disposable.add(storage.start(s10, index: 9, queue: queue, slot: slot10))
-        disposable.add(storage.start(s11, index: 10, queue: queue, slot: slot11))
-        disposable.add(storage.start(s12, index: 11, queue: queue, slot: slot12))
-        disposable.add(storage.start(s13, index: 12, queue: queue, slot: slot13))
-        disposable.add(storage.start(s14, index: 13, queue: queue, slot: slot14))
-        disposable.add(storage.start(s15, index: 14, queue: queue, slot: slot15))
-        disposable.add(storage.start(s16, index: 15, queue: queue, slot: slot16))
-        disposable.add(storage.start(s17, index: 16, queue: queue, slot: slot17))
-        disposable.add(storage.start(s18, index: 17, queue: queue, slot: slot18))
-        disposable.add(storage.start(s19, index: 18, queue: queue, slot: slot19))
-        disposable.add(storage.start(s20, index: 19, queue: queue, slot: slot20))
-        disposable.add(storage.start(s21, index: 20, queue: queue, slot: slot21))
-        disposable.add(storage.start(s22, index: 21, queue: queue, slot: slot22))
-        disposable.add(storage.start(s23, index: 22, queue: queue, slot: slot23))
-        disposable.add(storage.start(s24, index: 23, queue: queue, slot: slot24))
-        return disposable
+        storage.start(s1, index: 0, queue: queue, slot: slot1)
+        storage.start(s2, index: 1, queue: queue, slot: slot2)
+        storage.start(s3, index: 2, queue: queue, slot: slot3)
+        storage.start(s4, index: 3, queue: queue, slot: slot4)
+        storage.start(s5, index: 4, queue: queue, slot: slot5)
+        storage.start(s6, index: 5, queue: queue, slot: slot6)
+        storage.start(s7, index: 6, queue: queue, slot: slot7)
+        storage.start(s8, index: 7, queue: queue, slot: slot8)
+        storage.start(s9, index: 8, queue: queue, slot: slot9)
+        storage.start(s10, index: 9, queue: queue, slot: slot10)
+        storage.start(s11, index: 10, queue: queue, slot: slot11)
+        storage.start(s12, index: 11, queue: queue, slot: slot12)
+        storage.start(s13, index: 12, queue: queue, slot: slot13)
+        storage.start(s14, index: 13, queue: queue, slot: slot14)
+        storage.start(s15, index: 14, queue: queue, slot: slot15)
+        storage.start(s16, index: 15, queue: queue, slot: slot16)
+        storage.start(s17, index: 16, queue: queue, slot: slot17)
+        storage.start(s18, index: 17, queue: queue, slot: slot18)
+        storage.start(s19, index: 18, queue: queue, slot: slot19)
+        storage.start(s20, index: 19, queue: queue, slot: slot20)
+        storage.start(s21, index: 20, queue: queue, slot: slot21)
+        storage.start(s22, index: 21, queue: queue, slot: slot22)
+        storage.start(s23, index: 22, queue: queue, slot: slot23)
+        storage.start(s24, index: 23, queue: queue, slot: slot24)
+        return storage
     }
 }
 
@@ -1531,33 +1509,32 @@ public func combineLatest<
                 slot25.value!
             )
         }
-        let disposable = DisposableSet()
-        disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
-        disposable.add(storage.start(s2, index: 1, queue: queue, slot: slot2))
-        disposable.add(storage.start(s3, index: 2, queue: queue, slot: slot3))
-        disposable.add(storage.start(s4, index: 3, queue: queue, slot: slot4))
-        disposable.add(storage.start(s5, index: 4, queue: queue, slot: slot5))
-        disposable.add(storage.start(s6, index: 5, queue: queue, slot: slot6))
-        disposable.add(storage.start(s7, index: 6, queue: queue, slot: slot7))
-        disposable.add(storage.start(s8, index: 7, queue: queue, slot: slot8))
-        disposable.add(storage.start(s9, index: 8, queue: queue, slot: slot9))
-        disposable.add(storage.start(s10, index: 9, queue: queue, slot: slot10))
-        disposable.add(storage.start(s11, index: 10, queue: queue, slot: slot11))
-        disposable.add(storage.start(s12, index: 11, queue: queue, slot: slot12))
-        disposable.add(storage.start(s13, index: 12, queue: queue, slot: slot13))
-        disposable.add(storage.start(s14, index: 13, queue: queue, slot: slot14))
-        disposable.add(storage.start(s15, index: 14, queue: queue, slot: slot15))
-        disposable.add(storage.start(s16, index: 15, queue: queue, slot: slot16))
-        disposable.add(storage.start(s17, index: 16, queue: queue, slot: slot17))
-        disposable.add(storage.start(s18, index: 17, queue: queue, slot: slot18))
-        disposable.add(storage.start(s19, index: 18, queue: queue, slot: slot19))
-        disposable.add(storage.start(s20, index: 19, queue: queue, slot: slot20))
-        disposable.add(storage.start(s21, index: 20, queue: queue, slot: slot21))
-        disposable.add(storage.start(s22, index: 21, queue: queue, slot: slot22))
-        disposable.add(storage.start(s23, index: 22, queue: queue, slot: slot23))
-        disposable.add(storage.start(s24, index: 23, queue: queue, slot: slot24))
-        disposable.add(storage.start(s25, index: 24, queue: queue, slot: slot25))
-        return disposable
+        storage.start(s1, index: 0, queue: queue, slot: slot1)
+        storage.start(s2, index: 1, queue: queue, slot: slot2)
+        storage.start(s3, index: 2, queue: queue, slot: slot3)
+        storage.start(s4, index: 3, queue: queue, slot: slot4)
+        storage.start(s5, index: 4, queue: queue, slot: slot5)
+        storage.start(s6, index: 5, queue: queue, slot: slot6)
+        storage.start(s7, index: 6, queue: queue, slot: slot7)
+        storage.start(s8, index: 7, queue: queue, slot: slot8)
+        storage.start(s9, index: 8, queue: queue, slot: slot9)
+        storage.start(s10, index: 9, queue: queue, slot: slot10)
+        storage.start(s11, index: 10, queue: queue, slot: slot11)
+        storage.start(s12, index: 11, queue: queue, slot: slot12)
+        storage.start(s13, index: 12, queue: queue, slot: slot13)
+        storage.start(s14, index: 13, queue: queue, slot: slot14)
+        storage.start(s15, index: 14, queue: queue, slot: slot15)
+        storage.start(s16, index: 15, queue: queue, slot: slot16)
+        storage.start(s17, index: 16, queue: queue, slot: slot17)
+        storage.start(s18, index: 17, queue: queue, slot: slot18)
+        storage.start(s19, index: 18, queue: queue, slot: slot19)
+        storage.start(s20, index: 19, queue: queue, slot: slot20)
+        storage.start(s21, index: 20, queue: queue, slot: slot21)
+        storage.start(s22, index: 21, queue: queue, slot: slot22)
+        storage.start(s23, index: 22, queue: queue, slot: slot23)
+        storage.start(s24, index: 23, queue: queue, slot: slot24)
+        storage.start(s25, index: 24, queue: queue, slot: slot25)
+        return storage
     }
 }
 
@@ -1641,33 +1618,32 @@ public func combineLatest<
                 slot25.value!, slot26.value!
             )
         }
-        let disposable = DisposableSet()
-        disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
-        disposable.add(storage.start(s2, index: 1, queue: queue, slot: slot2))
-        disposable.add(storage.start(s3, index: 2, queue: queue, slot: slot3))
-        disposable.add(storage.start(s4, index: 3, queue: queue, slot: slot4))
-        disposable.add(storage.start(s5, index: 4, queue: queue, slot: slot5))
-        disposable.add(storage.start(s6, index: 5, queue: queue, slot: slot6))
-        disposable.add(storage.start(s7, index: 6, queue: queue, slot: slot7))
-        disposable.add(storage.start(s8, index: 7, queue: queue, slot: slot8))
-        disposable.add(storage.start(s9, index: 8, queue: queue, slot: slot9))
-        disposable.add(storage.start(s10, index: 9, queue: queue, slot: slot10))
-        disposable.add(storage.start(s11, index: 10, queue: queue, slot: slot11))
-        disposable.add(storage.start(s12, index: 11, queue: queue, slot: slot12))
-        disposable.add(storage.start(s13, index: 12, queue: queue, slot: slot13))
-        disposable.add(storage.start(s14, index: 13, queue: queue, slot: slot14))
-        disposable.add(storage.start(s15, index: 14, queue: queue, slot: slot15))
-        disposable.add(storage.start(s16, index: 15, queue: queue, slot: slot16))
-        disposable.add(storage.start(s17, index: 16, queue: queue, slot: slot17))
-        disposable.add(storage.start(s18, index: 17, queue: queue, slot: slot18))
-        disposable.add(storage.start(s19, index: 18, queue: queue, slot: slot19))
-        disposable.add(storage.start(s20, index: 19, queue: queue, slot: slot20))
-        disposable.add(storage.start(s21, index: 20, queue: queue, slot: slot21))
-        disposable.add(storage.start(s22, index: 21, queue: queue, slot: slot22))
-        disposable.add(storage.start(s23, index: 22, queue: queue, slot: slot23))
-        disposable.add(storage.start(s24, index: 23, queue: queue, slot: slot24))
-        disposable.add(storage.start(s25, index: 24, queue: queue, slot: slot25))
-        disposable.add(storage.start(s26, index: 25, queue: queue, slot: slot26))
-        return disposable
+        storage.start(s1, index: 0, queue: queue, slot: slot1)
+        storage.start(s2, index: 1, queue: queue, slot: slot2)
+        storage.start(s3, index: 2, queue: queue, slot: slot3)
+        storage.start(s4, index: 3, queue: queue, slot: slot4)
+        storage.start(s5, index: 4, queue: queue, slot: slot5)
+        storage.start(s6, index: 5, queue: queue, slot: slot6)
+        storage.start(s7, index: 6, queue: queue, slot: slot7)
+        storage.start(s8, index: 7, queue: queue, slot: slot8)
+        storage.start(s9, index: 8, queue: queue, slot: slot9)
+        storage.start(s10, index: 9, queue: queue, slot: slot10)
+        storage.start(s11, index: 10, queue: queue, slot: slot11)
+        storage.start(s12, index: 11, queue: queue, slot: slot12)
+        storage.start(s13, index: 12, queue: queue, slot: slot13)
+        storage.start(s14, index: 13, queue: queue, slot: slot14)
+        storage.start(s15, index: 14, queue: queue, slot: slot15)
+        storage.start(s16, index: 15, queue: queue, slot: slot16)
+        storage.start(s17, index: 16, queue: queue, slot: slot17)
+        storage.start(s18, index: 17, queue: queue, slot: slot18)
+        storage.start(s19, index: 18, queue: queue, slot: slot19)
+        storage.start(s20, index: 19, queue: queue, slot: slot20)
+        storage.start(s21, index: 20, queue: queue, slot: slot21)
+        storage.start(s22, index: 21, queue: queue, slot: slot22)
+        storage.start(s23, index: 22, queue: queue, slot: slot23)
+        storage.start(s24, index: 23, queue: queue, slot: slot24)
+        storage.start(s25, index: 24, queue: queue, slot: slot25)
+        storage.start(s26, index: 25, queue: queue, slot: slot26)
+        return storage
     }
 }

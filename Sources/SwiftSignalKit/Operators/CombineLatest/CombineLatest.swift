@@ -25,10 +25,9 @@
         let storage = CombineLatestStorage<(T1, T2), E>(arity: 2, subscriber: subscriber) {
             (slot1.value!, slot2.value!)
         }
-        let disposable = DisposableSet()
-        disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
-        disposable.add(storage.start(s2, index: 1, queue: queue, slot: slot2))
-        return disposable
+        storage.start(s1, index: 0, queue: queue, slot: slot1)
+        storage.start(s2, index: 1, queue: queue, slot: slot2)
+        return storage
     }
 }
 
@@ -51,10 +50,9 @@
             (slot1.value!, slot2.value!)
         }
         storage.sendInitialIfFilled()
-        let disposable = DisposableSet()
-        disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
-        disposable.add(storage.start(s2, index: 1, queue: queue, slot: slot2))
-        return disposable
+        storage.start(s1, index: 0, queue: queue, slot: slot1)
+        storage.start(s2, index: 1, queue: queue, slot: slot2)
+        return storage
     }
 }
 
@@ -95,11 +93,10 @@
             (slot1.value!, slot2.value!, slot3.value!)
         }
         storage.sendInitialIfFilled()
-        let disposable = DisposableSet()
-        disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
-        disposable.add(storage.start(s2, index: 1, queue: queue, slot: slot2))
-        disposable.add(storage.start(s3, index: 2, queue: queue, slot: slot3))
-        return disposable
+        storage.start(s1, index: 0, queue: queue, slot: slot1)
+        storage.start(s2, index: 1, queue: queue, slot: slot2)
+        storage.start(s3, index: 2, queue: queue, slot: slot3)
+        return storage
     }
 }
 
@@ -144,12 +141,11 @@
             (slot1.value!, slot2.value!, slot3.value!, slot4.value!)
         }
         storage.sendInitialIfFilled()
-        let disposable = DisposableSet()
-        disposable.add(storage.start(s1, index: 0, queue: queue, slot: slot1))
-        disposable.add(storage.start(s2, index: 1, queue: queue, slot: slot2))
-        disposable.add(storage.start(s3, index: 2, queue: queue, slot: slot3))
-        disposable.add(storage.start(s4, index: 3, queue: queue, slot: slot4))
-        return disposable
+        storage.start(s1, index: 0, queue: queue, slot: slot1)
+        storage.start(s2, index: 1, queue: queue, slot: slot2)
+        storage.start(s3, index: 2, queue: queue, slot: slot3)
+        storage.start(s4, index: 3, queue: queue, slot: slot4)
+        return storage
     }
 }
 
@@ -170,11 +166,10 @@
         let storage = CombineLatestStorage<[T], E>(arity: signals.count, subscriber: subscriber) {
             slots.map { $0.value! }
         }
-        let disposable = DisposableSet()
         for (index, signal) in signals.enumerated() {
-            disposable.add(storage.start(signal, index: index, queue: queue, slot: slots[index]))
+            storage.start(signal, index: index, queue: queue, slot: slots[index])
         }
-        return disposable
+        return storage
     }
 }
 
@@ -217,10 +212,9 @@
             slots.map { $0.value! }
         }
         storage.sendInitialIfFilled()
-        let disposable = DisposableSet()
         for (index, signal) in signals.enumerated() {
-            disposable.add(storage.start(signal, index: index, queue: queue, slot: slots[index]))
+            storage.start(signal, index: index, queue: queue, slot: slots[index])
         }
-        return disposable
+        return storage
     }
 }

@@ -1,18 +1,29 @@
-/// The shared state of one `combineLatest` subscription.
+/// The shared state of one `combineLatest` subscription, and the disposable its generator returns.
 ///
 /// Each source writes its latest value into a typed slot (no `Any` boxing), under this object's lock;
 /// once every source has a value, each new value produces a combined value, built under the lock and sent
 /// outside it.
-@usableFromInline final class CombineLatestStorage<R, E>: Sendable {
+///
+/// It keeps the sources' subscriptions itself rather than in a `DisposableSet` (a set, its lock and a
+/// dictionary per subscription), and each source is subscribed by a ``CombineLatestSourceSubscriber``
+/// that holds what its callbacks need: a server holding many `combineLatest` subscriptions pays for every
+/// object of each.
+@usableFromInline final class CombineLatestStorage<R, E>: Disposable {
     @usableFromInline struct State: Sendable {
-        @usableFromInline var hasValue: [Bool]
+        /// How many slots hold a value.
         @usableFromInline var valueCount: Int
         @usableFromInline var completedCount = 0
+        /// An error or the last completion was sent, or the subscription was disposed: nothing more is
+        /// combined or sent.
         @usableFromInline var isTerminated = false
+        /// The subscription was disposed: sources started afterwards are disposed at once.
+        @usableFromInline var isDisposed = false
+        /// The sources' subscriptions, for `dispose()`.
+        @usableFromInline var sources: [Disposable] = []
 
-        @usableFromInline init(hasValue: [Bool], valueCount: Int) {
-            self.hasValue = hasValue
+        @usableFromInline init(valueCount: Int, arity: Int) {
             self.valueCount = valueCount
+            self.sources.reserveCapacity(arity)
         }
     }
 
@@ -25,7 +36,7 @@
     @inlinable
     init(arity: Int, subscriber: Subscriber<R, E>, initiallyFilled: Bool = false, combine: @escaping @Sendable () -> R) {
         self.arity = arity
-        self.state = .init(State(hasValue: Array(repeating: initiallyFilled, count: arity), valueCount: initiallyFilled ? arity : 0))
+        self.state = .init(State(valueCount: initiallyFilled ? arity : 0, arity: arity))
         self.subscriber = subscriber
         self.combine = combine
     }
@@ -40,23 +51,33 @@
         }
     }
 
-    /// Starts source `index`, storing its values in `slot` (under the lock).
+    /// Starts source `index`, storing its values in `slot`, and keeps its subscription for `dispose()`.
     @inlinable
-    func start<V: Sendable>(_ signal: Signal<V, E>, index: Int, queue: Queue?, slot: CombineLatestSlot<V>) -> Disposable {
+    func start<V: Sendable>(_ signal: Signal<V, E>, index: Int, queue: Queue?, slot: CombineLatestSlot<V>) {
         let source = queue.map { signal |> deliverOnQueue($0) } ?? signal
-        // The sources' callbacks own the storage; the cycle through the subscriber is broken when the
-        // subscription terminates or is disposed.
-        return source.start(
-            linkedTo: subscriber,
-            next: { value in
-                self.received(index: index, value: value, slot: slot)
-            },
-            error: { error in
-                self.failed(error)
-            },
-            completed: {
-                self.completed(index: index)
-            })
+        let subscription = source.run(CombineLatestSourceSubscriber(storage: self, index: index, slot: slot))
+        let rejected = self.state.withLock { state -> Bool in
+            if state.isDisposed { return true }
+            state.sources.append(subscription)
+            return false
+        }
+        if rejected {
+            subscription.dispose()
+        }
+    }
+
+    /// Disposes every source's subscription; later events are dropped.
+    @usableFromInline func dispose() {
+        let sources = self.state.withLock { state -> [Disposable] in
+            guard !state.isDisposed else { return [] }
+            state.isDisposed = true
+            state.isTerminated = true
+            defer { state.sources = [] }
+            return state.sources
+        }
+        for source in sources {
+            source.dispose()
+        }
     }
 
     @inlinable func received<V: Sendable>(index: Int, value: V, slot: CombineLatestSlot<V>) {
@@ -64,8 +85,7 @@
             guard !state.isTerminated else { return (nil, nil) }
             let replaced = slot.value
             slot.value = value
-            if !state.hasValue[index] {
-                state.hasValue[index] = true
+            if replaced == nil {
                 state.valueCount += 1
             }
             return (state.valueCount == self.arity ? self.combine() : nil, replaced)
@@ -104,7 +124,48 @@
     }
 }
 
-/// The latest value of one `combineLatest` source.
+// Safe: the mutable state is `state`, behind its lock; the other stored properties are immutable and
+// Sendable; the slots the combine closure reads are read and written only under that lock.
+extension CombineLatestStorage: @unchecked Sendable {}
+
+/// The subscriber of one source of a `combineLatest`: its value callback captures only itself, and its
+/// error and completion go to the storage by override, so a source costs one object.
+///
+/// `@unchecked Sendable`: restated from ``Subscriber``; the stored properties are immutable and
+/// `Sendable`.
+@usableFromInline
+final class CombineLatestSourceSubscriber<V: Sendable, R, E>: SubscriptionSubscriber<V, E>,
+    @unchecked Sendable
+{
+    @usableFromInline let storage: CombineLatestStorage<R, E>
+    @usableFromInline let slot: CombineLatestSlot<V>
+    @usableFromInline let index: Int
+
+    @inlinable init(storage: CombineLatestStorage<R, E>, index: Int, slot: CombineLatestSlot<V>) {
+        self.storage = storage
+        self.slot = slot
+        self.index = index
+        super.init(operatorNext: nil)
+        // Set before the subscriber is shared, like an initialiser's stores. The callback owns the
+        // storage; the cycle is broken when the subscription terminates or is disposed.
+        self.next = { value in
+            self.storage.received(index: self.index, value: value, slot: self.slot)
+        }
+    }
+
+    @inlinable override func forwardError(_ error: E) {
+        self.storage.failed(error)
+    }
+
+    @inlinable override func forwardCompletion() {
+        self.storage.completed(index: self.index)
+    }
+
+    @inlinable override var downstreamIsTerminated: Bool {
+        return self.storage.subscriber.isTerminated
+    }
+}
+
 @usableFromInline final class CombineLatestSlot<V: Sendable>: @unchecked Sendable {
     // Safe: read and written only while the owning `CombineLatestStorage` holds its lock.
     // `@exclusivity(unchecked)` for the same reason: that lock already serialises every access, and the
