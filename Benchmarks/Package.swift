@@ -39,15 +39,31 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .target(name: "MemoryShims", path: "Sources/MemoryShims"),
+        .target(
+            name: "MemoryMeasurement",
+            dependencies: ["MemoryShims"],
+            path: "Sources/MemoryMeasurement",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .executableTarget(
             name: "memory",
             dependencies: [
                 .product(name: "SwiftSignalKit", package: library),
                 .product(name: "SwiftSignalKitConcurrency", package: library),
                 .product(name: "OpenCombine", package: "OpenCombine"),
-                "MemoryShims",
+                "MemoryMeasurement",
             ],
             path: "Sources/Memory",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .executableTarget(
+            name: "soak",
+            dependencies: [
+                .product(name: "SwiftSignalKit", package: library),
+                .product(name: "SwiftSignalKitConcurrency", package: library),
+                "MemoryMeasurement",
+            ],
+            path: "Sources/Soak",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(

@@ -9,6 +9,7 @@
 // pair and makes the table.
 
 import Foundation
+import MemoryMeasurement
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard (2...3).contains(arguments.count),

@@ -1,4 +1,4 @@
-// What the memory suite reads: the process's resident set and the bytes malloc has handed out.
+// What the memory suite and the soak check read: the process's resident set and the bytes malloc has handed out.
 
 import Foundation
 import MemoryShims
@@ -10,16 +10,16 @@ import MemoryShims
 #endif
 
 /// One reading of the process's memory.
-struct MemoryReading {
+public struct MemoryReading: Sendable {
     /// Resident set size in bytes (pages the process has touched and still holds).
-    var resident: Int
+    public var resident: Int
     /// Bytes in chunks malloc has handed out and not taken back, with each chunk's header and
     /// rounding: what the live objects cost the heap, whatever pages they landed on.
-    var heap: Int
+    public var heap: Int
 
     /// Reads the process now, after handing freed memory back to the system where malloc can, so that
     /// a reading before a measurement is not inflated by garbage of the set-up.
-    static func now() -> MemoryReading {
+    public static func now() -> MemoryReading {
         memory_shims_trim()
         return MemoryReading(resident: residentBytes(), heap: Int(memory_shims_heap_in_use()))
     }
