@@ -1,0 +1,53 @@
+// The guide's recipe for servers that hold a subscription per client: what a subscription keeps, and how
+// to keep it small.
+
+import SwiftSignalKit
+import Testing
+
+// MARK: - Holding many live subscriptions
+
+/// A price feed with a subscription per connected client: each keeps the prices of the symbols it
+/// watches, above its alert threshold.
+final class PriceAlerts: Sendable {
+    let prices = ValuePipe<(symbol: String, cents: Int)>()
+    let clients = Atomic<[String: Disposable]>(value: [:])
+
+    /// One stage per client: `map` first, then `filter`, which the library runs as one subscriber.
+    /// Only a `next:` callback: the feed never ends, and a subscriber without error or completion
+    /// callbacks is 64 bytes smaller.
+    func connect(client: String, symbol: String, above threshold: Int, alert: @escaping @Sendable (Int) -> Void) {
+        let subscription = (prices.signal()
+            |> map { price in price.symbol == symbol ? price.cents : -1 }
+            |> filter { cents in cents > threshold })
+            .start(next: alert)
+        clients.modify { $0.merging([client: subscription]) { _, new in new } }
+    }
+
+    /// Ends the client's subscription; everything it held is released.
+    func disconnect(client: String) {
+        var subscription: Disposable?
+        clients.modify { clients in
+            subscription = clients[client]
+            return clients.filter { $0.key != client }
+        }
+        subscription?.dispose()
+    }
+}
+
+@Suite struct RecipesMemoryTests {
+    @Test func eachClientGetsItsAlertsUntilItDisconnects() {
+        let alerts = PriceAlerts()
+        let received = Atomic<[String]>(value: [])
+        for client in ["ada", "grace"] {
+            alerts.connect(client: client, symbol: "ACME", above: 100) { cents in
+                received.modify { $0 + ["\(client) \(cents)"] }
+            }
+        }
+        alerts.prices.putNext((symbol: "ACME", cents: 120))
+        alerts.prices.putNext((symbol: "OTHER", cents: 500))
+        alerts.disconnect(client: "ada")
+        alerts.prices.putNext((symbol: "ACME", cents: 90))
+        alerts.prices.putNext((symbol: "ACME", cents: 130))
+        #expect(received.with { $0.sorted() } == ["ada 120", "grace 120", "grace 130"])
+    }
+}
