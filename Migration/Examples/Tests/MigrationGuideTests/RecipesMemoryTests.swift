@@ -16,10 +16,9 @@ final class PriceAlerts: Sendable {
     /// Only a `next:` callback: the feed never ends, and a subscriber without error or completion
     /// callbacks is 64 bytes smaller.
     func connect(client: String, symbol: String, above threshold: Int, alert: @escaping @Sendable (Int) -> Void) {
-        let subscription = (prices.signal()
-            |> map { price in price.symbol == symbol ? price.cents : -1 }
-            |> filter { cents in cents > threshold })
-            .start(next: alert)
+        let prices = self.prices.signal()
+        let watched = prices |> map { $0.symbol == symbol ? $0.cents : -1 } |> filter { $0 > threshold }
+        let subscription = watched.start(next: alert)
         clients.modify { $0.merging([client: subscription]) { _, new in new } }
     }
 
