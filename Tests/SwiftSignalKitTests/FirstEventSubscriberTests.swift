@@ -63,6 +63,21 @@ import Testing
         #expect(handled.value == 3)
     }
 
+    @Test func aFirstValueReleasesKeptAliveObjectsWhileTheSourceStillHoldsTheSubscriber() {
+        // A hot source keeps its subscribers; whatever its generator kept alive on the subscriber goes
+        // with the first event, not when the source lets go of the subscriber.
+        let tracker = LifetimeTracker()
+        let captured = CapturedSubscriber<Int, TestError>()
+        let taker = self.makeTaker(handled: Counter())
+        taker.subscribe(to: captured.signal())
+        captured.subscriber?.keepAlive(tracker.make())
+        #expect(tracker.live.value == 1)
+        captured.subscriber?.putNext(1)
+        #expect(taker.withExtra { $0 } == 1)
+        #expect(tracker.live.value == 0, "released with the first value")
+        withExtendedLifetime(captured) {}
+    }
+
     @Test func theFirstEventEndsTheSubscriptionBeforeItIsHandledAndTheRestAreDropped() {
         let disposable = CountingDisposable()
         let captured = CapturedSubscriber<Int, TestError>()
