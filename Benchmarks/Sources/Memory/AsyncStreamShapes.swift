@@ -4,12 +4,12 @@ final class ForAwaitAsyncStream: LiveSubscriptions {
     let count: Int
     let sink = Sink()
     let continuations: Slots<AsyncStream<Int>.Continuation>
-    var tasks: [Task<Void, Never>?]
+    var tasks: Handles<Task<Void, Never>>
 
     init(count: Int) {
         self.count = count
         self.continuations = Slots(count: count)
-        self.tasks = Array(repeating: nil, count: count)
+        self.tasks = Handles(count: count)
     }
 
     func subscribe() async {
@@ -32,9 +32,7 @@ final class ForAwaitAsyncStream: LiveSubscriptions {
 
     func end() async {
         for continuation in self.continuations.takeAll() { continuation.finish() }
-        for index in 0..<self.count {
-            await self.tasks[index]!.value
-            self.tasks[index] = nil
-        }
+        for task in self.tasks.all { await task.value }
+        self.tasks.endAll { _ in }
     }
 }

@@ -62,11 +62,11 @@ final class HotMapFloor: LiveSubscriptions {
     let count: Int
     let sink = Sink()
     let registry = FloorRegistry()
-    var held: [FloorToken?]
+    var held: Handles<FloorToken>
 
     init(count: Int) {
         self.count = count
-        self.held = Array(repeating: nil, count: count)
+        self.held = Handles(count: count)
     }
 
     func subscribe() async {
@@ -82,23 +82,20 @@ final class HotMapFloor: LiveSubscriptions {
     }
 
     func end() async {
-        for index in 0..<self.count {
-            self.held[index]!.cancel()
-            self.held[index] = nil
-        }
+        self.held.endAll { $0.cancel() }
     }
 }
 
 final class PromiseFloor: LiveSubscriptions {
     let count: Int
     let sink = Sink()
-    var registries: [FloorRegistry?]
-    var held: [FloorToken?]
+    var registries: Handles<FloorRegistry>
+    var held: Handles<FloorToken>
 
     init(count: Int) {
         self.count = count
-        self.registries = Array(repeating: nil, count: count)
-        self.held = Array(repeating: nil, count: count)
+        self.registries = Handles(count: count)
+        self.held = Handles(count: count)
     }
 
     func subscribe() async {
@@ -111,16 +108,13 @@ final class PromiseFloor: LiveSubscriptions {
     }
 
     func check() async -> String? {
-        for registry in self.registries { registry!.send(1) }
+        for registry in self.registries.all { registry.send(1) }
         return self.sink.expect(2 * self.count, "the initial value and one send per value")
     }
 
     func end() async {
-        for index in 0..<self.count {
-            self.held[index]!.cancel()
-            self.held[index] = nil
-            self.registries[index] = nil
-        }
+        self.held.endAll { $0.cancel() }
+        self.registries.endAll { _ in }
     }
 }
 
@@ -144,11 +138,11 @@ final class FloorSubscription: Sendable {
 final class IdleChainFloor: LiveSubscriptions {
     let count: Int
     let sink = Sink()
-    var held: [FloorSubscription?]
+    var held: Handles<FloorSubscription>
 
     init(count: Int) {
         self.count = count
-        self.held = Array(repeating: nil, count: count)
+        self.held = Handles(count: count)
     }
 
     func subscribe() async {
@@ -166,10 +160,7 @@ final class IdleChainFloor: LiveSubscriptions {
     }
 
     func end() async {
-        for index in 0..<self.count {
-            self.held[index]!.cancel()
-            self.held[index] = nil
-        }
+        self.held.endAll { $0.cancel() }
     }
 }
 
@@ -197,11 +188,11 @@ final class CombineLatestFloor: LiveSubscriptions {
     let sink = Sink()
     let first = FloorRegistry()
     let second = FloorRegistry()
-    var held: [(FloorToken, FloorToken)?]
+    var held: Handles<(FloorToken, FloorToken)>
 
     init(count: Int) {
         self.count = count
-        self.held = Array(repeating: nil, count: count)
+        self.held = Handles(count: count)
     }
 
     func subscribe() async {
@@ -220,10 +211,9 @@ final class CombineLatestFloor: LiveSubscriptions {
     }
 
     func end() async {
-        for index in 0..<self.count {
-            self.held[index]!.0.cancel()
-            self.held[index]!.1.cancel()
-            self.held[index] = nil
+        self.held.endAll { tokens in
+            tokens.0.cancel()
+            tokens.1.cancel()
         }
     }
 }
@@ -233,12 +223,12 @@ final class ForAwaitFloor: LiveSubscriptions {
     let count: Int
     let sink = Sink()
     let waiting: Slots<CheckedContinuation<Int?, Never>>
-    var tasks: [Task<Void, Never>?]
+    var tasks: Handles<Task<Void, Never>>
 
     init(count: Int) {
         self.count = count
         self.waiting = Slots(count: count)
-        self.tasks = Array(repeating: nil, count: count)
+        self.tasks = Handles(count: count)
     }
 
     func subscribe() async {
@@ -261,10 +251,8 @@ final class ForAwaitFloor: LiveSubscriptions {
 
     func end() async {
         for continuation in self.waiting.takeAll() { continuation.resume(returning: nil) }
-        for index in 0..<self.count {
-            await self.tasks[index]!.value
-            self.tasks[index] = nil
-        }
+        for task in self.tasks.all { await task.value }
+        self.tasks.endAll { _ in }
     }
 }
 
@@ -272,12 +260,12 @@ final class PendingGetFloor: LiveSubscriptions {
     let count: Int
     let sink = Sink()
     let waiting: Slots<CheckedContinuation<Int, Never>>
-    var tasks: [Task<Void, Never>?]
+    var tasks: Handles<Task<Void, Never>>
 
     init(count: Int) {
         self.count = count
         self.waiting = Slots(count: count)
-        self.tasks = Array(repeating: nil, count: count)
+        self.tasks = Handles(count: count)
     }
 
     func subscribe() async {
@@ -292,14 +280,12 @@ final class PendingGetFloor: LiveSubscriptions {
 
     func check() async -> String? {
         for continuation in self.waiting.takeAll() { continuation.resume(returning: 1) }
-        for index in 0..<self.count {
-            await self.tasks[index]!.value
-        }
+        for task in self.tasks.all { await task.value }
         return self.sink.expect(self.count, "values awaited")
     }
 
     func end() async {
-        for index in 0..<self.count { self.tasks[index] = nil }
+        self.tasks.endAll { _ in }
     }
 }
 
@@ -319,11 +305,11 @@ actor PlainActor {
 
 final class QueueLocalActorFloor: LiveSubscriptions {
     let count: Int
-    var actors: [PlainActor?]
+    var actors: Handles<PlainActor>
 
     init(count: Int) {
         self.count = count
-        self.actors = Array(repeating: nil, count: count)
+        self.actors = Handles(count: count)
     }
 
     func subscribe() async {
@@ -334,11 +320,11 @@ final class QueueLocalActorFloor: LiveSubscriptions {
 
     func check() async -> String? {
         var total = 0
-        for actor in self.actors { total += await actor!.bump() }
+        for actor in self.actors.all { total += await actor.bump() }
         return total == self.count ? nil : "\(total) actors answered, \(self.count) expected"
     }
 
     func end() async {
-        for index in 0..<self.count { self.actors[index] = nil }
+        self.actors.endAll { _ in }
     }
 }

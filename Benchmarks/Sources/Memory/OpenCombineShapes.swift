@@ -7,11 +7,11 @@ final class HotMapOpenCombine: LiveSubscriptions {
     let count: Int
     let sink = Sink()
     let subject = PassthroughSubject<Int, Never>()
-    var held: [AnyCancellable?]
+    var held: Handles<AnyCancellable>
 
     init(count: Int) {
         self.count = count
-        self.held = Array(repeating: nil, count: count)
+        self.held = Handles(count: count)
     }
 
     func subscribe() async {
@@ -28,23 +28,20 @@ final class HotMapOpenCombine: LiveSubscriptions {
     }
 
     func end() async {
-        for index in 0..<self.count {
-            self.held[index]!.cancel()
-            self.held[index] = nil
-        }
+        self.held.endAll { $0.cancel() }
     }
 }
 
 final class PromiseOpenCombine: LiveSubscriptions {
     let count: Int
     let sink = Sink()
-    var subjects: [CurrentValueSubject<Int, Never>?]
-    var held: [AnyCancellable?]
+    var subjects: Handles<CurrentValueSubject<Int, Never>>
+    var held: Handles<AnyCancellable>
 
     init(count: Int) {
         self.count = count
-        self.subjects = Array(repeating: nil, count: count)
-        self.held = Array(repeating: nil, count: count)
+        self.subjects = Handles(count: count)
+        self.held = Handles(count: count)
     }
 
     func subscribe() async {
@@ -57,27 +54,24 @@ final class PromiseOpenCombine: LiveSubscriptions {
     }
 
     func check() async -> String? {
-        for subject in self.subjects { subject!.send(1) }
+        for subject in self.subjects.all { subject.send(1) }
         return self.sink.expect(2 * self.count, "the initial value and one send per subject")
     }
 
     func end() async {
-        for index in 0..<self.count {
-            self.held[index]!.cancel()
-            self.held[index] = nil
-            self.subjects[index] = nil
-        }
+        self.held.endAll { $0.cancel() }
+        self.subjects.endAll { _ in }
     }
 }
 
 final class IdleChainOpenCombine: LiveSubscriptions {
     let count: Int
     let sink = Sink()
-    var held: [AnyCancellable?]
+    var held: Handles<AnyCancellable>
 
     init(count: Int) {
         self.count = count
-        self.held = Array(repeating: nil, count: count)
+        self.held = Handles(count: count)
     }
 
     func subscribe() async {
@@ -93,9 +87,6 @@ final class IdleChainOpenCombine: LiveSubscriptions {
     }
 
     func end() async {
-        for index in 0..<self.count {
-            self.held[index]!.cancel()
-            self.held[index] = nil
-        }
+        self.held.endAll { $0.cancel() }
     }
 }

@@ -127,6 +127,31 @@ final class Slots<Element>: @unchecked Sendable {
     }
 }
 
+/// The handles of live subscriptions (disposables, tasks, promises), one per index, in an array
+/// allocated and touched when the shape is made, so that storing a handle allocates nothing.
+struct Handles<Handle> {
+    private var items: [Handle?]
+
+    init(count: Int) {
+        self.items = Array(repeating: nil, count: count)
+    }
+
+    subscript(index: Int) -> Handle {
+        get { self.items[index]! }
+        set { self.items[index] = newValue }
+    }
+
+    var all: [Handle] { self.items.map { $0! } }
+
+    /// Ends each subscription with `end`, then lets its handle go.
+    mutating func endAll(_ end: (Handle) -> Void) {
+        for index in self.items.indices {
+            end(self.items[index]!)
+            self.items[index] = nil
+        }
+    }
+}
+
 /// Waits, without a timeout (the harness is watched from outside), until `condition` holds; then
 /// lets the tasks that made it true reach their suspension point.
 @MainActor func waitUntil(_ condition: () -> Bool) async {

@@ -8,12 +8,12 @@ final class HotMapSignalKit: LiveSubscriptions {
     let sink = Sink()
     let pipe = ValuePipe<Int>()
     let mapped: Signal<Int, NoError>
-    var held: [Disposable?]
+    var held: Handles<Disposable>
 
     init(count: Int) {
         self.count = count
         self.mapped = self.pipe.signal() |> map { $0 + 1 }
-        self.held = Array(repeating: nil, count: count)
+        self.held = Handles(count: count)
     }
 
     func subscribe() async {
@@ -29,23 +29,20 @@ final class HotMapSignalKit: LiveSubscriptions {
     }
 
     func end() async {
-        for index in 0..<self.count {
-            self.held[index]!.dispose()
-            self.held[index] = nil
-        }
+        self.held.endAll { $0.dispose() }
     }
 }
 
 final class PromiseSignalKit: LiveSubscriptions {
     let count: Int
     let sink = Sink()
-    var promises: [ValuePromise<Int>?]
-    var held: [Disposable?]
+    var promises: Handles<ValuePromise<Int>>
+    var held: Handles<Disposable>
 
     init(count: Int) {
         self.count = count
-        self.promises = Array(repeating: nil, count: count)
-        self.held = Array(repeating: nil, count: count)
+        self.promises = Handles(count: count)
+        self.held = Handles(count: count)
     }
 
     func subscribe() async {
@@ -58,16 +55,13 @@ final class PromiseSignalKit: LiveSubscriptions {
     }
 
     func check() async -> String? {
-        for promise in self.promises { promise!.set(1) }
+        for promise in self.promises.all { promise.set(1) }
         return self.sink.expect(2 * self.count, "the initial value and one set per promise")
     }
 
     func end() async {
-        for index in 0..<self.count {
-            self.held[index]!.dispose()
-            self.held[index] = nil
-            self.promises[index] = nil
-        }
+        self.held.endAll { $0.dispose() }
+        self.promises.endAll { _ in }
     }
 }
 
@@ -75,11 +69,11 @@ final class IdleChainSignalKit: LiveSubscriptions {
     let count: Int
     let sink = Sink()
     let chain = Signal<Int, NoError>.never() |> map { $0 + 1 } |> filter { $0 > 0 }
-    var held: [Disposable?]
+    var held: Handles<Disposable>
 
     init(count: Int) {
         self.count = count
-        self.held = Array(repeating: nil, count: count)
+        self.held = Handles(count: count)
     }
 
     func subscribe() async {
@@ -94,10 +88,7 @@ final class IdleChainSignalKit: LiveSubscriptions {
     }
 
     func end() async {
-        for index in 0..<self.count {
-            self.held[index]!.dispose()
-            self.held[index] = nil
-        }
+        self.held.endAll { $0.dispose() }
     }
 }
 
@@ -107,12 +98,12 @@ final class CombineLatestSignalKit: LiveSubscriptions {
     let first = ValuePipe<Int>()
     let second = ValuePipe<Int>()
     let combined: Signal<(Int, Int), NoError>
-    var held: [Disposable?]
+    var held: Handles<Disposable>
 
     init(count: Int) {
         self.count = count
         self.combined = combineLatest(self.first.signal(), self.second.signal())
-        self.held = Array(repeating: nil, count: count)
+        self.held = Handles(count: count)
     }
 
     func subscribe() async {
@@ -129,10 +120,7 @@ final class CombineLatestSignalKit: LiveSubscriptions {
     }
 
     func end() async {
-        for index in 0..<self.count {
-            self.held[index]!.dispose()
-            self.held[index] = nil
-        }
+        self.held.endAll { $0.dispose() }
     }
 }
 
@@ -156,12 +144,12 @@ final class ForAwaitSignalKit: LiveSubscriptions {
     let count: Int
     let sink = Sink()
     let source: SubscriberListSource
-    var tasks: [Task<Void, Never>?]
+    var tasks: Handles<Task<Void, Never>>
 
     init(count: Int) {
         self.count = count
         self.source = SubscriberListSource(count: count)
-        self.tasks = Array(repeating: nil, count: count)
+        self.tasks = Handles(count: count)
     }
 
     func subscribe() async {
@@ -184,10 +172,8 @@ final class ForAwaitSignalKit: LiveSubscriptions {
 
     func end() async {
         for subscriber in self.source.subscribers.takeAll() { subscriber.putCompletion() }
-        for index in 0..<self.count {
-            await self.tasks[index]!.value
-            self.tasks[index] = nil
-        }
+        for task in self.tasks.all { await task.value }
+        self.tasks.endAll { _ in }
     }
 }
 
@@ -195,12 +181,12 @@ final class PendingGetSignalKit: LiveSubscriptions {
     let count: Int
     let sink = Sink()
     let source: SubscriberListSource
-    var tasks: [Task<Void, Never>?]
+    var tasks: Handles<Task<Void, Never>>
 
     init(count: Int) {
         self.count = count
         self.source = SubscriberListSource(count: count)
-        self.tasks = Array(repeating: nil, count: count)
+        self.tasks = Handles(count: count)
     }
 
     func subscribe() async {
@@ -217,25 +203,23 @@ final class PendingGetSignalKit: LiveSubscriptions {
 
     func check() async -> String? {
         for subscriber in self.source.subscribers.takeAll() { subscriber.putNext(1) }
-        for index in 0..<self.count {
-            await self.tasks[index]!.value
-        }
+        for task in self.tasks.all { await task.value }
         return self.sink.expect(self.count, "values awaited")
     }
 
     func end() async {
-        for index in 0..<self.count { self.tasks[index] = nil }
+        self.tasks.endAll { _ in }
     }
 }
 
 final class QueueLocalActorSignalKit: LiveSubscriptions {
     let count: Int
     let queue = Queue()
-    var actors: [QueueLocalActor<Int>?]
+    var actors: Handles<QueueLocalActor<Int>>
 
     init(count: Int) {
         self.count = count
-        self.actors = Array(repeating: nil, count: count)
+        self.actors = Handles(count: count)
     }
 
     func subscribe() async {
@@ -246,8 +230,8 @@ final class QueueLocalActorSignalKit: LiveSubscriptions {
 
     func check() async -> String? {
         var total = 0
-        for actor in self.actors {
-            total += await actor!.withValue { @Sendable value in
+        for actor in self.actors.all {
+            total += await actor.withValue { @Sendable value in
                 value += 1
                 return 1
             }
@@ -256,7 +240,7 @@ final class QueueLocalActorSignalKit: LiveSubscriptions {
     }
 
     func end() async {
-        for index in 0..<self.count { self.actors[index] = nil }
+        self.actors.endAll { _ in }
         // Each actor releases its value in a block on the queue: wait for them.
         await withCheckedContinuation { continuation in
             self.queue.async { continuation.resume() }
