@@ -241,6 +241,12 @@ public class Subscriber<T, E>: CustomStringConvertible {
         return self.downstreamIsTerminated
     }
 
+    /// Whether a value sent now would be delivered: neither terminated nor disposed. An operator that
+    /// runs two closures for one value asks between them (see `MapFilterSubscriber`).
+    @inlinable final var admitsValues: Bool {
+        return self.withState { $0.admitsValues }
+    }
+
     /// Stores the generator's disposable, or disposes it at once if the subscriber already terminated.
     @inlinable final func assignDisposable(_ disposable: Disposable) {
         // Synchronous generators (`single`, `complete`, ...) return the shared empty disposable; storing it

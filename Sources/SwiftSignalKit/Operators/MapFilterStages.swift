@@ -6,9 +6,10 @@
 // closure is 16. A server that keeps hundreds of thousands of subscriptions pays for every byte.
 //
 // `map { ... } |> filter { ... }` is one stage (``MapFilterStage``): one subscriber per subscription
-// instead of two, and one lock round trip per value instead of two. The fusion cannot be seen from
-// outside: the stages in between are the library's own, and both closures run on the delivering
-// thread, one after the other, as they did in two stages.
+// instead of two. The fusion cannot be seen from outside: both closures run on the delivering thread,
+// one after the other, as they did in two stages, and between them the stage asks again whether it is
+// still live (a second stage did so on receiving the mapped value), so a `map` closure that ends the
+// subscription keeps the `filter` closure from running.
 
 /// A `map` stage: its upstream and transform.
 ///
@@ -109,6 +110,10 @@
         super.init(target: target, next: nil)
         self.next = { value in
             let mapped = self.stage.transform(value)
+            // The map closure may have ended the subscription (disposed it, or made the source send a
+            // terminal event). A filter stage of its own would then not be called: ask again before
+            // calling this one.
+            guard self.admitsValues else { return }
             if self.stage.predicate(mapped) {
                 self.target.putNext(mapped)
             }

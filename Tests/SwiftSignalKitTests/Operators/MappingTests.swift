@@ -104,9 +104,30 @@ func values<T: Sendable, E>(_ values: [T], _ errorType: E.Type = NoError.self) -
         #expect(source.count.value == 1)
     }
 
+    @Test func endingTheSubscriptionInsideTheTransformSkipsTheFilter() {
+        // With two stages, a `map` closure that ends the subscription keeps the `filter` closure from
+        // running for that value; one fused stage must behave the same.
+        let captured = CapturedSubscriber<Int, NoError>()
+        let log = LockedState<[String]>([])
+        let completing: (Signal<Int, NoError>) -> Signal<Int, NoError> = map { value in
+            if value == 1 { captured.subscriber?.putCompletion() }
+            return value
+        }
+        let logging: (Signal<Int, NoError>) -> Signal<Int, NoError> = filter { value in
+            log.withLock { $0.append("filter \(value)") }
+            return true
+        }
+        let fused = captured.signal() |> completing |> logging
+        _ = fused.start(
+            next: { value in log.withLock { $0.append("next \(value)") } },
+            completed: { log.withLock { $0.append("completed") } })
+        captured.subscriber?.putNext(0)
+        captured.subscriber?.putNext(1)
+        #expect(log.withLock { $0 } == ["filter 0", "next 0", "completed"])
+    }
+
     @Test func disposingInsideTheTransformDropsTheValue() {
-        // Disposed while the fused stage maps a value: the value the stage already took still runs the
-        // predicate (as an admitted value may), but nothing reaches the subscriber afterwards.
+        // Disposed while the fused stage maps a value: neither the filter nor the subscriber sees it.
         let pipe = ValuePipe<Int>()
         let holder = MetaDisposable()
         let recorder = Recorder<Int, NoError>()
