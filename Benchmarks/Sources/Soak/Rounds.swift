@@ -15,16 +15,46 @@ final class Deliveries: Sendable {
     }
 }
 
-/// What the rounds share: queues, and the deliberate leak of `--leak`.
+/// What the rounds share: queues, sources that live for the whole run (as a server's feeds and caches
+/// do, so that what a subscription leaves in a source's member list adds up from round to round), and
+/// the deliberate leak of `--leak`.
 final class SoakContext: Sendable {
     let queue = Queue()
     let deliveries = Deliveries()
+    let feed = ValuePipe<Int>()
+    let latest = ValuePromise<Int>(0)
+    let promise = Promise<Int>(0)
+    let replaying = ReplayingValuePipe<Int>(0)
+    let shared: Signal<Int, NoError>
+    let combined: Signal<(Int, Int), NoError>
     /// With `--leak`, every round keeps one subscription for good: the check must then fail.
     let leak: Bool
     let leaked = Mutex<[Disposable]>([])
 
     init(leak: Bool) {
         self.leak = leak
+        self.shared = self.feed.signal() |> share(replay: .latest)
+        self.combined = combineLatest(self.feed.signal(), self.latest.get())
+    }
+}
+
+/// Subscriptions to the long-lived sources, made and ended in every round.
+func longLivedRound(_ context: SoakContext, _ round: Int) {
+    let deliveries = context.deliveries
+    let subscriptions = [
+        (context.feed.signal() |> map { $0 + 1 } |> filter { $0 > 0 }).start(next: deliveries.add),
+        context.latest.get().start(next: deliveries.add, completed: {}),
+        context.promise.get().start(next: deliveries.add),
+        context.replaying.signal().start(next: deliveries.add),
+        context.shared.start(next: deliveries.add),
+        context.combined.start(next: deliveries.add),
+    ]
+    context.feed.putNext(round)
+    context.latest.set(round)
+    context.promise.set(.single(round))
+    context.replaying.putNext(round)
+    for subscription in subscriptions {
+        subscription.dispose()
     }
 }
 

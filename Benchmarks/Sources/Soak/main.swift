@@ -63,6 +63,7 @@ print("soak: \(Int(seconds)) s of subscribing and disposing\(leak ? ", leaking o
 while clock.now - start < .seconds(seconds) {
     for _ in 0..<50 {
         coreRound(context, rounds)
+        longLivedRound(context, rounds)
         rounds += 1
     }
     await bridgeRound(context, rounds, actor: actor)
