@@ -58,7 +58,8 @@ func longLivedRound(_ context: SoakContext, _ round: Int) {
     }
 }
 
-/// The core operators, synchronously: a hot source and a promise with several stages each.
+/// The core operators: a hot source and a promise with several stages each, the timing operators on a
+/// real queue (their timers are made and cancelled every round), and a synchronous restart loop.
 func coreRound(_ context: SoakContext, _ round: Int) {
     let deliveries = context.deliveries
     let pipe = ValuePipe<Int>()
@@ -77,6 +78,15 @@ func coreRound(_ context: SoakContext, _ round: Int) {
     subscriptions.append(zip(pipe.signal(), promise.get()).start(next: deliveries.add))
     subscriptions.append((pipe.signal() |> deliverOn(context.queue)).start(next: deliveries.add))
     subscriptions.append((pipe.signal() |> debounce(0.001, scheduler: context.queue)).start(next: deliveries.add))
+    subscriptions.append((pipe.signal() |> throttle(0.001, scheduler: context.queue)).start(next: deliveries.add))
+    subscriptions.append((pipe.signal() |> delay(0.0005, queue: context.queue)).start(next: deliveries.add))
+    subscriptions.append(
+        (pipe.signal() |> timeout(10, queue: context.queue, alternate: .never())).start(next: deliveries.add))
+    subscriptions.append(
+        (promise.get() |> timeout(perValue: 10, scheduler: context.queue, alternate: .never())).start(next: deliveries.add))
+    subscriptions.append(interval(10, scheduler: context.queue).start(next: deliveries.add))
+    subscriptions.append(
+        (Signal<Int, NoError>.single(round) |> restart |> take(3) |> scan(0, +)).start(next: deliveries.add))
     let keptAlive = pipe.signal().start(next: deliveries.add)
     pipe.putNext(round)
     pipe.putNext(round + 1)
