@@ -92,37 +92,39 @@ final class Sink: Sendable {
 }
 
 /// A fixed-size list that the harness fills while subscribing: allocated and touched up front.
-final class Slots<Element>: @unchecked Sendable {
-    // Safe: every access goes through `lock`.
-    private let lock = Mutex<Void>(())
-    private var items: [Element?]
-    private var filled = 0
+final class Slots<Element: Sendable>: Sendable {
+    private struct State {
+        var items: [Element?]
+        var filled = 0
+    }
+
+    private let state: Mutex<State>
 
     init(count: Int) {
-        self.items = Array(repeating: nil, count: count)
+        self.state = Mutex(State(items: Array(repeating: nil, count: count)))
     }
 
     func append(_ item: Element) {
-        self.lock.withLock { _ in
-            self.items[self.filled] = item
-            self.filled += 1
+        self.state.withLock { state in
+            state.items[state.filled] = item
+            state.filled += 1
         }
     }
 
-    var count: Int { self.lock.withLock { _ in self.filled } }
+    var count: Int { self.state.withLock { $0.filled } }
 
     /// Takes every item out, leaving the slots in place.
     func takeAll() -> [Element] {
-        self.lock.withLock { _ in
-            let taken = self.items[0..<self.filled].map { $0! }
-            for index in 0..<self.filled { self.items[index] = nil }
-            self.filled = 0
+        self.state.withLock { state in
+            let taken = state.items[0..<state.filled].map { $0! }
+            for index in 0..<state.filled { state.items[index] = nil }
+            state.filled = 0
             return taken
         }
     }
 
     func forEach(_ body: (Element) -> Void) {
-        let items = self.lock.withLock { _ in Array(self.items[0..<self.filled]) }
+        let items = self.state.withLock { state in Array(state.items[0..<state.filled]) }
         for item in items { body(item!) }
     }
 }

@@ -130,13 +130,7 @@ extension CombineLatestStorage: @unchecked Sendable {}
 
 /// The subscriber of one source of a `combineLatest`: its value callback captures only itself, and its
 /// error and completion go to the storage by override, so a source costs one object.
-///
-/// `@unchecked Sendable`: restated from ``Subscriber``; the stored properties are immutable and
-/// `Sendable`.
-@usableFromInline
-final class CombineLatestSourceSubscriber<V: Sendable, R, E>: SubscriptionSubscriber<V, E>,
-    @unchecked Sendable
-{
+@usableFromInline final class CombineLatestSourceSubscriber<V: Sendable, R, E>: SubscriptionSubscriber<V, E> {
     @usableFromInline let storage: CombineLatestStorage<R, E>
     @usableFromInline let slot: CombineLatestSlot<V>
     @usableFromInline let index: Int
@@ -166,13 +160,20 @@ final class CombineLatestSourceSubscriber<V: Sendable, R, E>: SubscriptionSubscr
     }
 }
 
-@usableFromInline final class CombineLatestSlot<V: Sendable>: @unchecked Sendable {
-    // Safe: read and written only while the owning `CombineLatestStorage` holds its lock.
-    // `@exclusivity(unchecked)` for the same reason: that lock already serialises every access, and the
-    // dynamic check was a third of the instructions of an emission of eight sources.
+/// One source's latest value in a `combineLatest`.
+@usableFromInline final class CombineLatestSlot<V: Sendable> {
+    /// `@exclusivity(unchecked)`: the owning storage's lock already serialises every access, and the
+    /// dynamic check was a third of the instructions of an emission of eight sources.
     @exclusivity(unchecked) @usableFromInline var value: V?
 
     @inlinable init(_ value: V? = nil) {
         self.value = value
     }
 }
+
+// Safe: restated from `Subscriber` (its state is behind its mutex); the stored properties added here
+// are immutable and Sendable.
+extension CombineLatestSourceSubscriber: @unchecked Sendable {}
+
+// Safe: `value` is read and written only while the owning `CombineLatestStorage` holds its lock.
+extension CombineLatestSlot: @unchecked Sendable {}
