@@ -175,13 +175,6 @@ import Dispatch
         withExtendedLifetime((removed, backlog)) {}
     }
 
-    /// Publishes `value`, unless `generation` is given and no longer current.
-    ///
-    /// - Parameters:
-    ///   - generation: The generation the caller saw; a newer one means its value is stale.
-    ///   - advancing: Whether publishing starts a new generation (``ValuePromise`` uses generations as a
-    ///     version for its compare-then-set).
-    /// - Returns: Whether the value was published.
     /// Frees the list of replaying subscribers once nobody replays: every subscriber of a replaying
     /// fan-out replays when it joins, and a promise with one subscriber would otherwise keep the list's
     /// buffer (64 bytes) for good. The list is empty, so freeing it runs no deinit of a user value.
@@ -192,6 +185,13 @@ import Dispatch
         }
     }
 
+    /// Publishes `value`, unless `generation` is given and no longer current.
+    ///
+    /// - Parameters:
+    ///   - generation: The generation the caller saw; a newer one means its value is stale.
+    ///   - advancing: Whether publishing starts a new generation (``ValuePromise`` uses generations as a
+    ///     version for its compare-then-set).
+    /// - Returns: Whether the value was published.
     @inlinable @discardableResult
     func publish(_ value: T, ifGeneration generation: UInt64? = nil, advancing: Bool = false) -> Bool {
         let (published, sequence, members, replaced) = self.state.withLock {
@@ -268,9 +268,6 @@ import Dispatch
     }
 }
 
-/// A subscriber of a ``ReplayingFanOut``. Not generic, and not nested in the generic class (the subscriber is stored as `AnyObject & Sendable`, and is always a
-/// `Subscriber<T, NoError>`), so that copying and iterating the members is concrete code: in this
-/// module's unspecialised generic code a generic element type costs a metadata lookup per step.
 /// The disposable of a subscription to a ``ReplayingFanOut``: disposing it leaves the fan-out. It keeps
 /// the fan-out's owner (a promise) alive while the subscription lasts, as the closure of the
 /// `ActionDisposable` it replaces did, in one object of 48 bytes where that took three (160).
@@ -293,6 +290,9 @@ import Dispatch
     }
 }
 
+/// A subscriber of a ``ReplayingFanOut``. Not generic, and not nested in the generic type (the subscriber is stored as `AnyObject & Sendable`, and is always a
+/// `Subscriber<T, NoError>`), so that copying and iterating the members is concrete code: in this
+/// module's unspecialised generic code a generic element type costs a metadata lookup per step.
 @usableFromInline struct FanOutMember: Sendable {
     /// Owns the subscriber.
     @usableFromInline let object: any AnyObject & Sendable
