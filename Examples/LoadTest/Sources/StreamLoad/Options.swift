@@ -2,10 +2,11 @@ import Foundation
 
 /// What the run does; from `--name value` arguments.
 struct Options {
-    /// The server's base URL.
-    var url = "http://127.0.0.1:8080"
-    /// The server's process id, to read its resident memory; 0 leaves memory out.
-    var pid = 0
+    /// The base URL of each server instance; clients and publishers are spread over them.
+    var urls = ["http://127.0.0.1:8080"]
+    /// The process id of each instance, to read its resident memory and to kill one; empty leaves memory
+    /// out.
+    var pids: [Int] = []
     /// Streaming clients connected at once.
     var clients = 1000
     /// Trades published while they listen.
@@ -14,14 +15,21 @@ struct Options {
     var publishers = 8
     /// Seconds the whole run may take before it counts as failed.
     var limit = 300.0
+    /// Whether to inject faults after the measured trades: kill the second instance (SIGKILL) while
+    /// trades are published, then run ``restartDatabase`` and publish more.
+    var faults = false
+    /// The shell command that restarts the database, for the fault run.
+    var restartDatabase: String?
 
     init(_ arguments: [String]) throws {
         var remaining = arguments[...]
         while let flag = remaining.popFirst() {
             guard let value = remaining.popFirst() else { throw OptionError("\(flag) needs a value") }
             switch flag {
-            case "--url": self.url = value
-            case "--pid": self.pid = try Self.number(flag, value, at: 0)
+            case "--url", "--urls": self.urls = value.split(separator: ",").map(String.init)
+            case "--pid", "--pids": self.pids = try value.split(separator: ",").map { try Self.number(flag, String($0), at: 0) }
+            case "--faults": self.faults = try Self.flag(flag, value)
+            case "--restart-database": self.restartDatabase = value
             case "--clients": self.clients = try Self.number(flag, value, at: 1)
             case "--trades": self.trades = try Self.number(flag, value, at: 1)
             case "--publishers": self.publishers = try Self.number(flag, value, at: 1)
@@ -33,6 +41,18 @@ struct Options {
             default: throw OptionError("unknown argument \(flag)")
             }
         }
+        if self.urls.isEmpty { throw OptionError("--urls needs at least one URL") }
+        if !self.pids.isEmpty && self.pids.count != self.urls.count {
+            throw OptionError("--pids needs one process id per URL: \(self.urls.count), got \(self.pids.count)")
+        }
+        if self.faults && (self.urls.count < 2 || self.pids.count != self.urls.count || self.restartDatabase == nil) {
+            throw OptionError("--faults needs at least two --urls, their --pids and --restart-database")
+        }
+    }
+
+    private static func flag(_ flag: String, _ value: String) throws -> Bool {
+        guard let on = ["yes": true, "no": false][value] else { throw OptionError("\(flag) needs yes or no, got \(value)") }
+        return on
     }
 
     private static func number(_ flag: String, _ value: String, at least: Int) throws -> Int {

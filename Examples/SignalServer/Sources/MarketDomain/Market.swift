@@ -3,9 +3,14 @@ import SwiftSignalKit
 /// The trading floor: trades come in, get a sequence number, update the quote cache and go out to
 /// everyone listening on ``trades()`` and ``feed()``.
 ///
-/// Everything that changes the sequence runs on the market's queue: publishing a trade, closing the
-/// market and starting a feed. So a feed's ``FeedEvent/ready(lastSeq:)`` and
-/// ``FeedEvent/closed(lastSeq:)`` sit exactly in their place among the trades.
+/// Trades come in one of two ways. A market on its own numbers them itself: ``publish(_:)``. A market
+/// that is one of several instances sharing a log (a database) takes trades the log numbered:
+/// ``ingest(_:)``. Use one of the two on a market, not both.
+///
+/// Everything that changes the sequence runs on the market's queue: publishing or ingesting a trade,
+/// closing the market and starting a feed. So a feed's ``FeedEvent/ready(lastSeq:)``,
+/// ``FeedEvent/resynced(lastSeq:)`` and ``FeedEvent/closed(lastSeq:)`` sit exactly in their place among
+/// the trades.
 public final class Market: Sendable {
     /// What a feed sends.
     public enum FeedEvent: Equatable, Sendable {
@@ -13,6 +18,10 @@ public final class Market: Sendable {
         case ready(lastSeq: Int)
         /// A trade.
         case trade(Trade)
+        /// The trades after the last one sent and up to `lastSeq` will not come: the log they came from
+        /// could not supply them. The feed goes on with the trades after `lastSeq`; a subscriber that
+        /// keeps state built from trades must rebuild it.
+        case resynced(lastSeq: Int)
         /// The market closed after the trade numbered `lastSeq`; no trade follows. The feed completes.
         case closed(lastSeq: Int)
     }
@@ -26,7 +35,7 @@ public final class Market: Sendable {
     /// Publishing, closing and starting feeds run on this queue, so sequence numbers go out in order.
     private let queue: Queue
     /// Written only on `queue`; read anywhere.
-    private let state = Atomic(value: State())
+    private let state: Atomic<State>
     private let store: QuoteStore
     private let exchange: SimulatedExchange
     private let counters: LiveCounters
@@ -37,11 +46,18 @@ public final class Market: Sendable {
     }
 
     /// Creates a market that caches trade prices in `store` and accepts trades for what `exchange` lists.
-    public init(store: QuoteStore, exchange: SimulatedExchange, counters: LiveCounters, queue: Queue = Queue(name: "market")) {
+    ///
+    /// - Parameter lastSeq: The sequence number the market starts after: 0 for a market on its own, the
+    ///   log's last trade for one that ingests a shared log's trades from now on.
+    public init(
+        store: QuoteStore, exchange: SimulatedExchange, counters: LiveCounters, queue: Queue = Queue(name: "market"), lastSeq: Int = 0
+    ) {
+        precondition(lastSeq >= 0, "Market: lastSeq must be 0 or more, got \(lastSeq)")
         self.store = store
         self.exchange = exchange
         self.counters = counters
         self.queue = queue
+        self.state = Atomic(value: State(lastSeq: lastSeq))
     }
 
     /// Every trade published from now on, in sequence order. A hot signal: nothing is replayed. It never
@@ -94,12 +110,10 @@ public final class Market: Sendable {
     /// list and ``MarketError/closed`` once ``close()`` has run.
     public func publish(_ trade: Trade) -> Signal<Trade, MarketError> {
         return Signal { subscriber in
-            if let problem = Market.problem(with: trade) {
-                subscriber.putError(.invalidTrade(problem))
-                return EmptyDisposable
-            }
-            guard self.exchange.lists(trade.symbol) else {
-                subscriber.putError(.unknownSymbol(trade.symbol))
+            do throws(MarketError) {
+                try self.check(trade)
+            } catch {
+                subscriber.putError(error)
                 return EmptyDisposable
             }
             self.queue.async {
@@ -115,14 +129,58 @@ public final class Market: Sendable {
                 }
                 var stamped = trade
                 stamped.seq = state.lastSeq
-                self.exchange.traded(trade.symbol, at: trade.price, seq: stamped.seq)
-                self.store.store(Quote(symbol: trade.symbol, price: trade.price, source: .exchange, asOf: stamped.seq))
-                self.pipe.putNext(.trade(stamped))
+                self.apply(stamped)
                 subscriber.putNext(stamped)
                 subscriber.putCompletion()
             }
             return EmptyDisposable
         }
+    }
+
+    /// Checks `trade` as ``publish(_:)`` does, without publishing it: for a trade that a shared log will
+    /// number.
+    ///
+    /// - Throws: ``MarketError/invalidTrade(_:)``, ``MarketError/unknownSymbol(_:)`` or
+    ///   ``MarketError/closed``, as ``publish(_:)`` fails.
+    public func check(_ trade: Trade) throws(MarketError) {
+        if let problem = Market.problem(with: trade) { throw .invalidTrade(problem) }
+        guard self.exchange.lists(trade.symbol) else { throw .unknownSymbol(trade.symbol) }
+        if self.state.with({ $0.closed }) { throw .closed }
+    }
+
+    /// Takes trades that a shared log numbered, in the log's order: each trade after ``lastSeq`` updates
+    /// the quote cache and goes out to every ``trades()`` and ``feed()`` subscriber, as a published one
+    /// does.
+    ///
+    /// A trade at or below ``lastSeq`` is a repeat (a log that reconnected sends what it may have sent
+    /// before) and is dropped. A trade further on than the next number means the trades between are
+    /// lost: the feed sends ``FeedEvent/resynced(lastSeq:)`` before it, so no subscriber sees a gap
+    /// without being told. Once the market is closed, trades are dropped.
+    ///
+    /// Runs on the market's queue, after what is queued there already; returns at once.
+    public func ingest(_ trades: [Trade]) {
+        guard !trades.isEmpty else { return }
+        self.queue.async {
+            for trade in trades {
+                let state = self.state.with { $0 }
+                guard !state.closed, trade.seq > state.lastSeq else { continue }
+                if trade.seq > state.lastSeq + 1 { self.pipe.putNext(.resynced(lastSeq: trade.seq - 1)) }
+                self.state.modify { state in
+                    var state = state
+                    state.lastSeq = trade.seq
+                    return state
+                }
+                self.apply(trade)
+            }
+        }
+    }
+
+    /// Caches the price of `trade`, which has its sequence number, and sends it to every subscriber. On
+    /// the queue.
+    private func apply(_ trade: Trade) {
+        self.exchange.traded(trade.symbol, at: trade.price, seq: trade.seq)
+        self.store.store(Quote(symbol: trade.symbol, price: trade.price, source: .exchange, asOf: trade.seq))
+        self.pipe.putNext(.trade(trade))
     }
 
     /// Sends the last trade's sequence number once the market has closed, then completes.

@@ -66,12 +66,14 @@ public enum MarketError: Error, Equatable, Sendable {
     case timedOut(Double)
     /// The rates service has no rate for this currency.
     case unsupportedCurrency(String)
+    /// The shared trade log (the database) did not take or answer the request; what it said.
+    case logUnavailable(String)
 
     /// Whether asking again can help: only an unavailable exchange is worth retrying.
     public var isTransient: Bool {
         switch self {
         case .exchangeUnavailable: return true
-        case .unknownSymbol, .invalidTrade, .closed, .timedOut, .unsupportedCurrency: return false
+        case .unknownSymbol, .invalidTrade, .closed, .timedOut, .unsupportedCurrency, .logUnavailable: return false
         }
     }
 }

@@ -1,9 +1,10 @@
 import Foundation
+import Logging
 import MarketDomain
 import ServiceLifecycle
 import SignalServerApp
 
-// swift run SignalServer [--host 127.0.0.1] [--port 8080] [--heartbeat 15] [--slow-client 10]
+// swift run SignalServer [--host 127.0.0.1] [--port 8080] [--heartbeat 15] [--slow-client 10] [--database postgres://...]
 let configuration: ServerConfiguration
 do {
     configuration = try ServerConfiguration(arguments: Array(CommandLine.arguments.dropFirst()))
@@ -14,7 +15,13 @@ do {
     FileHandle.standardError.write(Data("SignalServer: \(error)\n\(ServerConfiguration.usage)\n".utf8))
     exit(64)
 }
-let services = MarketServices(configuration: configuration)
+let services: MarketServices
+do {
+    services = try await MarketServices.connect(configuration: configuration, logger: Logger(label: "SignalServer.database"))
+} catch {
+    FileHandle.standardError.write(Data("SignalServer: cannot use the database: \(error)\n".utf8))
+    exit(1)
+}
 let group = buildServiceGroup(configuration: configuration, services: services) { port in
     // Unbuffered, so a script that waits for this line sees it at once.
     FileHandle.standardOutput.write(Data("SignalServer listening on http://\(configuration.urlHost):\(port)\n".utf8))

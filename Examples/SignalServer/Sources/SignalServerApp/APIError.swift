@@ -50,6 +50,8 @@ public struct APIError: HTTPResponseError, Equatable {
             self.init(.gatewayTimeout, code: "deadline_exceeded", message: "no answer within \(Int((seconds * 1000).rounded())) ms")
         case .unsupportedCurrency(let currency):
             self.init(.badRequest, code: "unsupported_currency", message: "no rate for \(currency)")
+        case .logUnavailable(let problem):
+            self.init(.serviceUnavailable, code: "log_unavailable", message: "the trade log did not answer: \(problem)")
         }
     }
 

@@ -46,8 +46,12 @@ public func buildServiceGroup(
     let app = buildApplication(configuration: configuration, services: services, onListening: onListening)
     var logger = Logger(label: "SignalServer.lifecycle")
     logger.logLevel = .warning
+    // The database pool first, so it is shut down last, after the domain and the application.
+    var members: [ServiceGroupConfiguration.ServiceConfiguration] = []
+    if let postgres = services.postgres { members.append(.init(service: postgres.pool)) }
+    members += [.init(service: app), .init(service: MarketService(services: services))]
     var group = ServiceGroupConfiguration(
-        services: [.init(service: app), .init(service: MarketService(services: services))],
+        services: members,
         gracefulShutdownSignals: gracefulShutdownSignals, logger: logger)
     // A backstop: streams end at once and a client that stops reading is cut off after the slow-client
     // limit, so shutdown takes longer only if a request handler hangs; then the group cancels it.

@@ -1,3 +1,4 @@
+import Logging
 import MarketDomain
 import ServiceLifecycle
 import SwiftSignalKit
@@ -16,6 +17,12 @@ public final class MarketServices: Sendable {
     public let loader: QuoteLoader
     /// Trades in, trades out.
     public let market: Market
+    /// Where trades are numbered: the market itself, or the database the instances share.
+    public let log: any TradeLog
+    /// The shared log, when the server runs as one of several instances.
+    public let postgres: PostgresTradeLog?
+    /// The shared log's subscription, which feeds the market.
+    private let logSubscription = MetaDisposable()
     /// The new async code.
     public let rates: RatesService
     /// Per-symbol trade statistics, confined to their queue. Signal code records trades on the queue;
@@ -26,12 +33,36 @@ public final class MarketServices: Sendable {
     /// Where the stream heartbeats tick.
     let timerQueue = Queue(name: "heartbeats")
 
-    /// Creates the services for `configuration` and starts recording trades in the ledger.
-    public init(configuration: ServerConfiguration) {
+    /// Creates the services of a server that runs alone (the market numbers trades) and starts
+    /// recording trades in the ledger. `configuration.database` is not used; see ``connect(configuration:logger:)``.
+    public convenience init(configuration: ServerConfiguration) {
+        self.init(configuration: configuration, database: nil, logger: Logger(label: "SignalServer"))
+    }
+
+    /// Creates the services for `configuration`: with a `database` URL, for one of several instances
+    /// that share a PostgreSQL trade log (the schema is created if missing, and the market starts after
+    /// the log's last trade and follows it); without one, for a server that runs alone.
+    ///
+    /// - Throws: ``DatabaseURLError`` or the driver's error when the database cannot be used.
+    public static func connect(configuration: ServerConfiguration, logger: Logger) async throws -> MarketServices {
+        guard let url = configuration.database else { return MarketServices(configuration: configuration) }
+        return MarketServices(
+            configuration: configuration, database: try await PostgresTradeLog.prepare(url: url, logger: logger), logger: logger)
+    }
+
+    private init(configuration: ServerConfiguration, database: PostgresTradeLog.Database?, logger: Logger) {
         self.exchange = SimulatedExchange(listings: configuration.listings, behaviour: configuration.exchange)
         self.store = QuoteStore()
         self.loader = QuoteLoader(store: self.store, exchange: self.exchange, retryPolicy: configuration.retries, counters: self.counters)
-        self.market = Market(store: self.store, exchange: self.exchange, counters: self.counters)
+        self.market = Market(store: self.store, exchange: self.exchange, counters: self.counters, lastSeq: database?.lastSeq ?? 0)
+        if let database {
+            let postgres = PostgresTradeLog(database: database, market: self.market, logger: logger)
+            self.postgres = postgres
+            self.log = postgres
+        } else {
+            self.postgres = nil
+            self.log = LocalTradeLog(market: self.market)
+        }
         self.rates = RatesService(latency: configuration.ratesLatency)
         self.ledger = QueueLocalActor(queue: Queue(name: "ledger"), value: TradeLedger())
         self.ledgerSubscription.set(
@@ -40,6 +71,7 @@ public final class MarketServices: Sendable {
                 next: { ledger, trade in
                     ledger.withValueOnQueue { $0.record(trade) }
                 }))
+        if let postgres = self.postgres { self.logSubscription.set(postgres.follow()) }
     }
 
     /// How many units of `currency` one USD buys: the async rates service, bridged into a signal so the
@@ -61,10 +93,12 @@ public final class MarketServices: Sendable {
             }
     }
 
-    /// Stops the domain: no more trades, and the ledger stops listening once it has recorded the last.
+    /// Stops the domain: no more trades, and the ledger stops listening once it has recorded the last;
+    /// an instance stops following the shared log.
     public func shutdown() async {
         self.market.close()
         _ = await self.market.whenClosed().first()
+        self.logSubscription.dispose()
         self.ledgerSubscription.dispose()
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import MarketDomain
 import ServiceLifecycle
@@ -39,7 +40,8 @@ func addRoutes(to router: Router<MarketRequestContext>, services: MarketServices
             throw APIError.badRequest("the body must be JSON like {\"symbol\": \"ACME\", \"price\": 101.5, \"size\": 10}")
         }
         let trade = Trade(symbol: try validSymbol(body.symbol), price: body.price, size: body.size)
-        return try await json(awaitFirst(services.market.publish(trade)), status: .created)
+        let deadline = try deadline(of: request, default: configuration.defaultDeadline)
+        return try await json(awaitFirst(services.log.publish(trade) |> within(deadline, on: services.timerQueue)), status: .created)
     }
 
     // Queue-confined state, read from async code through the actor.
@@ -50,15 +52,17 @@ func addRoutes(to router: Router<MarketRequestContext>, services: MarketServices
     }
 
     // Every trade, lossless: the buffer grows rather than drop a trade for a slow client (one that stops
-    // reading altogether is disconnected after the slow-client limit).
+    // reading altogether is disconnected after the slow-client limit). A client that reconnects with
+    // Last-Event-ID resumes after that trade, on this instance or any other that shares the log.
     router.get("events") { request, context -> Response in
         let symbol = try request.uri.queryParameters.get("symbol").map(validSymbol)
         if let symbol, !services.exchange.lists(symbol) { throw APIError(MarketError.unknownSymbol(symbol)) }
+        let resumeAfter = try lastEventID(of: request)
         return eventStream(
             request, context: context, services: services, configuration: configuration, policy: .unbounded, heartbeats: true,
             onShutdown: .closeMarket
         ) {
-            services.market.feed()
+            resumableFeed(services.market.feed(), after: resumeAfter, log: services.log)
                 |> filter { event in
                     guard case .trade(let trade) = event, let symbol else { return true }
                     return trade.symbol == symbol
@@ -67,9 +71,12 @@ func addRoutes(to router: Router<MarketRequestContext>, services: MarketServices
                     switch event {
                     case .ready(let lastSeq): return .ready(lastSeq: lastSeq)
                     case .trade(let trade): return .trade(trade)
+                    case .resynced(let lastSeq): return .resynced(lastSeq: lastSeq)
                     case .closed(let lastSeq): return .end(.shutdown, lastSeq: lastSeq)
                     }
                 }
+                // The history could not be read: end the stream, so the client comes back with its id.
+                |> `catch` { _ in .single(.end(.unavailable, lastSeq: nil)) }
         }
     }
 
@@ -93,8 +100,67 @@ func addRoutes(to router: Router<MarketRequestContext>, services: MarketServices
             Metrics(
                 subscriptions: counters.subscriptions.value, bridgedTasks: counters.bridgedTasks.value,
                 streams: counters.streams.value, tradesPublished: services.market.lastSeq,
-                exchangeRequests: services.exchange.requests))
+                exchangeRequests: services.exchange.requests, databaseSessions: services.postgres?.sessions.with { $0 }))
     }
+}
+
+/// `feed` (a market's ``Market/feed()``) for a client that already has every trade through `after`:
+/// the trades after it, then the live ones, with none missing and none twice.
+///
+/// When the market is ahead of the client, the trades between come from `log`; when the client is ahead
+/// (it saw them on an instance further along), the live trades up to its number are skipped. Either way
+/// the stream starts with `ready(after)`. When the log cannot supply the trades between, or does not
+/// know `after`, the stream starts with `resynced` at the market's number instead: the client must
+/// rebuild what it keeps. When the log cannot be read now, the result fails: the client should come
+/// back later with the same number. Without `after`, `feed` as it is.
+func resumableFeed(_ feed: Signal<Market.FeedEvent, NoError>, after: Int?, log: any TradeLog) -> Signal<Market.FeedEvent, MarketError> {
+    guard let after else { return feed |> castError(MarketError.self) }
+    // Trades numbered up to here are skipped; set once the history is in, before any live trade is
+    // looked at (`queue` starts each inner signal after the one before has completed).
+    let skipThrough = Atomic(value: after)
+    return feed
+        |> castError(MarketError.self)
+        |> map { event -> Signal<Market.FeedEvent, MarketError> in
+            switch event {
+            case .ready(let lastSeq):
+                return log.history(after: after, through: lastSeq)
+                    |> mapToSignal { history -> Signal<Market.FeedEvent, MarketError> in
+                        guard let history else {
+                            _ = skipThrough.swap(lastSeq)
+                            return .single(.resynced(lastSeq: lastSeq))
+                        }
+                        _ = skipThrough.swap(max(after, lastSeq))
+                        return Signal { subscriber in
+                            subscriber.putNext(.ready(lastSeq: after))
+                            for trade in history { subscriber.putNext(.trade(trade)) }
+                            subscriber.putCompletion()
+                            return EmptyDisposable
+                        }
+                    }
+            case .trade(let trade):
+                return Signal { subscriber in
+                    if trade.seq > skipThrough.with({ $0 }) { subscriber.putNext(.trade(trade)) }
+                    subscriber.putCompletion()
+                    return EmptyDisposable
+                }
+            case .resynced, .closed:
+                return .single(event)
+            }
+        }
+        |> queue
+}
+
+/// The `Last-Event-ID` header as a trade number, if there is one.
+///
+/// - Throws: ``APIError/badRequest(_:)`` for a value that is not a whole number from 0 up.
+func lastEventID(of request: Request) throws(APIError) -> Int? {
+    // A valid field name, so the force unwrap cannot fail.
+    guard let text = request.headers[HTTPField.Name("Last-Event-ID")!] else { return nil }
+    guard let seq = Int(text.trimmingCharacters(in: .whitespaces)), seq >= 0 else {
+        let shown = text.count > 24 ? "\(text.prefix(24))…" : text
+        throw APIError.badRequest("Last-Event-ID must be the id of a trade event (a whole number from 0), got \(shown)")
+    }
+    return seq
 }
 
 /// The events of `/quotes/:symbol/stream`: the symbol's latest quote with the heartbeat count, each time
@@ -123,10 +189,14 @@ struct Metrics: Codable, Equatable {
     var bridgedTasks: Int
     /// Open event streams.
     var streams: Int
-    /// Trades published so far.
+    /// The last trade this instance's market has: published here, or, with a shared log, published
+    /// by any instance and received.
     var tradesPublished: Int
     /// Requests the exchange has received.
     var exchangeRequests: Int
+    /// With a shared log: connections to it opened so far for following it, the first included (more
+    /// than one means it reconnected). Absent for a server that runs alone.
+    var databaseSessions: Int?
 }
 
 /// The body of `POST /trades`.

@@ -25,6 +25,9 @@ public struct ServerConfiguration: Sendable {
     public var retries = QuoteLoader.RetryPolicy(maxRetries: 3, delayIncrement: 0.01, maxDelay: 0.05)
     /// How long the rates service takes to answer.
     public var ratesLatency: Duration = .milliseconds(5)
+    /// The PostgreSQL database that several instances share as their trade log
+    /// (`postgres://user@host:port/database`); nil for a server that runs alone.
+    public var database: String?
 
     /// The defaults: port 8080 on loopback.
     public init() {}
@@ -36,10 +39,12 @@ public struct ServerConfiguration: Sendable {
           --port         0 to 65535; 0 picks a free port (default 8080)
           --heartbeat    seconds between stream heartbeats, 0.01 to 3600 (default 15)
           --slow-client  seconds a stream may wait for a client that does not read, 0.1 to 3600 (default 10)
+          --database     postgres://user@host:port/database: share the trade feed with the other instances
+                         that use this database (default: none, the server runs alone)
         """
 
     /// The defaults, changed by command-line arguments: `--host H`, `--port P` (0 for a free port),
-    /// `--heartbeat SECONDS`, `--slow-client SECONDS`.
+    /// `--heartbeat SECONDS`, `--slow-client SECONDS`, `--database URL`.
     ///
     /// - Throws: ``ConfigurationError`` naming the argument that is unknown or not a valid value, or
     ///   ``ConfigurationError/help`` for `--help`.
@@ -60,6 +65,8 @@ public struct ServerConfiguration: Sendable {
                 self.heartbeat = try Self.seconds(flag, value, in: 0.01...3600)
             case "--slow-client":
                 self.slowClientLimit = try Self.seconds(flag, value, in: 0.1...3600)
+            case "--database":
+                self.database = value
             default:
                 throw ConfigurationError("unknown argument \(flag); see --help")
             }

@@ -9,6 +9,9 @@ enum StreamEvent: Sendable, Equatable {
     case ready(lastSeq: Int)
     /// A trade.
     case trade(Trade)
+    /// The trades between the last one sent (or the client's Last-Event-ID) and `lastSeq` will not come;
+    /// every trade after `lastSeq` follows.
+    case resynced(lastSeq: Int)
     /// The latest quote (nil until there is one) and the heartbeat count so far, for a stream that only
     /// ever needs the newest of these (see ``StreamWriter``).
     case latest(Quote?, beat: Int)
@@ -24,6 +27,9 @@ enum StreamEnd: String, Sendable, Equatable {
     case disconnected
     /// The server is shutting down.
     case shutdown
+    /// The trades to resume from could not be read from the shared log now; reconnect with the same
+    /// Last-Event-ID later.
+    case unavailable
 }
 
 /// Turns stream events into `text/event-stream` messages. A ``StreamEvent/latest(_:beat:)`` event becomes
@@ -42,7 +48,11 @@ struct StreamWriter {
     mutating func messages(for event: StreamEvent) -> [String] {
         switch event {
         case .ready(let lastSeq):
-            return ["event: ready\ndata: {\"lastSeq\":\(lastSeq)}\n\n"]
+            // The id is the number the stream starts after: a client that reconnects before any trade
+            // resumes from there.
+            return ["event: ready\nid: \(lastSeq)\ndata: {\"lastSeq\":\(lastSeq)}\n\n"]
+        case .resynced(let lastSeq):
+            return ["event: resynced\nid: \(lastSeq)\ndata: {\"lastSeq\":\(lastSeq)}\n\n"]
         case .trade(let trade):
             return ["event: trade\nid: \(trade.seq)\ndata: \(self.json(trade))\n\n"]
         case .latest(let quote, let beat):

@@ -16,13 +16,16 @@ final class EventStream: Sendable {
     private let reader: Task<Void, any Error>
     private let events: AsyncThrowingStream<SSEEvent, any Error>
 
-    init(url: String) {
+    /// Opens `url`, sending `headers` with the request.
+    init(url: String, headers: [(String, String)] = []) {
         let (events, sink) = AsyncThrowingStream<SSEEvent, any Error>.makeStream()
         let (statuses, statusSink) = AsyncStream<Int>.makeStream()
         self.events = events
         self.reader = Task {
             do {
-                let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(600))
+                var request = HTTPClientRequest(url: url)
+                for (name, value) in headers { request.headers.add(name: name, value: value) }
+                let response = try await HTTPClient.shared.execute(request, timeout: .seconds(600))
                 statusSink.yield(Int(response.status.code))
                 statusSink.finish()
                 var pending = ""

@@ -59,9 +59,9 @@ struct TestServer {
         return try reply.decoded(Trade.self).seq
     }
 
-    /// Opens a server-sent event stream.
-    func stream(_ path: String) -> EventStream {
-        return EventStream(url: self.url(path))
+    /// Opens a server-sent event stream, resuming after `lastEventID` if given.
+    func stream(_ path: String, lastEventID: String? = nil) -> EventStream {
+        return EventStream(url: self.url(path), headers: lastEventID.map { [("Last-Event-ID", $0)] } ?? [])
     }
 
     private func send(_ request: HTTPClientRequest, timeout: TimeAmount = .seconds(30)) async throws -> Reply {
