@@ -66,6 +66,11 @@ public struct ServerConfiguration: Sendable {
             case "--slow-client":
                 self.slowClientLimit = try Self.seconds(flag, value, in: 0.1...3600)
             case "--database":
+                do {
+                    _ = try DatabaseURL(value)
+                } catch {
+                    throw ConfigurationError("--database: \(error.description)")
+                }
                 self.database = value
             default:
                 throw ConfigurationError("unknown argument \(flag); see --help")

@@ -29,6 +29,19 @@ import Testing
         return events
     }
 
+    /// A market at 0 that follows the log `session` describes, with no wait between attempts, and the
+    /// market's feed past its `ready`. Dispose the follower at the end.
+    static func follow(
+        _ session: @escaping @Sendable (Int) -> Signal<LogMessage, any Error>
+    ) async -> (feed: SignalValues<Market.FeedEvent, NoError>.AsyncIterator, follower: any Disposable) {
+        let market = Self.market()
+        var feed = market.feed().values(bufferingPolicy: .unbounded).makeAsyncIterator()
+        #expect(await feed.next() == .ready(lastSeq: 0))
+        let follower = followLog(from: { market.lastSeq }, session: session, backoff: .exponential(initial: 0, maxDelay: 0))
+            .start(next: { market.ingest($0) })
+        return (feed, follower)
+    }
+
     static func notification(_ trade: Trade) -> LogMessage {
         let payload = TradeNotification(seq: trade.seq, symbol: trade.symbol, price: trade.price, size: trade.size)
         return .notification(String(decoding: try! JSONEncoder().encode(payload), as: UTF8.self))
@@ -74,27 +87,20 @@ import Testing
         // to it (ingest runs on its queue), so backlogs overlap what was already sent.
         let log = (1...20).map(Self.trade)
         let opened = Atomic<[Int]>(value: [])
-        let market = Self.market()
-        var feed = market.feed().values(bufferingPolicy: .unbounded).makeAsyncIterator()
-        #expect(await feed.next() == .ready(lastSeq: 0))
-        let following = followLog(
-            from: { market.lastSeq },
-            session: { from in
-                opened.modify { $0 + [from] }
-                let backlog = Array(log.dropFirst(from).prefix(2))
-                let notified = Array(log.dropFirst(from + backlog.count).prefix(3))
-                let messages = [LogMessage.backlog(backlog)] + notified.map(Self.notification)
-                let session = Signal<LogMessage, any Error> { subscriber in
-                    for message in messages { subscriber.putNext(message) }
-                    subscriber.putCompletion()
-                    return EmptyDisposable
-                }
-                if from + backlog.count + notified.count >= log.count { return session |> then(.never()) }
-                return session |> then(.fail(CancellationError()))
-            }, backoff: .exponential(initial: 0, maxDelay: 0)
-        )
-        .start(next: { market.ingest($0) })
-        defer { following.dispose() }
+        var (feed, follower) = await Self.follow { from in
+            opened.modify { $0 + [from] }
+            let backlog = Array(log.dropFirst(from).prefix(2))
+            let notified = Array(log.dropFirst(from + backlog.count).prefix(3))
+            let messages = [LogMessage.backlog(backlog)] + notified.map(Self.notification)
+            let session = Signal<LogMessage, any Error> { subscriber in
+                for message in messages { subscriber.putNext(message) }
+                subscriber.putCompletion()
+                return EmptyDisposable
+            }
+            if from + backlog.count + notified.count >= log.count { return session |> then(.never()) }
+            return session |> then(.fail(CancellationError()))
+        }
+        defer { follower.dispose() }
         let events = try await Self.next(20, of: &feed)
         #expect(events == log.map { .trade($0) })
         #expect(opened.with { $0.count } >= 4, "sessions opened from \(opened.with { $0 })")
@@ -102,45 +108,31 @@ import Testing
 
     @Test func aSessionThatEndsWithoutAnErrorIsReconnected() async throws {
         let opened = Atomic(value: 0)
-        let market = Self.market()
-        var feed = market.feed().values(bufferingPolicy: .unbounded).makeAsyncIterator()
-        #expect(await feed.next() == .ready(lastSeq: 0))
-        let following = followLog(
-            from: { market.lastSeq },
-            session: { _ in
-                // The first connection closes cleanly after one trade; the second has the next in its backlog.
-                if opened.modify({ $0 + 1 }) == 1 {
-                    return .single(.backlog([Self.trade(1)]))
-                }
-                return .single(.backlog([Self.trade(1), Self.trade(2)])) |> then(.never())
-            }, backoff: .exponential(initial: 0, maxDelay: 0)
-        )
-        .start(next: { market.ingest($0) })
-        defer { following.dispose() }
+        var (feed, follower) = await Self.follow { _ in
+            // The first connection closes cleanly after one trade; the second has the next in its backlog.
+            if opened.modify({ $0 + 1 }) == 1 {
+                return .single(.backlog([Self.trade(1)]))
+            }
+            return .single(.backlog([Self.trade(1), Self.trade(2)])) |> then(.never())
+        }
+        defer { follower.dispose() }
         #expect(try await Self.next(2, of: &feed) == [.trade(Self.trade(1)), .trade(Self.trade(2))])
     }
 
     @Test func aMalformedNotificationEndsTheSessionAndTheNextOneCatchesUp() async throws {
         let opened = Atomic(value: 0)
-        let market = Self.market()
-        var feed = market.feed().values(bufferingPolicy: .unbounded).makeAsyncIterator()
-        #expect(await feed.next() == .ready(lastSeq: 0))
-        let following = followLog(
-            from: { market.lastSeq },
-            session: { _ in
-                if opened.modify({ $0 + 1 }) == 1 {
-                    return Signal<LogMessage, any Error> { subscriber in
-                        subscriber.putNext(.backlog([]))
-                        subscriber.putNext(.notification("{\"seq\": \"not a number\"}"))
-                        subscriber.putNext(Self.notification(Self.trade(2)))
-                        return EmptyDisposable
-                    }
+        var (feed, follower) = await Self.follow { _ in
+            if opened.modify({ $0 + 1 }) == 1 {
+                return Signal<LogMessage, any Error> { subscriber in
+                    subscriber.putNext(.backlog([]))
+                    subscriber.putNext(.notification("{\"seq\": \"not a number\"}"))
+                    subscriber.putNext(Self.notification(Self.trade(2)))
+                    return EmptyDisposable
                 }
-                return .single(.backlog([Self.trade(1), Self.trade(2)])) |> then(.never())
-            }, backoff: .exponential(initial: 0, maxDelay: 0)
-        )
-        .start(next: { market.ingest($0) })
-        defer { following.dispose() }
+            }
+            return .single(.backlog([Self.trade(1), Self.trade(2)])) |> then(.never())
+        }
+        defer { follower.dispose() }
         #expect(try await Self.next(2, of: &feed) == [.trade(Self.trade(1)), .trade(Self.trade(2))])
     }
 
@@ -233,6 +225,20 @@ import Testing
             #expect(try await behind.next()?.data.contains("\"seq\":3") == true)
             current.disconnect()
             behind.disconnect()
+        }
+    }
+
+    @Test func aDatabaseURLIsCheckedWhenTheArgumentsAreRead() throws {
+        let good = try ServerConfiguration(arguments: ["--database", "postgres://signal@127.0.0.1:5433/trades"])
+        #expect(good.database == "postgres://signal@127.0.0.1:5433/trades")
+        let url = try DatabaseURL("postgresql://ann:secret@db.local/market")
+        #expect([url.host, url.user, url.password, url.name] == ["db.local", "ann", "secret", "market"])
+        #expect(url.port == 5432)
+        for bad in [
+            "mysql://signal@127.0.0.1/trades", "postgres://127.0.0.1/trades", "postgres://signal@:5432/x", "postgres://signal@h:0/x",
+            "nonsense",
+        ] {
+            #expect(throws: ConfigurationError.self, "\(bad)") { try ServerConfiguration(arguments: ["--database", bad]) }
         }
     }
 
