@@ -9,7 +9,8 @@
 # directory and starts it on a free loopback port, then starts three server instances on it. StreamLoad
 # spreads the streaming clients over the instances and publishes through all of them: the measured
 # trades first (end-to-end latency p50/p99), then as many with the second instance killed half way (its
-# clients resume on another one with Last-Event-ID), then as many after a restart of PostgreSQL. Every
+# clients resume on another one with Last-Event-ID), then as many after a restart of PostgreSQL. A forged
+# notification sent before the clients connect must change nothing. Every
 # client must receive every trade, once and in order. Stops everything it started, whatever happens.
 # Exits non-zero when a check failed.
 set -euo pipefail
@@ -85,6 +86,13 @@ for instance in 1 2 3; do
     urls+=("$url")
     echo "instance $instance: $url (pid ${pids[$((instance - 1))]})"
 done
+
+# Any role that can connect can NOTIFY: a forged notification must put nothing into the feed (the
+# instances read trades from the table, not from payloads). Were it trusted, the instances would sit at
+# trade 1000 and drop the real trades numbered below it, and StreamLoad would fail.
+"$pgbin/psql" -h 127.0.0.1 -p "$port" -U signal -d postgres -qAt \
+    -c "SELECT pg_notify('trades', json_build_object('seq', 1, 'symbol', 'ACME', 'price', 666, 'size', 1)::text)" \
+    -c "SELECT pg_notify('trades', json_build_object('seq', 1000, 'symbol', 'ACME', 'price', 666, 'size', 1)::text)" > /dev/null
 
 echo "--- $clients streaming clients over three instances; $trades trades measured, $trades with instance 2 killed, $trades after a database restart"
 status=0

@@ -19,7 +19,7 @@ let services: MarketServices
 do {
     services = try await MarketServices.connect(configuration: configuration, logger: Logger(label: "SignalServer.database"))
 } catch {
-    FileHandle.standardError.write(Data("SignalServer: cannot use the database: \(error)\n".utf8))
+    FileHandle.standardError.write(Data("SignalServer: cannot use the \(PostgresTradeLog.describe(error))\n".utf8))
     exit(1)
 }
 let group = buildServiceGroup(configuration: configuration, services: services) { port in

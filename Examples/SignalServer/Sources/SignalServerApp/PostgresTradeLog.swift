@@ -13,9 +13,10 @@ import SwiftSignalKitConcurrency
 /// trades commit in number order, so notifications (sent at commit) arrive in number order as well, and
 /// numbers have no holes.
 ///
-/// Each instance follows the log with ``follow(into:)``: a dedicated connection listens on the channel,
-/// reads the trades it may have missed, and hands them to the market with ``Market/ingest(_:)``. When the
-/// database restarts or the connection drops, it reconnects with backoff and reads what it missed.
+/// Each instance follows the log with ``follow()``: a dedicated connection listens on the channel, reads
+/// the trades it may have missed, then reads the new ones each time it is notified, and hands them to
+/// the market with ``Market/ingest(_:)``. When the database restarts or the connection drops, it
+/// reconnects with backoff and reads what it missed.
 public final class PostgresTradeLog: TradeLog {
     /// The channel the log notifies.
     public static let channel = "trades"
@@ -60,7 +61,7 @@ public final class PostgresTradeLog: TradeLog {
     private let logger: Logger
     private let market: Market
     private let backoff: RetryBackoff
-    /// Sessions opened by ``follow(into:)``, the first included; `/metrics` shows it.
+    /// Sessions opened by ``follow()``, the first included; `/metrics` shows it.
     let sessions = Atomic(value: 0)
     private let connectionIDs = Atomic(value: 0)
 
@@ -165,6 +166,8 @@ public final class PostgresTradeLog: TradeLog {
     /// ``MarketError/logUnavailable(_:)`` when the database does not answer (it may be restarting) within
     /// ``historyTimeout`` seconds.
     public func history(after: Int, through: Int) -> Signal<[Trade]?, MarketError> {
+        // The client is where this instance is: nothing to read, so nothing to wait for in an outage.
+        if after == through { return .single([]) }
         let client = self.client
         let logger = self.logger
         let maximum = self.maximumCatchUp
@@ -204,13 +207,19 @@ public final class PostgresTradeLog: TradeLog {
             .start(next: { trades in market.ingest(trades) })
     }
 
-    /// One connection's messages: connects, listens, reads the newest trades after `lastSeq` (at most
-    /// ``maximumCatchUp``) and sends them, then sends each notification until the connection fails.
+    /// One connection's trades: connects, listens, sends the newest trades after `lastSeq` (at most
+    /// ``maximumCatchUp``), then, each time a notification says there are new ones, reads and sends
+    /// them, until the connection fails.
+    ///
+    /// A notification is only a wake-up: the trades come from the table, never from the payload. Any
+    /// role that can connect can `NOTIFY`, and a forged payload must not put a trade into the feed that
+    /// the table does not have. The payload's number only saves a read when it is not past the last
+    /// trade sent.
     ///
     /// The notifications become a signal through the async-body bridge: postgres-nio's sequence of
     /// notifications is only valid inside `listen(on:consume:)`, so the body runs for the connection's
     /// life. Disposing cancels it, which ends the iteration and closes the connection.
-    private func session(after lastSeq: Int) -> Signal<LogMessage, any Error> {
+    private func session(after lastSeq: Int) -> Signal<[Trade], any Error> {
         return Signal { [self] send throws(any Error) in
             let id = self.connectionIDs.modify { $0 + 1 }
             let connection = try await PostgresConnection.connect(configuration: self.configuration, id: id, logger: self.logger)
@@ -218,16 +227,28 @@ public final class PostgresTradeLog: TradeLog {
                 try await connection.listen(on: Self.channel) { notifications in
                     // Listening already: a trade committed from now on is notified, so reading the table
                     // now leaves no gap. The newest ones if too many are missing: the market resyncs.
+                    var last = lastSeq
                     let backlog = try await Self.trades(
                         from: connection,
                         query: """
                             SELECT seq, symbol, price, size FROM (
-                                SELECT seq, symbol, price, size FROM trades WHERE seq > \(lastSeq) ORDER BY seq DESC LIMIT \(self.maximumCatchUp)
+                                SELECT seq, symbol, price, size FROM trades WHERE seq > \(last) ORDER BY seq DESC LIMIT \(self.maximumCatchUp)
                             ) AS newest ORDER BY seq
                             """, logger: self.logger)
                     self.sessions.modify { $0 + 1 }
-                    send(.backlog(backlog))
-                    for try await notification in notifications { send(.notification(notification.payload)) }
+                    last = backlog.last?.seq ?? last
+                    send(backlog)
+                    for try await notification in notifications {
+                        if let hinted = Self.hintedSeq(notification.payload), hinted <= last { continue }
+                        let trades = try await Self.trades(
+                            from: connection,
+                            query:
+                                "SELECT seq, symbol, price, size FROM trades WHERE seq > \(last) ORDER BY seq LIMIT \(self.maximumCatchUp)",
+                            logger: self.logger)
+                        guard let newest = trades.last else { continue }
+                        last = newest.seq
+                        send(trades)
+                    }
                 }
             } catch {
                 try? await connection.close().get()
@@ -235,6 +256,12 @@ public final class PostgresTradeLog: TradeLog {
             }
             try? await connection.close().get()
         }
+    }
+
+    /// The number a notification's payload names, if it names one.
+    static func hintedSeq(_ payload: String) -> Int? {
+        struct Hint: Decodable { var seq: Int }
+        return try? JSONDecoder().decode(Hint.self, from: Data(payload.utf8)).seq
     }
 
     private static func trades(from client: PostgresClient, query: PostgresQuery, logger: Logger) async throws -> [Trade] {
@@ -255,10 +282,12 @@ public final class PostgresTradeLog: TradeLog {
         return trades
     }
 
-    /// A driver error in one line: PostgreSQL's message when there is one.
-    static func describe(_ error: any Error) -> String {
+    /// A driver error in one line: PostgreSQL's message when there is one, else what the connection
+    /// met (refused, unknown host). The driver's own description hides both.
+    public static func describe(_ error: any Error) -> String {
         if let error = error as? PSQLError {
             if let message = error.serverInfo?[.message] { return "database: \(message)" }
+            if let underlying = error.underlying { return "database: \(error.code): \(underlying)" }
             return "database: \(error.code)"
         }
         return "database: \(error)"

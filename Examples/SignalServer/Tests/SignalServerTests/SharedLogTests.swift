@@ -32,7 +32,7 @@ import Testing
     /// A market at 0 that follows the log `session` describes, with no wait between attempts, and the
     /// market's feed past its `ready`. Dispose the follower at the end.
     static func follow(
-        _ session: @escaping @Sendable (Int) -> Signal<LogMessage, any Error>
+        _ session: @escaping @Sendable (Int) -> Signal<[Trade], any Error>
     ) async -> (feed: SignalValues<Market.FeedEvent, NoError>.AsyncIterator, follower: any Disposable) {
         let market = Self.market()
         var feed = market.feed().values(bufferingPolicy: .unbounded).makeAsyncIterator()
@@ -40,11 +40,6 @@ import Testing
         let follower = followLog(from: { market.lastSeq }, session: session, backoff: .exponential(initial: 0, maxDelay: 0))
             .start(next: { market.ingest($0) })
         return (feed, follower)
-    }
-
-    static func notification(_ trade: Trade) -> LogMessage {
-        let payload = TradeNotification(seq: trade.seq, symbol: trade.symbol, price: trade.price, size: trade.size)
-        return .notification(String(decoding: try! JSONEncoder().encode(payload), as: UTF8.self))
     }
 
     // MARK: The market takes a log's trades
@@ -82,18 +77,18 @@ import Testing
     // MARK: Following the log across lost connections
 
     @Test func followingTheLogReconnectsAndCatchesUpWithNoRepeatAndNoGap() async throws {
-        // Each session sends up to two trades of backlog from where the market is, three notifications,
-        // then loses its connection; the last one stays open. The market's number lags what was handed
-        // to it (ingest runs on its queue), so backlogs overlap what was already sent.
+        // Each session sends up to two trades from where the market is, then three more one at a time
+        // (as notified), then loses its connection; the last one stays open. The market's number lags
+        // what was handed to it (ingest runs on its queue), so sessions overlap what was already sent.
         let log = (1...20).map(Self.trade)
         let opened = Atomic<[Int]>(value: [])
         var (feed, follower) = await Self.follow { from in
             opened.modify { $0 + [from] }
             let backlog = Array(log.dropFirst(from).prefix(2))
             let notified = Array(log.dropFirst(from + backlog.count).prefix(3))
-            let messages = [LogMessage.backlog(backlog)] + notified.map(Self.notification)
-            let session = Signal<LogMessage, any Error> { subscriber in
-                for message in messages { subscriber.putNext(message) }
+            let batches = [backlog] + notified.map { [$0] }
+            let session = Signal<[Trade], any Error> { subscriber in
+                for batch in batches { subscriber.putNext(batch) }
                 subscriber.putCompletion()
                 return EmptyDisposable
             }
@@ -111,36 +106,27 @@ import Testing
         var (feed, follower) = await Self.follow { _ in
             // The first connection closes cleanly after one trade; the second has the next in its backlog.
             if opened.modify({ $0 + 1 }) == 1 {
-                return .single(.backlog([Self.trade(1)]))
+                return .single([Self.trade(1)])
             }
-            return .single(.backlog([Self.trade(1), Self.trade(2)])) |> then(.never())
+            return .single([Self.trade(1), Self.trade(2)]) |> then(.never())
         }
         defer { follower.dispose() }
         #expect(try await Self.next(2, of: &feed) == [.trade(Self.trade(1)), .trade(Self.trade(2))])
     }
 
-    @Test func aMalformedNotificationEndsTheSessionAndTheNextOneCatchesUp() async throws {
-        let opened = Atomic(value: 0)
-        var (feed, follower) = await Self.follow { _ in
-            if opened.modify({ $0 + 1 }) == 1 {
-                return Signal<LogMessage, any Error> { subscriber in
-                    subscriber.putNext(.backlog([]))
-                    subscriber.putNext(.notification("{\"seq\": \"not a number\"}"))
-                    subscriber.putNext(Self.notification(Self.trade(2)))
-                    return EmptyDisposable
-                }
-            }
-            return .single(.backlog([Self.trade(1), Self.trade(2)])) |> then(.never())
-        }
-        defer { follower.dispose() }
-        #expect(try await Self.next(2, of: &feed) == [.trade(Self.trade(1)), .trade(Self.trade(2))])
+    @Test func aNotificationIsOnlyAWakeUp() {
+        // Whatever a payload says, the session reads the trades from the table; the number it names
+        // only saves a read when it is not past the last trade sent.
+        #expect(PostgresTradeLog.hintedSeq("{\"seq\": 12, \"symbol\": \"ACME\", \"price\": 666, \"size\": 1}") == 12)
+        #expect(PostgresTradeLog.hintedSeq("{\"seq\": \"12\"}") == nil)
+        #expect(PostgresTradeLog.hintedSeq("garbage") == nil)
     }
 
     @Test func disposingTheFollowerEndsTheSession() async throws {
         let ended = ValuePromise(false)
         let following = followLog(
             from: { 0 },
-            session: { _ in Signal<LogMessage, any Error>.never() |> afterDisposed { ended.set(true) } },
+            session: { _ in Signal<[Trade], any Error>.never() |> afterDisposed { ended.set(true) } },
             backoff: .exponential(initial: 0, maxDelay: 0)
         )
         .start()
