@@ -94,6 +94,12 @@ done
     -c "SELECT pg_notify('trades', json_build_object('seq', 1, 'symbol', 'ACME', 'price', 666, 'size', 1)::text)" \
     -c "SELECT pg_notify('trades', json_build_object('seq', 1000, 'symbol', 'ACME', 'price', 666, 'size', 1)::text)" > /dev/null
 
+# The table refuses a trade no market accepts (a NaN price could not be sent as JSON to a stream).
+if "$pgbin/psql" -h 127.0.0.1 -p "$port" -U signal -d postgres -qAt -c "SELECT publish_trade('ACME', 'NaN', 1)" > /dev/null 2>&1; then
+    echo "FAILED: the trades table took a NaN price"
+    exit 1
+fi
+
 echo "--- $clients streaming clients over three instances; $trades trades measured, $trades with instance 2 killed, $trades after a database restart"
 status=0
 IFS=,

@@ -153,9 +153,10 @@ public final class Market: Sendable {
     /// does.
     ///
     /// A trade at or below ``lastSeq`` is a repeat (a log that reconnected sends what it may have sent
-    /// before) and is dropped. A trade further on than the next number means the trades between are
-    /// lost: the feed sends ``FeedEvent/resynced(lastSeq:)`` before it, so no subscriber sees a gap
-    /// without being told. Once the market is closed, trades are dropped.
+    /// before) and is dropped. A trade no market accepts (see ``problem(with:)``: a NaN price written to
+    /// the log by hand, say) is dropped as if it were missing. A trade further on than the next number
+    /// means the trades between are lost: the feed sends ``FeedEvent/resynced(lastSeq:)`` before it, so
+    /// no subscriber sees a gap without being told. Once the market is closed, trades are dropped.
     ///
     /// Runs on the market's queue, after what is queued there already; returns at once.
     public func ingest(_ trades: [Trade]) {
@@ -163,7 +164,7 @@ public final class Market: Sendable {
         self.queue.async {
             for trade in trades {
                 let state = self.state.with { $0 }
-                guard !state.closed, trade.seq > state.lastSeq else { continue }
+                guard !state.closed, trade.seq > state.lastSeq, Market.problem(with: trade) == nil else { continue }
                 if trade.seq > state.lastSeq + 1 { self.pipe.putNext(.resynced(lastSeq: trade.seq - 1)) }
                 self.state.modify { state in
                     var state = state
@@ -209,7 +210,9 @@ public final class Market: Sendable {
         }
     }
 
-    private static func problem(with trade: Trade) -> String? {
+    /// What makes `trade` one no market accepts (a price outside (0, ``maximumPrice``], NaN included, or a
+    /// size outside 1...``maximumSize``); nil for a trade that is fine.
+    public static func problem(with trade: Trade) -> String? {
         if !(trade.price > 0 && trade.price <= Market.maximumPrice) {
             return "price must be a positive number up to \(Int(Market.maximumPrice)), got \(trade.price)"
         }

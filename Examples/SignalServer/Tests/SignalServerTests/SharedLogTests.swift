@@ -65,6 +65,18 @@ import Testing
         #expect(market.lastSeq == 11)
     }
 
+    @Test func aTradeNoMarketAcceptsIsIngestedAsAMissingOne() async throws {
+        // A NaN price written into the log by hand must not reach a stream (its JSON cannot be encoded):
+        // it is dropped, and the trade after it is announced with resynced.
+        let market = Self.market()
+        var feed = market.feed().values(bufferingPolicy: .unbounded).makeAsyncIterator()
+        #expect(await feed.next() == .ready(lastSeq: 0))
+        let nan = Trade(symbol: "ACME", price: .nan, size: 1, seq: 1)
+        let huge = Trade(symbol: "ACME", price: 1, size: .max, seq: 2)
+        market.ingest([nan, huge, Self.trade(3)])
+        #expect(try await Self.next(2, of: &feed) == [.resynced(lastSeq: 2), .trade(Self.trade(3))])
+    }
+
     @Test func aClosedMarketIngestsNothing() async throws {
         let market = Self.market()
         market.close()
@@ -120,6 +132,7 @@ import Testing
         #expect(PostgresTradeLog.hintedSeq("{\"seq\": 12, \"symbol\": \"ACME\", \"price\": 666, \"size\": 1}") == 12)
         #expect(PostgresTradeLog.hintedSeq("{\"seq\": \"12\"}") == nil)
         #expect(PostgresTradeLog.hintedSeq("garbage") == nil)
+        #expect(PostgresTradeLog.hintedSeq("{\"seq\": 12, \"pad\": \"\(String(repeating: "y", count: 600))\"}") == nil)
     }
 
     @Test func disposingTheFollowerEndsTheSession() async throws {
