@@ -87,10 +87,7 @@ public final class PostgresTradeLog: TradeLog {
             try await connection.query("SELECT pg_advisory_lock(7201)", logger: logger)
             for statement in Self.schema { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
             try await connection.query("SELECT pg_advisory_unlock(7201)", logger: logger)
-            var lastSeq = 0
-            for try await seq in try await connection.query("SELECT coalesce(max(seq), 0) FROM trades", logger: logger).decode(Int.self) {
-                lastSeq = seq
-            }
+            let lastSeq = try await Self.number(connection.query("SELECT coalesce(max(seq), 0) FROM trades", logger: logger)) ?? 0
             try? await connection.close().get()
             return Database(url: database, lastSeq: lastSeq)
         } catch {
@@ -144,20 +141,17 @@ public final class PostgresTradeLog: TradeLog {
         let logger = self.logger
         return Signal(operation: { () async throws(MarketError) -> Trade in
             try market.check(trade)
+            let seq: Int?
             do {
-                let rows = try await client.query(
-                    "SELECT publish_trade(\(trade.symbol), \(trade.price), \(trade.size))", logger: logger)
-                for try await seq in rows.decode(Int.self) {
-                    var stamped = trade
-                    stamped.seq = seq
-                    return stamped
-                }
-                throw MarketError.logUnavailable("publish_trade returned no row")
-            } catch let error as MarketError {
-                throw error
+                seq = try await Self.number(
+                    client.query("SELECT publish_trade(\(trade.symbol), \(trade.price), \(trade.size))", logger: logger))
             } catch {
-                throw MarketError.logUnavailable(Self.describe(error))
+                throw .logUnavailable(Self.describe(error))
             }
+            guard let seq else { throw .logUnavailable("publish_trade returned no row") }
+            var stamped = trade
+            stamped.seq = seq
+            return stamped
         })
     }
 
@@ -176,18 +170,15 @@ public final class PostgresTradeLog: TradeLog {
             do {
                 if after >= through {
                     // The client saw trades this instance has not applied yet; they exist if the table has them.
-                    var last = 0
-                    for try await seq in try await client.query("SELECT coalesce(max(seq), 0) FROM trades", logger: logger).decode(Int.self)
-                    {
-                        last = seq
-                    }
+                    let last = try await Self.number(client.query("SELECT coalesce(max(seq), 0) FROM trades", logger: logger)) ?? 0
                     return after <= last ? [] : nil
                 }
                 guard after >= 0, through - after <= maximum else { return nil }
-                let trades = try await Self.trades(
-                    from: client,
-                    query: "SELECT seq, symbol, price, size FROM trades WHERE seq > \(after) AND seq <= \(through) ORDER BY seq",
-                    logger: logger)
+                let trades = Self.valid(
+                    try await Self.rows(
+                        client.query(
+                            "SELECT seq, symbol, price, size FROM trades WHERE seq > \(after) AND seq <= \(through) ORDER BY seq",
+                            logger: logger)))
                 return trades.count == through - after ? trades : nil
             } catch {
                 throw .logUnavailable(Self.describe(error))
@@ -227,40 +218,44 @@ public final class PostgresTradeLog: TradeLog {
                 try await connection.listen(on: Self.channel) { notifications in
                     // Listening already: a trade committed from now on is notified, so reading the table
                     // now leaves no gap. The newest ones if too many are missing: the market resyncs.
-                    var last = lastSeq
-                    let backlog = try await Self.trades(
-                        from: connection,
-                        query: """
+                    let backlog = try await Self.rows(
+                        connection.query(
+                            """
                             SELECT seq, symbol, price, size FROM (
-                                SELECT seq, symbol, price, size FROM trades WHERE seq > \(last) ORDER BY seq DESC LIMIT \(self.maximumCatchUp)
+                                SELECT seq, symbol, price, size FROM trades WHERE seq > \(lastSeq) ORDER BY seq DESC LIMIT \(self.maximumCatchUp)
                             ) AS newest ORDER BY seq
-                            """, logger: self.logger)
+                            """, logger: self.logger))
                     self.sessions.modify { $0 + 1 }
-                    last = backlog.last?.seq ?? last
-                    send(backlog)
+                    send(Self.valid(backlog))
+                    // The last row read, valid or not: reads go on after it.
+                    let read = Atomic(value: backlog.last?.seq ?? lastSeq)
                     // Notifications only wake the reader. Those that come while it reads fold into one
                     // more read, so a flood of them (forged, say) costs a read per read's time, not one
                     // each, and the driver's buffer drains as fast as payloads are looked at.
-                    let sent = Atomic(value: last)
                     let (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
                     try await withThrowingTaskGroup(of: Void.self) { group in
                         group.addTask {
                             defer { wake.finish() }
                             for try await notification in notifications {
-                                if let hinted = Self.hintedSeq(notification.payload), hinted <= sent.with({ $0 }) { continue }
+                                if let hinted = Self.hintedSeq(notification.payload), hinted <= read.with({ $0 }) { continue }
                                 wake.yield()
                             }
                         }
                         for await _ in wakes {
-                            let trades = try await Self.trades(
-                                from: connection,
-                                query:
-                                    "SELECT seq, symbol, price, size FROM trades WHERE seq > \(last) ORDER BY seq LIMIT \(self.maximumCatchUp)",
-                                logger: self.logger)
-                            guard let newest = trades.last else { continue }
-                            last = newest.seq
-                            _ = sent.swap(last)
-                            send(trades)
+                            // Page by page until the table has no more: one transaction can add more
+                            // rows than a page, and the notifications it sent may all be folded already.
+                            while true {
+                                let after = read.with { $0 }
+                                let page = try await Self.rows(
+                                    connection.query(
+                                        "SELECT seq, symbol, price, size FROM trades WHERE seq > \(after) ORDER BY seq LIMIT \(self.maximumCatchUp)",
+                                        logger: self.logger))
+                                guard let newest = page.last else { break }
+                                _ = read.swap(newest.seq)
+                                let trades = Self.valid(page)
+                                if !trades.isEmpty { send(trades) }
+                                if page.count < self.maximumCatchUp { break }
+                            }
                         }
                         try await group.waitForAll()
                     }
@@ -281,24 +276,26 @@ public final class PostgresTradeLog: TradeLog {
         return try? JSONDecoder().decode(Hint.self, from: Data(payload.utf8)).seq
     }
 
-    /// The trades `query` reads, leaving out rows no market accepts (a NaN price inserted by hand, say,
-    /// into a table created before its checks): a row left out is a missing trade, which the market and
-    /// a resuming stream announce with `resynced`.
-    private static func trades(from client: PostgresClient, query: PostgresQuery, logger: Logger) async throws -> [Trade] {
-        return try await Self.valid(try await client.query(query, logger: logger).decode((Int, String, Double, Int).self))
-    }
-
-    private static func trades(from connection: PostgresConnection, query: PostgresQuery, logger: Logger) async throws -> [Trade] {
-        return try await Self.valid(try await connection.query(query, logger: logger).decode((Int, String, Double, Int).self))
-    }
-
-    private static func valid(_ rows: some AsyncSequence<(Int, String, Double, Int), any Error>) async throws -> [Trade] {
+    /// The trades in `rows` (seq, symbol, price, size), as they are.
+    private static func rows(_ rows: PostgresRowSequence) async throws -> [Trade] {
         var trades: [Trade] = []
-        for try await (seq, symbol, price, size) in rows {
-            let trade = Trade(symbol: symbol, price: price, size: size, seq: seq)
-            if Market.problem(with: trade) == nil { trades.append(trade) }
+        for try await (seq, symbol, price, size) in rows.decode((Int, String, Double, Int).self) {
+            trades.append(Trade(symbol: symbol, price: price, size: size, seq: seq))
         }
         return trades
+    }
+
+    /// `trades` without the rows no market accepts (a NaN price inserted by hand, say, into a table
+    /// created before its checks): a row left out is a missing trade, which the market and a resuming
+    /// stream announce with `resynced`.
+    private static func valid(_ trades: [Trade]) -> [Trade] {
+        return trades.filter { Market.problem(with: $0) == nil }
+    }
+
+    /// The first column of the first row of `rows`, as a number; nil without a row.
+    private static func number(_ rows: PostgresRowSequence) async throws -> Int? {
+        for try await value in rows.decode(Int.self) { return value }
+        return nil
     }
 
     /// A driver error in one line: PostgreSQL's message when there is one, else what the connection
