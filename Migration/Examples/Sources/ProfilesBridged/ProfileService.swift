@@ -98,7 +98,7 @@ public final class ProfileService: Sendable {
                 retryOnError: { $0 == .unavailable }, delayIncrement: 0.01, maxDelay: 0.05, maxRetries: 3,
                 onQueue: self.queue)
             |> mapError { ProfileError($0) }
-            |> afterNext { profile in
+            |> beforeNext { profile in
                 cache.queue.async {
                     cache.withValueOnQueue { $0.profiles[id] = profile }
                 }
