@@ -117,7 +117,7 @@ final class LegacyClientTests: XCTestCase {
             delivered = peer
             expectation.fulfill()
         }
-        self.wait(for: [expectation], timeout: 10)
+        self.wait(for: [expectation], timeout: 10)  // blocking-check: XCTest runs its tests on the main thread, not on the task pool
         XCTAssertEqual(delivered?.id, 5)
     }
 

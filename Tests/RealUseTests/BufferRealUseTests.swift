@@ -69,9 +69,9 @@ import Testing
                 }
             }
             // The pipe does not replay: send until the loop has subscribed and received one.
-            while iterating.wait(timeout: .now()) != .success {
+            await eventually {
                 pipe.putNext(Noisy(pipe, released: released))
-                await Task.yield()
+                return iterating.wait(timeout: .now()) == .success  // blocking-check: a zero timeout does not wait
             }
             for _ in 0..<200 {
                 pipe.putNext(Noisy(pipe, released: released))

@@ -6,7 +6,7 @@ import Testing
 /// `deliverOn(queue)` keeps the order in which events were sent, also when a later event is sent on
 /// the queue itself while an earlier one from another thread is still waiting there.
 @Suite struct DeliveryOrderRealUseTests {
-    @Test func aCompletionSentOnTheQueueDoesNotOvertakeAValueSentFromAnotherThread() {
+    @Test func aCompletionSentOnTheQueueDoesNotOvertakeAValueSentFromAnotherThread() async {
         for _ in 0..<50 {
             let queue = Queue(name: "delivery")
             let subscriberBox = Atomic<Subscriber<Int, NoError>?>(value: nil)
@@ -30,10 +30,10 @@ import Testing
                     subscriberBox.with { $0 }?.putNext(1)
                     valueSent.signal()
                 }.start()
-                valueSent.wait()
+                _ = blockingWait(valueSent, seconds: 2 * hangLimit)
                 subscriberBox.with { $0 }?.putCompletion()
             }
-            #expect(ended.wait(timeout: .now() + 30) == .success)
+            #expect(await wait(ended))
             #expect(events.entries == ["next 1", "completed"])
             subscription.dispose()
         }

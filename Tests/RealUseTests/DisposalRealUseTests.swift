@@ -29,7 +29,7 @@ import Testing
                     next += 1
                     // Sends stay back to back, but the consumers' threads get the processor often enough
                     // on a two-core machine for the loops to start and end.
-                    if next % 64 == 0 { sched_yield() }
+                    if next % 64 == 0 { yieldProcessor() }
                 }
                 producerDone.signal()
             }.start()
@@ -47,17 +47,17 @@ import Testing
                             }
                             ended.signal()
                         }
-                        received.wait()
+                        _ = blockingWait(received, seconds: 2 * hangLimit)
                         task.cancel()
-                        ended.wait()
+                        _ = blockingWait(ended, seconds: 2 * hangLimit)
                         watchdog.progressed()
                     }
                     driversDone.signal()
                 }.start()
             }
-            for _ in policies { driversDone.wait() }
+            for _ in policies { _ = blockingWait(driversDone, seconds: 2 * hangLimit) }
             _ = stop.swap(true)
-            producerDone.wait()
+            _ = blockingWait(producerDone, seconds: 2 * hangLimit)
         }
     }
 
@@ -86,10 +86,10 @@ import Testing
                     source.putNext(1)
                     senderDone.signal()
                 }.start()
-                entered.wait()
+                _ = blockingWait(entered, seconds: 2 * hangLimit)
                 promise.set(.single(2))
             }
-            senderDone.wait()
+            _ = blockingWait(senderDone, seconds: 2 * hangLimit)
             #expect(seen.entries.last == 2)
             subscription.dispose()
         }
@@ -114,10 +114,10 @@ import Testing
                     responses.putNext("a")
                     senderDone.signal()
                 }.start()
-                entered.wait()
+                _ = blockingWait(entered, seconds: 2 * hangLimit)
                 query.set(1)
             }
-            senderDone.wait()
+            _ = blockingWait(senderDone, seconds: 2 * hangLimit)
             subscription.dispose()
         }
         #expect(finished, "mapToSignal's switch waited for a callback blocked on the caller's lock")
@@ -149,10 +149,10 @@ import Testing
                     left.putNext(1)
                     senderDone.signal()
                 }.start()
-                entered.wait()
+                _ = blockingWait(entered, seconds: 2 * hangLimit)
                 right.putNext("a")
             }
-            senderDone.wait()
+            _ = blockingWait(senderDone, seconds: 2 * hangLimit)
             #expect(pairs.entries == ["0a"])
             subscription.dispose()
         }

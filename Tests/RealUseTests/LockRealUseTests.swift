@@ -46,21 +46,16 @@ import Testing
 
     /// Concurrent `set`s of many keys: every replaced disposable is disposed once, and `dispose()` ends
     /// the rest.
-    @Test func aDisposableDictUnderConcurrentSetsDisposesEachReplacedEntryOnce() {
+    @Test func aDisposableDictUnderConcurrentSetsDisposesEachReplacedEntryOnce() async {
         let dictionary = DisposableDict<Int>()
         let made = Count()
         let disposed = Count()
-        let done = DispatchSemaphore(value: 0)
-        for thread in 0..<4 {
-            Thread {
-                for round in 0..<2_000 {
-                    made.increment()
-                    dictionary.set(ActionDisposable { disposed.increment() }, forKey: (round + thread) % 17)
-                }
-                done.signal()
-            }.start()
+        await concurrently(4) { thread in
+            for round in 0..<2_000 {
+                made.increment()
+                dictionary.set(ActionDisposable { disposed.increment() }, forKey: (round + thread) % 17)
+            }
         }
-        for _ in 0..<4 { done.wait() }
         dictionary.dispose()
         #expect(disposed.value == made.value)
     }

@@ -16,7 +16,7 @@ import Testing
             _ = value.swap(next)
             done.signal()
         })
-        done.wait()
+        _ = blockingWait(done, seconds: 2 * hangLimit)
         return value.with { $0 }
     }
 
@@ -72,7 +72,7 @@ import Testing
             let first = state.get().start(next: { value in
                 if value == 1 {
                     entered.signal()
-                    release.wait()
+                    _ = blockingWait(release, seconds: 2 * hangLimit)
                 }
             })
             let setterDone = DispatchSemaphore(value: 0)
@@ -80,7 +80,7 @@ import Testing
                 state.set(1)
                 setterDone.signal()
             }.start()
-            entered.wait()
+            _ = blockingWait(entered, seconds: 2 * hangLimit)
             let seen = Log<Int>()
             let second = state.get().start(next: { seen.append($0) })
             #expect(seen.entries == [1], "the replay arrives before start returns")
@@ -88,8 +88,8 @@ import Testing
             // after its replay.
             Thread { state.set(2) }.start()
             release.signal()
-            setterDone.wait()
-            while seen.entries.count < 2 { sched_yield() }
+            _ = blockingWait(setterDone, seconds: 2 * hangLimit)
+            blockingSpin(until: { seen.entries.count >= 2 })
             #expect(seen.entries == [1, 2])
             first.dispose()
             second.dispose()
@@ -120,7 +120,7 @@ import Testing
                         let seen = Log<Int>()
                         let subscription = state.get().start(next: { seen.append($0) })
                         if seen.entries.isEmpty { violations.increment() }
-                        for _ in 0..<10 { sched_yield() }
+                        for _ in 0..<10 { yieldProcessor() }
                         subscription.dispose()
                         let entries = seen.entries
                         if zip(entries, entries.dropFirst()).contains(where: { $0 >= $1 }) { violations.increment() }
@@ -128,9 +128,9 @@ import Testing
                     subscribersDone.signal()
                 }.start()
             }
-            for _ in 0..<3 { subscribersDone.wait() }
+            for _ in 0..<3 { _ = blockingWait(subscribersDone, seconds: 2 * hangLimit) }
             _ = stop.swap(true)
-            publisherDone.wait()
+            _ = blockingWait(publisherDone, seconds: 2 * hangLimit)
             #expect(violations.value == 0, "a replay was late, or a value was reordered or repeated")
         }
         #expect(finished)
@@ -143,7 +143,7 @@ import Testing
             for value in values { state.set(value) }
             published.signal()
         }.start()
-        published.wait()
+        _ = blockingWait(published, seconds: 2 * hangLimit)
     }
 
     /// Another thread publishes many values while this thread delivers a new subscriber's replay (so
@@ -167,7 +167,7 @@ import Testing
                 }
             })
             _ = deliveredByCaller.swap(insideStart.end())
-            allReceived.wait()
+            _ = blockingWait(allReceived, seconds: 2 * hangLimit)
             subscription.dispose()
         }
         #expect(finished)
@@ -201,7 +201,7 @@ import Testing
             insideSet.begin()
             state.set(-1)
             _ = deliveredByCaller.swap(insideSet.end())
-            allReceived.wait()
+            _ = blockingWait(allReceived, seconds: 2 * hangLimit)
             subscription.dispose()
         }
         #expect(finished)

@@ -22,7 +22,7 @@ final class Watchdog: Sendable {
         self.scenario = scenario
         let thread = Thread { [self] in
             // Waits for `stop()`, looking at the progress every half second.
-            while self.stopped.wait(timeout: .now() + 0.5) == .timedOut {
+            while self.stopped.wait(timeout: .now() + 0.5) == .timedOut {  // blocking-check: the watchdog's own thread
                 // Progress may be reported between the two readings, so the last progress can be later
                 // than `now`: that counts as no idle time, not as an unsigned underflow.
                 let last = self.lastProgress.with { $0 }.uptimeNanoseconds

@@ -28,7 +28,7 @@ import Testing
                 queue: queue, value: [1: Connection(queue: queue, closedOnQueue: closedOnQueue)])
             queue.justDispatch {
                 // Work in flight on the room's queue when the room is closed.
-                _ = busy.wait(timeout: .now() + hangLimit)
+                _ = blockingWait(busy, seconds: hangLimit)
             }
             // The request thread lets go of the room here, while the queue is busy.
             withExtendedLifetime(room) {}
@@ -74,7 +74,7 @@ import Testing
                     done.signal()
                 }.start()
             }
-            for _ in 0..<4 { done.wait() }
+            for _ in 0..<4 { _ = blockingWait(done, seconds: 2 * hangLimit) }
         }
         let finished = await finishes { scenario() }
         #expect(finished)
@@ -103,12 +103,12 @@ import Testing
             let settingsPeriod = 1e11
             let poll = Timer(timeout: settingsPeriod, repeat: true, completion: { polled.increment() }, queue: queue)
             poll.start()
-            refreshedInTime.swap(refreshed.wait(timeout: .now() + hangLimit) == .success)
+            refreshedInTime.swap(blockingWait(refreshed, seconds: hangLimit))
             // The timer fires only while referenced.
             withExtendedLifetime(refresh) {}
             let retried = DispatchSemaphore(value: 0)
             _ = (Signal<Int, NoError>.single(1) |> delay(0, queue: queue)).start(next: { _ in retried.signal() })
-            retriedInTime.swap(retried.wait(timeout: .now() + hangLimit) == .success)
+            retriedInTime.swap(blockingWait(retried, seconds: hangLimit))
             queue.sync {}
             poll.invalidate()
         }
@@ -154,7 +154,7 @@ import Testing
                 }
                 done.signal()
             }
-            _ = done.wait(timeout: .now() + hangLimit)
+            _ = blockingWait(done, seconds: hangLimit)
         }
         let finished = await finishes { scenario() }
         #expect(finished)

@@ -107,10 +107,10 @@ actor MetricsCollector {
         let watching = Task { await collector.watch(service.config, until: 2) }
         // The watcher subscribes lazily; keep changing the config until it has seen two values.
         var next = 3
-        while await collector.configs.count < 2 {
+        await eventually {
             service.config.set(Config(maxConnections: next))
             next += 1
-            await Task.yield()
+            return await collector.configs.count >= 2
         }
         await watching.value
         #expect(await collector.configs.count == 2)
@@ -146,12 +146,7 @@ actor MetricsCollector {
             service.registry.withValueOnQueue { $0.open.insert(100) }
             queued.signal()
         }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            Queue.concurrentDefaultQueue().justDispatch {
-                queued.wait()
-                continuation.resume()
-            }
-        }
+        #expect(await wait(queued))
         #expect(await service.registry.withValue { $0.open.count } == 11)
     }
 }

@@ -74,7 +74,7 @@ func run<T: Sendable, E: Error>(_ signal: Signal<T, E>, onNext: @escaping @Senda
             while !Task.isCancelled {
                 if case .terminated = continuation.yield(value) { return }
                 value += 1
-                await Task.yield()
+                await Task.yield()  // blocking-check: a producer, not a wait; it ends when the stream does
             }
         }
         let received = Counter()
@@ -84,14 +84,10 @@ func run<T: Sendable, E: Error>(_ signal: Signal<T, E>, onNext: @escaping @Senda
             received.increment()
             if disposed.with({ $0 }) { late.increment() }
         })
-        while received.value < 100 { await Task.yield() }
+        await eventually { received.value >= 100 }
         subscription.dispose()
         disposed.swap(true)
-        let stopped = await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
-            Queue.concurrentDefaultQueue().justDispatch {
-                done.resume(returning: terminated.wait(timeout: .now() + 10) == .success)
-            }
-        }
+        let stopped = await wait(terminated)
         #expect(stopped, "the iterating task was cancelled and the stream terminated")
         #expect(late.value == 0)
         feeder.cancel()
@@ -128,13 +124,9 @@ func run<T: Sendable, E: Error>(_ signal: Signal<T, E>, onNext: @escaping @Senda
         })
         let received = Counter()
         let subscription = signal.start(next: { _ in received.increment() })
-        while started.value == 0 { await Task.yield() }
+        await eventually { started.value > 0 }
         subscription.dispose()
-        let wasCancelled = await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
-            Queue.concurrentDefaultQueue().justDispatch {
-                done.resume(returning: cancelled.wait(timeout: .now() + 10) == .success)
-            }
-        }
+        let wasCancelled = await wait(cancelled)
         #expect(wasCancelled)
         #expect(received.value == 0, "the result after dispose is dropped")
     }
@@ -158,7 +150,7 @@ func run<T: Sendable, E: Error>(_ signal: Signal<T, E>, onNext: @escaping @Senda
         let task = Task {
             await signal.start().disposeOnCancellation()
         }
-        while source.starts.value == 0 { await Task.yield() }
+        await eventually { source.starts.value > 0 }
         #expect(source.disposals.value == 0)
         task.cancel()
         await task.value
@@ -208,10 +200,10 @@ func run<T: Sendable, E: Error>(_ signal: Signal<T, E>, onNext: @escaping @Senda
         }
         // The subscription starts with the loop's first next(); keep sending until it has a value.
         var next = 1
-        while !finished.with({ $0 }) {
+        await eventually {
             pipe.putNext(next)
             next += 1
-            await Task.yield()
+            return finished.with { $0 }
         }
         let first = await task.value
         #expect(first != nil)

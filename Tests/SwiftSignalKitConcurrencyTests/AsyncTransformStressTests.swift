@@ -33,6 +33,9 @@ enum RacingForm: String, CaseIterable, Sendable, CustomTestStringConvertible {
 /// of the task pool, several at once, would starve every other test of the pool for minutes under
 /// ThreadSanitizer.
 @Suite(.serialized) struct AsyncTransformStressTests {
+    /// How many racing subscriptions may be unfinished at once (see `disposeRacingAFinishingTransform`).
+    let outstandingLimit = 256
+
     /// Dispose racing a transform that finishes at once, 100,000 times per operator: nothing sent after
     /// `dispose()` returned is delivered, and every subscription's tasks end and release it (a task or a
     /// continuation left waiting would keep its tracked object alive).
@@ -42,7 +45,13 @@ enum RacingForm: String, CaseIterable, Sendable, CustomTestStringConvertible {
         let late = Counter()
         let delivered = Counter()
         await onThread {
-            for _ in 0..<100_000 {
+            for iteration in 0..<100_000 {
+                // Each subscription starts tasks on the shared pool; a thread that made them without
+                // pause would queue tens of thousands ahead of every other test's work. So at most
+                // `outstandingLimit` subscriptions are left unfinished at a time.
+                if iteration % outstandingLimit == 0 {
+                    blockingSpin(until: { tracker.live.value < outstandingLimit })
+                }
                 let disposeReturned = Atomic(value: false)
                 let signal = form.signal(disposeReturned: disposeReturned, tracked: tracker.make())
                 let subscription = signal.start(next: { value in
@@ -79,15 +88,5 @@ enum RacingForm: String, CaseIterable, Sendable, CustomTestStringConvertible {
         }
         await eventually { tracker.live.value == 0 }
         #expect(tracker.live.value == 0, "a worker was left waiting")
-    }
-}
-
-/// Runs `body` on a thread of its own, off the task pool, and waits for it.
-func onThread(_ body: @escaping @Sendable () -> Void) async {
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        Thread {
-            body()
-            continuation.resume()
-        }.start()
     }
 }

@@ -256,107 +256,105 @@ import Testing
     }
 }
 
-/// Tests whose consumer blocks its thread, which is a thread of the task pool: one at a time, so that
-/// they never hold every thread of the pool between them.
+/// Tests whose consumer blocks its thread, which is a thread of the task pool: a slow synchronous consumer
+/// is what they are about. Each block is released by the test's own task, which needs only the pool's
+/// other threads, and such tests take turns with every other test that blocks the pool on purpose
+/// (`takingTurnsToBlockThePool`): so they never hold every thread of the pool between them.
 @Suite(.serialized) struct AsyncTransformSlowConsumerTests {
     @Test func aTransformErrorOvertakesResultsTheConsumerHasNotTakenYet() async {
-        let gates = [Gate(), Gate(), Gate()]
-        let finished = Counter()
-        let inCallback = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        let values = Atomic<[Int]>(value: [])
-        let failure = Atomic<TestError?>(value: nil)
-        let pipe = ValuePipe<Int>()
-        let subscription =
-            (pipe.signal() |> castError(TestError.self)
-            |> mapAsync(.concurrent(max: 3, ordered: false)) { (value: Int) throws(TestError) -> Int in
-                await gates[value].wait()
-                defer { finished.increment() }
-                if value == 2 { throw TestError(code: 2) }
-                return value
-            }).start(
-                next: { value in
-                    values.modify { $0 + [value] }
-                    if value == 0 {
-                        inCallback.signal()
-                        release.wait()
-                    }
-                },
-                error: { error in _ = failure.swap(error) })
-        for value in 0..<3 { pipe.putNext(value) }
-        gates[0].open()
-        await waitOn(inCallback)  // the consumer is busy with 0
-        gates[1].open()
-        await eventually { finished.value == 2 }  // 1 waits for the consumer
-        gates[2].open()
-        await eventually { finished.value == 3 }  // 2 failed
-        release.signal()
-        await eventually { failure.with { $0 } != nil }
-        #expect(values.with { $0 } == [0])
-        #expect(failure.with { $0 } == TestError(code: 2))
-        subscription.dispose()
+        await takingTurnsToBlockThePool {
+            let gates = [Gate(), Gate(), Gate()]
+            let finished = Counter()
+            let inCallback = DispatchSemaphore(value: 0)
+            let release = DispatchSemaphore(value: 0)
+            let values = Atomic<[Int]>(value: [])
+            let failure = Atomic<TestError?>(value: nil)
+            let pipe = ValuePipe<Int>()
+            let subscription =
+                (pipe.signal() |> castError(TestError.self)
+                |> mapAsync(.concurrent(max: 3, ordered: false)) { (value: Int) throws(TestError) -> Int in
+                    await gates[value].wait()
+                    defer { finished.increment() }
+                    if value == 2 { throw TestError(code: 2) }
+                    return value
+                }).start(
+                    next: { value in
+                        values.modify { $0 + [value] }
+                        if value == 0 {
+                            inCallback.signal()
+                            _ = release.wait(timeout: .now() + 120)  // blocking-check: the slow consumer under test
+                        }
+                    },
+                    error: { error in _ = failure.swap(error) })
+            for value in 0..<3 { pipe.putNext(value) }
+            gates[0].open()
+            #expect(await wait(inCallback))  // the consumer is busy with 0
+            gates[1].open()
+            await eventually { finished.value == 2 }  // 1 waits for the consumer
+            gates[2].open()
+            await eventually { finished.value == 3 }  // 2 failed
+            release.signal()
+            await eventually { failure.with { $0 } != nil }
+            #expect(values.with { $0 } == [0])
+            #expect(failure.with { $0 } == TestError(code: 2))
+            subscription.dispose()
+        }
     }
 
     @Test(arguments: [AsyncTransformPolicy.serial, .concurrent(max: 1, ordered: true), .concurrent(max: 3, ordered: true)])
     func aValueArrivingDuringADeliveryWaitsBehindTheWaitingOnes(policy: AsyncTransformPolicy) async {
-        let inCallback = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        let received = Atomic<[Int]>(value: [])
-        let pipe = ValuePipe<Int>()
-        let subscription = (pipe.signal() |> mapAsync(policy) { value in value }).start(next: { value in
-            received.modify { $0 + [value] }
-            if value == 0 {
-                inCallback.signal()
-                release.wait()
-            }
-        })
-        for value in 0...3 { pipe.putNext(value) }  // 3 at least waits for a transform
-        await waitOn(inCallback)  // the consumer is busy with 0
-        for value in 4...6 { pipe.putNext(value) }  // behind the waiting ones, not before
-        release.signal()
-        await eventually { received.with { $0 }.count == 7 }
-        #expect(received.with { $0 } == Array(0...6))
-        subscription.dispose()
-    }
-
-    @Test func latestHoldsBackNewValuesWhileTheConsumerIsBusy() async {
-        let inCallback = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        let finished = Counter()
-        let received = Atomic<[Int]>(value: [])
-        let pipe = ValuePipe<Int>()
-        let subscription =
-            (pipe.signal()
-            |> mapAsync(.latest) { value in
-                defer { finished.increment() }
-                return value
-            }).start(next: { value in
+        await takingTurnsToBlockThePool {
+            let inCallback = DispatchSemaphore(value: 0)
+            let release = DispatchSemaphore(value: 0)
+            let received = Atomic<[Int]>(value: [])
+            let pipe = ValuePipe<Int>()
+            let subscription = (pipe.signal() |> mapAsync(policy) { value in value }).start(next: { value in
                 received.modify { $0 + [value] }
                 if value == 0 {
                     inCallback.signal()
-                    release.wait()
+                    _ = release.wait(timeout: .now() + 120)  // blocking-check: the slow consumer under test
                 }
             })
-        pipe.putNext(0)
-        await waitOn(inCallback)  // the consumer is busy with 0
-        pipe.putNext(1)
-        await eventually { finished.value == 2 }  // 1's result waits for the consumer
-        for value in 2...50 { pipe.putNext(value) }  // only the newest waits, untransformed
-        release.signal()
-        await eventually { received.with { $0 }.last == 50 }
-        #expect(received.with { $0 } == [0, 1, 50])
-        #expect(finished.value == 3)
-        subscription.dispose()
+            for value in 0...3 { pipe.putNext(value) }  // 3 at least waits for a transform
+            #expect(await wait(inCallback))  // the consumer is busy with 0
+            for value in 4...6 { pipe.putNext(value) }  // behind the waiting ones, not before
+            release.signal()
+            await eventually { received.with { $0 }.count == 7 }
+            #expect(received.with { $0 } == Array(0...6))
+            subscription.dispose()
+        }
     }
-}
 
-/// Waits for a semaphore without blocking a thread of the task pool.
-func waitOn(_ semaphore: DispatchSemaphore) async {
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        Thread {
-            semaphore.wait()
-            continuation.resume()
-        }.start()
+    @Test func latestHoldsBackNewValuesWhileTheConsumerIsBusy() async {
+        await takingTurnsToBlockThePool {
+            let inCallback = DispatchSemaphore(value: 0)
+            let release = DispatchSemaphore(value: 0)
+            let finished = Counter()
+            let received = Atomic<[Int]>(value: [])
+            let pipe = ValuePipe<Int>()
+            let subscription =
+                (pipe.signal()
+                |> mapAsync(.latest) { value in
+                    defer { finished.increment() }
+                    return value
+                }).start(next: { value in
+                    received.modify { $0 + [value] }
+                    if value == 0 {
+                        inCallback.signal()
+                        _ = release.wait(timeout: .now() + 120)  // blocking-check: the slow consumer under test
+                    }
+                })
+            pipe.putNext(0)
+            #expect(await wait(inCallback))  // the consumer is busy with 0
+            pipe.putNext(1)
+            await eventually { finished.value == 2 }  // 1's result waits for the consumer
+            for value in 2...50 { pipe.putNext(value) }  // only the newest waits, untransformed
+            release.signal()
+            await eventually { received.with { $0 }.last == 50 }
+            #expect(received.with { $0 } == [0, 1, 50])
+            #expect(finished.value == 3)
+            subscription.dispose()
+        }
     }
 }
 

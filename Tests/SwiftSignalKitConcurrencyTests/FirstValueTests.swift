@@ -57,7 +57,7 @@ import Testing
         let source = InstrumentedSource()
         let signal: Signal<Int, NoError> = source.signal { _ in }
         let task = Task { try await signal.get() }
-        while source.starts.value == 0 { await Task.yield() }
+        await eventually { source.starts.value > 0 }
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
         #expect(source.isBalanced)
@@ -102,7 +102,7 @@ import Testing
         let source = InstrumentedSource()
         let signal: Signal<Int, NoError> = source.signal { _ in }
         let task = Task { await signal.first() }
-        while source.starts.value == 0 { await Task.yield() }
+        await eventually { source.starts.value > 0 }
         task.cancel()
         #expect(await task.value == nil)
         #expect(source.isBalanced)

@@ -86,9 +86,9 @@ final class TallyDoor {
             let actor = QueueLocalActor(queue: queue, value: ReleaseProbe(queue: queue, result: releasedOnQueue))
             await actor.withValue { _ in () }
         }
-        while releasedOnQueue.with({ $0 }) == nil {
-            await Task.yield()
+        await eventually {
             queue.sync {}
+            return releasedOnQueue.with { $0 } != nil
         }
         #expect(releasedOnQueue.with { $0 } == true)
     }
@@ -99,7 +99,7 @@ final class TallyDoor {
         let queue = Queue(name: "release")
         let releasedOnQueue = Atomic<Bool?>(value: nil)
         let gate = DispatchSemaphore(value: 0)
-        queue.justDispatch { _ = gate.wait(timeout: .now() + 30) }
+        queue.justDispatch { _ = blockingWait(gate) }
         do {
             let actor = QueueLocalActor(queue: queue, value: ReleaseProbe(queue: queue, result: releasedOnQueue))
             withExtendedLifetime(actor) {}
@@ -112,7 +112,7 @@ final class TallyDoor {
 
     /// `withValueOnQueue` from a block nested in `q2.sync` inside `q1.sync`, for an actor on `q1`: the
     /// caller owns `q1`, so the actor is isolated there.
-    @Test func withValueOnQueueWorksInsideANestedSync() {
+    @Test func withValueOnQueueWorksInsideANestedSync() async {
         let first = Queue(name: "first")
         let second = Queue(name: "second")
         let actor = QueueLocalActor(queue: first, value: Tally())
@@ -138,7 +138,7 @@ final class TallyDoor {
             }
             done.signal()
         }.start()
-        #expect(done.wait(timeout: .now() + 30) == .success, "must complete, not trap or hang")
+        #expect(await wait(done), "must complete, not trap or hang")
         #expect(seen.with { $0 } == 1)
         #expect(seenDeeper.with { $0 } == 1)
     }
@@ -161,7 +161,7 @@ final class TallyDoor {
                 actor.withValueOnQueue { $0.log.append(value) }
             },
             completed: { _ in done.swap(true) })
-        while !done.with({ $0 }) { await Task.yield() }
+        await eventually { done.with({ $0 }) }
         let log = await actor.withValue { $0.log }
         #expect(log == Array(0..<10_000))
         subscription.dispose()

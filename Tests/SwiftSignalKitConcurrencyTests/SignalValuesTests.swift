@@ -73,7 +73,7 @@ func burst(_ count: Int, source: InstrumentedSource) -> Signal<Int, NoError> {
             }
             return "ended"
         }
-        while received.value == 0 { await Task.yield() }
+        await eventually { received.value > 0 }
         task.cancel()
         #expect(await task.value == "ended")
         #expect(source.isBalanced)

@@ -141,12 +141,8 @@ import Testing
             await scheduler.waitUntilScheduled(20)
             _ = stop.swap(true)
             // Waited for on a thread of its own, so that no pool thread blocks.
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                Thread {
-                    moverDone.wait()
-                    continuation.resume()
-                }.start()
-            }
+            let moverStopped = await wait(moverDone, seconds: 60)
+            #expect(moverStopped)
             scheduler.advance(to: 1_000_000)
             // A postponed deadline would be later than 1,000,000 s: run() would move time there.
             scheduler.run()

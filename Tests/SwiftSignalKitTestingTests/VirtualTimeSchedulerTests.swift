@@ -145,11 +145,13 @@ final class Log: Sendable {
 }
 
 @Suite struct VirtualTimeSchedulerStressTests {
-    @Test func schedulingFromManyThreadsKeepsEveryAction() {
+    @Test func schedulingFromManyThreadsKeepsEveryAction() async {
         let scheduler = VirtualTimeScheduler()
         let count = Atomic(value: 0)
-        DispatchQueue.concurrentPerform(iterations: 1_000) { index in
-            _ = scheduler.schedule(after: Double(index % 10)) { _ = count.modify { $0 + 1 } }
+        await concurrently(4) { thread in
+            for index in stride(from: thread, to: 1_000, by: 4) {
+                _ = scheduler.schedule(after: Double(index % 10)) { _ = count.modify { $0 + 1 } }
+            }
         }
         scheduler.run()
         #expect(count.with { $0 } == 1_000)
@@ -159,7 +161,7 @@ final class Log: Sendable {
     /// not disposed runs. (One that the moving thread had already taken when it was disposed may still
     /// run, as a queue's does: that is the contract; `cancelledActionsDoNotRunAndAreReleased` checks that
     /// a disposed action that was not taken never runs.)
-    @Test func cancellingWhileTimeMovesNeverRunsACancelledAction() {
+    @Test func cancellingWhileTimeMovesNeverRunsACancelledAction() async {
         for _ in 0..<20 {
             let scheduler = VirtualTimeScheduler()
             let ran = LockedCounts()
@@ -179,10 +181,13 @@ final class Log: Sendable {
                 }
             }
             workers.forEach { $0.start() }
-            while done.with({ $0 }) < 3 {
-                scheduler.advance(by: 0.25)
+            // Time moves on a thread of the test's while the workers run, not on a thread of the pool.
+            await onThread {
+                while done.with({ $0 }) < 3 {
+                    scheduler.advance(by: 0.25)
+                }
+                scheduler.run()
             }
-            scheduler.run()
             let ranIDs = ran.all
             #expect(ranIDs.count == Set(ranIDs).count, "no action runs twice")
             let survivors = Set(0..<3).flatMap { worker in (0..<300).map { worker * 1_000 + $0 } }.filter { $0 % 1_000 % 3 != 0 }

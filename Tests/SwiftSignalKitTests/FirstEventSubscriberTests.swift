@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Testing
 
 @testable import SwiftSignalKit
@@ -31,7 +32,7 @@ import Testing
         )
     }
 
-    @Test func onlyAnAnswerOnTheStartingThreadWhileStartingIsReadWithoutTheLock() {
+    @Test func onlyAnAnswerOnTheStartingThreadWhileStartingIsReadWithoutTheLock() async {
         // On the starting thread, while starting: read back without the lock.
         let handled = Counter()
         let synchronous = self.makeTaker(handled: handled)
@@ -43,14 +44,23 @@ import Testing
         #expect(synchronous.extraIfAnsweredWhileStarting() == 1)
 
         // On another thread while starting: recorded under the lock, and not taken for this thread's.
-        let elsewhere = self.makeTaker(handled: handled)
-        elsewhere.subscribe(
-            to: Signal { subscriber in
-                concurrently(1) { _ in subscriber.putNext(2) }
-                return EmptyDisposable
-            })
-        #expect(elsewhere.extraIfAnsweredWhileStarting() == nil)
-        #expect(elsewhere.withExtra { $0 } == 2)
+        // The subscriber starts on a thread of the test's, which waits there for the sending thread.
+        let elsewhere = await onThread { () -> (whileStarting: Int?, recorded: Int) in
+            let elsewhere = self.makeTaker(handled: handled)
+            elsewhere.subscribe(
+                to: Signal { subscriber in
+                    let sent = DispatchSemaphore(value: 0)
+                    Thread {
+                        subscriber.putNext(2)
+                        sent.signal()
+                    }.start()
+                    _ = blockingWait(sent)  // if it times out, `recorded` below is not 2
+                    return EmptyDisposable
+                })
+            return (elsewhere.extraIfAnsweredWhileStarting(), elsewhere.withExtra { $0 })
+        }
+        #expect(elsewhere.whileStarting == nil)
+        #expect(elsewhere.recorded == 2)
 
         // On the starting thread, but after starting (the thread may run other work of the signal while
         // the owner waits): under the lock too.
@@ -138,7 +148,7 @@ import Testing
 
     /// Events of every kind from four threads, racing the owner's dispose: at most one event is handled
     /// (exactly one when nobody disposed), and the generator's disposable is disposed exactly once.
-    @Test func racingEventsAndDisposalHandleAtMostOneEvent() {
+    @Test func racingEventsAndDisposalHandleAtMostOneEvent() async {
         for round in 0..<2_000 {
             let disposable = CountingDisposable()
             let captured = CapturedSubscriber<Int, TestError>()
@@ -147,7 +157,7 @@ import Testing
             taker.subscribe(to: captured.signal(disposable: disposable))
             let subscriber = captured.subscriber!
             let disposes = round % 2 == 0
-            concurrently(4) { index in
+            await concurrently(4) { index in
                 switch index {
                 case 0: subscriber.putNext(1)
                 case 1: subscriber.putError(TestError())

@@ -7,7 +7,7 @@ import Testing
 @Suite struct SubscriberStressTests {
     /// `dispose()` never waits for a callback running on another thread: here the callback itself
     /// waits until `dispose()` has returned, which deadlocked (and now times out) under a waiting dispose.
-    @Test func disposeDoesNotWaitForACallbackOnAnotherThread() {
+    @Test func disposeDoesNotWaitForACallbackOnAnotherThread() async {
         for _ in 0..<20 {
             let captured = CapturedSubscriber<Int, NoError>()
             let callbackStarted = DispatchSemaphore(value: 0)
@@ -15,17 +15,17 @@ import Testing
             let sawDisposeReturn = Flag()
             let subscription = captured.signal().start(next: { _ in
                 callbackStarted.signal()
-                if wait(disposeReturned, seconds: 20) { sawDisposeReturn.set() }
+                if blockingWait(disposeReturned) { sawDisposeReturn.set() }
             })
             let senderDone = DispatchSemaphore(value: 0)
             Thread {
                 captured.subscriber?.putNext(1)
                 senderDone.signal()
             }.start()
-            #expect(wait(callbackStarted))
+            #expect(await wait(callbackStarted))
             subscription.dispose()
             disposeReturned.signal()
-            #expect(wait(senderDone, seconds: 30))
+            #expect(await wait(senderDone))
             #expect(sawDisposeReturn.isSet, "dispose() waited for the other thread's callback")
             if !sawDisposeReturn.isSet { break }
         }
@@ -33,7 +33,7 @@ import Testing
 
     /// No callback starts once `dispose()` has returned: a value whose `putNext` begins after that is
     /// dropped, whichever thread sends it, even while other threads are still inside callbacks.
-    @Test func noCallbackStartsAfterDisposeReturns() {
+    @Test func noCallbackStartsAfterDisposeReturns() async {
         for _ in 0..<20 {
             let captured = CapturedSubscriber<Int, NoError>()
             let disposeReturned = Flag()
@@ -43,9 +43,9 @@ import Testing
                 delivered.increment()
                 if sentAfterDispose == 1 { late.increment() }
             })
-            concurrently(4) { thread in
+            await concurrently(4) { thread in
                 if thread == 0 {
-                    spin(until: { delivered.value > 10 })
+                    blockingSpin(until: { delivered.value > 10 })
                     subscription.dispose()
                     disposeReturned.set()
                 } else {
@@ -64,7 +64,7 @@ import Testing
     /// upstream disposal that the completion triggers (on the completing thread, still inside the forward)
     /// go without waiting for that other thread, which here waits for the completion to return: waiting
     /// would deadlock.
-    @Test func aCompletionForwardedWhileAnotherThreadMapsDoesNotWaitForIt() {
+    @Test func aCompletionForwardedWhileAnotherThreadMapsDoesNotWaitForIt() async {
         for _ in 0..<20 {
             let captured = CapturedSubscriber<Int, NoError>()
             let mapping = Flag()
@@ -76,7 +76,7 @@ import Testing
                 |> map { (value: Int) -> Int in
                     mapping.set()
                     // Bounded, so that a deadlock shows as a failure, not a hang.
-                    if completionReturned.wait(timeout: .now() + 10) == .success { waitedForCompletion.set() }
+                    if blockingWait(completionReturned) { waitedForCompletion.set() }
                     return value
                 }
             let subscription = mapped.start(completed: { completed.set() })
@@ -86,7 +86,7 @@ import Testing
                 senderReturned.signal()
             }
             sender.start()
-            #expect(spin(until: { mapping.isSet }))
+            #expect(await spin(until: { mapping.isSet }))
             // The completion goes through the map's subscriber to the one `start` made, whose termination
             // disposes the map's subscriber from inside the forward, while the sender is still mapping.
             let completer = Thread {
@@ -94,7 +94,7 @@ import Testing
                 completionReturned.signal()
             }
             completer.start()
-            #expect(senderReturned.wait(timeout: .now() + 20) == .success)
+            #expect(await wait(senderReturned))
             #expect(completed.isSet)
             subscription.dispose()
             #expect(waitedForCompletion.isSet, "the completion waited for the mapping thread")
@@ -102,7 +102,7 @@ import Testing
         }
     }
 
-    @Test func concurrentEventsAndDisposeNeverDeliverAfterDispose() {
+    @Test func concurrentEventsAndDisposeNeverDeliverAfterDispose() async {
         for _ in 0..<200 {
             let captured = CapturedSubscriber<Int, NoError>()
             let disposed = Flag()
@@ -112,7 +112,7 @@ import Testing
             let subscription = captured.signal().start(next: { sentAfterDispose in
                 if sentAfterDispose == 1 { late.increment() }
             })
-            concurrently(4) { index in
+            await concurrently(4) { index in
                 if index == 0 {
                     subscription.dispose()
                     disposed.set()
@@ -126,13 +126,13 @@ import Testing
         }
     }
 
-    @Test func concurrentTerminalEventsDeliverExactlyOne() {
+    @Test func concurrentTerminalEventsDeliverExactlyOne() async {
         for _ in 0..<500 {
             let captured = CapturedSubscriber<Int, TestError>()
             let terminals = Counter()
             let disposable = CountingDisposable()
             _ = captured.signal(disposable: disposable).start(error: { _ in terminals.increment() }, completed: { terminals.increment() })
-            concurrently(4) { index in
+            await concurrently(4) { index in
                 if index % 2 == 0 {
                     captured.subscriber?.putCompletion()
                 } else {
@@ -146,7 +146,7 @@ import Testing
 
     /// Two threads inside callbacks of one subscription both dispose it. Waiting for each other would
     /// deadlock, so a disposer that is itself inside one of the subscription's callbacks does not wait.
-    @Test func concurrentDisposesFromInsideCallbacksDoNotDeadlock() {
+    @Test func concurrentDisposesFromInsideCallbacksDoNotDeadlock() async {
         for _ in 0..<50 {
             let captured = CapturedSubscriber<Int, NoError>()
             let holder = LockedState<Disposable?>(nil)
@@ -155,7 +155,7 @@ import Testing
             let subscription = captured.signal().start(next: { _ in
                 inside.increment()
                 // Both callbacks are running before either disposes.
-                spin(until: { inside.value >= 2 }, limit: 5_000_000)
+                blockingSpin(until: { inside.value >= 2 }, limit: 5_000_000)
                 holder.withLock { $0 }?.dispose()
             })
             holder.withLock { $0 = subscription }
@@ -165,8 +165,8 @@ import Testing
                     finished.signal()
                 }.start()
             }
-            #expect(wait(finished), "the first callback returned")
-            #expect(wait(finished), "the second callback returned")
+            #expect(await wait(finished), "the first callback returned")
+            #expect(await wait(finished), "the second callback returned")
         }
     }
 }

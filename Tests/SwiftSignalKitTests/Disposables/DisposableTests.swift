@@ -111,11 +111,11 @@ import Testing
 }
 
 @Suite struct DisposableStressTests {
-    @Test func metaDisposableSetRacingDisposeDisposesEverything() {
+    @Test func metaDisposableSetRacingDisposeDisposesEverything() async {
         for _ in 0..<200 {
             let meta = MetaDisposable()
             let members = (0..<8).map { _ in CountingDisposable() }
-            concurrently(members.count + 1) { index in
+            await concurrently(members.count + 1) { index in
                 if index == members.count {
                     meta.dispose()
                 } else {
@@ -127,11 +127,11 @@ import Testing
         }
     }
 
-    @Test func disposableSetAddRacingDisposeDisposesEverything() {
+    @Test func disposableSetAddRacingDisposeDisposesEverything() async {
         for _ in 0..<200 {
             let set = DisposableSet()
             let members = (0..<16).map { _ in CountingDisposable() }
-            concurrently(members.count + 1) { index in
+            await concurrently(members.count + 1) { index in
                 if index == members.count {
                     set.dispose()
                 } else {
@@ -142,10 +142,10 @@ import Testing
         }
     }
 
-    @Test func disposableDictConcurrentSetsDisposeEachEntryOnce() {
+    @Test func disposableDictConcurrentSetsDisposeEachEntryOnce() async {
         let dict = DisposableDict<Int>()
         let entries = (0..<400).map { _ in CountingDisposable() }
-        concurrently(8) { thread in
+        await concurrently(8) { thread in
             for index in stride(from: thread, to: entries.count, by: 8) {
                 dict.set(entries[index], forKey: index % 10)
             }
@@ -154,11 +154,11 @@ import Testing
         #expect(entries.allSatisfy { $0.count.value == 1 })
     }
 
-    @Test func actionDisposableRunsOnceUnderContention() {
+    @Test func actionDisposableRunsOnceUnderContention() async {
         for _ in 0..<500 {
             let runs = Counter()
             let disposable = ActionDisposable { runs.increment() }
-            concurrently(4) { _ in disposable.dispose() }
+            await concurrently(4) { _ in disposable.dispose() }
             #expect(runs.value == 1)
         }
     }

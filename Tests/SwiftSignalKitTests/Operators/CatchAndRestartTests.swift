@@ -31,7 +31,7 @@ import Testing
     /// Bug 9 of the original: each synchronous completion restarted from inside the previous `start`,
     /// so 100,000 restarts overflowed the stack. (A synchronous loop cannot be stopped from downstream
     /// while `start` is still running, so the source itself ends the run with an error.)
-    @Test func hundredThousandSynchronousRestartsDoNotGrowTheStack() {
+    @Test func hundredThousandSynchronousRestartsDoNotGrowTheStack() async {
         let starts = Counter()
         let source = Signal<Int, TestError> { subscriber in
             let start = starts.increment()
@@ -45,7 +45,8 @@ import Testing
         }
         let received = Counter()
         let recorder = Recorder<Int, TestError>()
-        _ = restart(source).start(next: { _ in received.increment() }, error: { recorder.append(.error($0)) })
+        // A stress of synchronous work: on a thread of its own, not on one of the task pool's.
+        await onThread { _ = restart(source).start(next: { _ in received.increment() }, error: { recorder.append(.error($0)) }) }
         #expect(received.value == 99_999)
         #expect(recorder.events == [.error(TestError(code: 100_000))])
     }
@@ -80,7 +81,7 @@ import Testing
         #expect(recorder.events == [.next(1), .next(2), .next(3), .error(TestError())])
     }
 
-    @Test func asynchronousRestartsStopWhenDownstreamCompletes() {
+    @Test func asynchronousRestartsStopWhenDownstreamCompletes() async {
         let queue = Queue()
         let starts = Counter()
         let source = Signal<Int, NoError> { subscriber in
@@ -94,7 +95,7 @@ import Testing
         let done = DispatchSemaphore(value: 0)
         let recorder = Recorder<Int, NoError>()
         _ = (restart(source) |> take(3)).start(next: { recorder.append(.next($0)) }, completed: { done.signal() })
-        #expect(wait(done))
+        #expect(await wait(done))
         queue.sync {}
         #expect(recorder.values == [1, 2, 3])
         #expect(starts.value == 3)
@@ -123,7 +124,7 @@ import Testing
         #expect(recorder.events == [.error(TestError(code: 2))])
     }
 
-    @Test func disposeStopsAnAsynchronousRestartLoop() {
+    @Test func disposeStopsAnAsynchronousRestartLoop() async {
         let queue = Queue()
         let starts = Counter()
         let source = Signal<Int, NoError> { subscriber in
@@ -132,7 +133,7 @@ import Testing
             return EmptyDisposable
         }
         let subscription = restart(source).start()
-        spin(until: { starts.value >= 10 })
+        await spin(until: { starts.value >= 10 })
         subscription.dispose()
         queue.sync {}
         let afterDispose = starts.value
@@ -141,7 +142,7 @@ import Testing
         #expect(starts.value <= afterDispose + 1)
     }
 
-    @Test func retryResubscribesAfterErrorsUntilSuccess() {
+    @Test func retryResubscribesAfterErrorsUntilSuccess() async {
         let attempts = Counter()
         let source = Signal<Int, TestError> { subscriber in
             let attempt = attempts.increment()
@@ -161,11 +162,11 @@ import Testing
                 recorder.append(.completed)
                 done.signal()
             })
-        #expect(wait(done))
+        #expect(await wait(done))
         #expect(recorder.events == [.next(3), .completed])
     }
 
-    @Test func retryWithPredicateStopsOnRejectedErrorsAndAfterMaxRetries() {
+    @Test func retryWithPredicateStopsOnRejectedErrorsAndAfterMaxRetries() async {
         let rejected = DispatchSemaphore(value: 0)
         let rejectedRecorder = Recorder<Int, TestError>()
         _ =
@@ -174,7 +175,7 @@ import Testing
             .start(error: {
                 rejectedRecorder.append(.error($0)); rejected.signal()
             })
-        #expect(wait(rejected))
+        #expect(await wait(rejected))
         #expect(rejectedRecorder.events == [.error(TestError(code: 7))])
 
         let attempts = Counter()
@@ -188,14 +189,14 @@ import Testing
             .start(error: {
                 recorder.append(.error($0)); exhausted.signal()
             })
-        #expect(wait(exhausted))
+        #expect(await wait(exhausted))
         #expect(attempts.value == 4, "the first attempt plus three retries")
         #expect(recorder.events == [.error(TestError(code: 4))])
     }
 }
 
 @Suite struct RestartStressTests {
-    @Test func disposeRacingAsynchronousRestartsLeavesNothingSubscribed() {
+    @Test func disposeRacingAsynchronousRestartsLeavesNothingSubscribed() async {
         let dispatchQueue = DispatchQueue(label: "restart.stress", attributes: .concurrent)
         let queue = Queue(queue: dispatchQueue)
         for _ in 0..<200 {
@@ -211,7 +212,7 @@ import Testing
                 return ActionDisposable { active.decrement() }
             }
             let subscription = restart(source).start()
-            spin(until: { starts.value >= 5 })
+            await spin(until: { starts.value >= 5 })
             subscription.dispose()
             dispatchQueue.sync(flags: .barrier) {}
             #expect(active.value == 0, "every started subscription was disposed")

@@ -4,11 +4,11 @@ import Testing
 
 /// ``concurrently(_:_:)`` with a start barrier: every thread waits until all have started, so that
 /// their bodies really overlap (starting a thread takes longer than sending thousands of values).
-func concurrentlyTogether(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+func concurrentlyTogether(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
     let started = Counter()
-    concurrently(count) { index in
+    await concurrently(count) { index in
         started.increment()
-        spin(until: { started.value == count })
+        blockingSpin(until: { started.value == count })
         body(index)
     }
 }

@@ -48,7 +48,7 @@ import Testing
         #expect(empty.events == [.next([]), .completed])
     }
 
-    @Test func queueArgumentDeliversOnTheQueue() {
+    @Test func queueArgumentDeliversOnTheQueue() async {
         let queue = Queue()
         let done = DispatchSemaphore(value: 0)
         let offQueue = Flag()
@@ -57,7 +57,7 @@ import Testing
                 // The initial array is sent on the starting thread; every later one on the queue.
                 if values != [0, 0] && !queue.isCurrent() { offQueue.set() }
             }, completed: { done.signal() })
-        #expect(wait(done))
+        #expect(await wait(done))
         #expect(!offQueue.isSet)
     }
 
@@ -219,11 +219,11 @@ import Testing
 }
 
 @Suite struct CombinationStressTests {
-    @Test func skipFromManyThreadsDropsExactlyCount() {
+    @Test func skipFromManyThreadsDropsExactlyCount() async {
         let source = CapturedSubscriber<Int, NoError>()
         let recorder = Recorder<Int, NoError>()
         recorder.start(source.signal() |> skip(250))
-        concurrentlyTogether(4) { thread in
+        await concurrentlyTogether(4) { thread in
             for value in 0..<1_000 {
                 source.subscriber!.putNext(thread * 1_000 + value)
             }
@@ -234,7 +234,7 @@ import Testing
 
     /// The notifier firing while the source sends from other threads: exactly one completion, and
     /// (once the senders have returned) nothing more.
-    @Test func takeUntilRacingSendersCompletesOnce() {
+    @Test func takeUntilRacingSendersCompletesOnce() async {
         for _ in 0..<100 {
             let source = CapturedSubscriber<Int, NoError>()
             let notifier = CapturedSubscriber<Void, NoError>()
@@ -242,7 +242,7 @@ import Testing
             let completions = Counter()
             let subscription = (source.signal(disposable: sourceDisposable) |> take(until: notifier.signal())).start(
                 completed: { completions.increment() })
-            concurrentlyTogether(3) { thread in
+            await concurrentlyTogether(3) { thread in
                 if thread == 0 {
                     notifier.subscriber!.putNext(())
                 } else {

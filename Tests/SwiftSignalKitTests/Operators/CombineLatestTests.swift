@@ -76,7 +76,7 @@ import Testing
         #expect(empty.events == [.next([]), .completed])
     }
 
-    @Test func queueArgumentDeliversOnTheQueue() {
+    @Test func queueArgumentDeliversOnTheQueue() async {
         let queue = Queue()
         let done = DispatchSemaphore(value: 0)
         let onQueue = Flag()
@@ -84,7 +84,7 @@ import Testing
             next: { _ in
                 if queue.isCurrent() { onQueue.set() }
             }, completed: { done.signal() })
-        #expect(wait(done))
+        #expect(await wait(done))
         #expect(onQueue.isSet)
     }
 
@@ -115,14 +115,14 @@ import Testing
 }
 
 @Suite struct CombineLatestStressTests {
-    @Test func concurrentSourcesProduceConsistentTuples() {
+    @Test func concurrentSourcesProduceConsistentTuples() async {
         let a = ValuePipe<Int>()
         let b = ValuePipe<Int>()
         let received = Counter()
         let subscription = combineLatest(a.signal(), b.signal()).start(next: { _ in received.increment() })
         a.putNext(0)
         b.putNext(0)
-        concurrently(4) { thread in
+        await concurrently(4) { thread in
             for value in 1...2_000 {
                 if thread % 2 == 0 { a.putNext(value) } else { b.putNext(value) }
             }

@@ -4,7 +4,7 @@ import Testing
 @testable import SwiftSignalKit
 
 @Suite struct DispatchOperatorTests {
-    @Test func deliverOnQueueKeepsOrderAndRunsOnTheQueue() {
+    @Test func deliverOnQueueKeepsOrderAndRunsOnTheQueue() async {
         let queue = Queue()
         let done = DispatchSemaphore(value: 0)
         let recorder = Recorder<Int, NoError>()
@@ -14,12 +14,12 @@ import Testing
                 if !queue.isCurrent() { offQueue.set() }
                 recorder.append(.next(value))
             }, completed: { done.signal() })
-        #expect(wait(done))
+        #expect(await wait(done))
         #expect(recorder.values == Array(0..<1_000))
         #expect(!offQueue.isSet)
     }
 
-    @Test func deliverOnThreadPoolKeepsOrder() {
+    @Test func deliverOnThreadPoolKeepsOrder() async {
         let pool = ThreadPool(threadCount: 2, threadPriority: 0.5)
         let done = DispatchSemaphore(value: 0)
         let recorder = Recorder<Int, NoError>()
@@ -27,11 +27,11 @@ import Testing
             next: { value in
                 recorder.append(.next(value))
             }, completed: { done.signal() })
-        #expect(wait(done))
+        #expect(await wait(done))
         #expect(recorder.values == Array(0..<500))
     }
 
-    @Test func runOnQueueStartsTheGeneratorThere() {
+    @Test func runOnQueueStartsTheGeneratorThere() async {
         let queue = Queue()
         let done = DispatchSemaphore(value: 0)
         let generatorOnQueue = Flag()
@@ -41,7 +41,7 @@ import Testing
             return EmptyDisposable
         }
         _ = (source |> runOn(queue)).start(completed: { done.signal() })
-        #expect(wait(done))
+        #expect(await wait(done))
         #expect(generatorOnQueue.isSet)
     }
 
@@ -49,7 +49,7 @@ import Testing
         let queue = Queue()
         let started = Flag()
         let gate = DispatchSemaphore(value: 0)
-        queue.justDispatch { _ = gate.wait(timeout: .now() + 10) }
+        queue.justDispatch { _ = blockingWait(gate) }
         let subscription =
             (Signal<Int, NoError> { _ in
                 started.set()
@@ -61,7 +61,7 @@ import Testing
         #expect(!started.isSet)
     }
 
-    @Test func runOnThreadPoolStartsOnAPoolThread() {
+    @Test func runOnThreadPoolStartsOnAPoolThread() async {
         let pool = ThreadPool(threadCount: 1, threadPriority: 0.5)
         let done = DispatchSemaphore(value: 0)
         let onPool = Flag()
@@ -71,13 +71,13 @@ import Testing
             return EmptyDisposable
         }
         _ = (source |> runOn(pool)).start(completed: { done.signal() })
-        #expect(wait(done))
+        #expect(await wait(done))
         #expect(onPool.isSet)
     }
 }
 
 @Suite struct DispatchStressTests {
-    @Test func deliverOnRacingDisposeDeliversNothingAfterDispose() {
+    @Test func deliverOnRacingDisposeDeliversNothingAfterDispose() async {
         let queue = Queue()
         for _ in 0..<200 {
             let pipe = ValuePipe<Int>()
@@ -87,7 +87,7 @@ import Testing
             let subscription = (pipe.signal() |> deliverOn(queue)).start(next: { sentAfterDispose in
                 if sentAfterDispose == 1 { late.increment() }
             })
-            concurrently(3) { thread in
+            await concurrently(3) { thread in
                 if thread == 0 {
                     subscription.dispose()
                     disposed.set()

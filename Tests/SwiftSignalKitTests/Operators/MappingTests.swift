@@ -189,7 +189,7 @@ func values<T: Sendable, E>(_ values: [T], _ errorType: E.Type = NoError.self) -
 
     /// The thread that admits take's last value must not complete while another thread is still
     /// delivering an earlier one: that value would arrive after the completion and be dropped.
-    @Test func takeCompletesOnlyAfterEveryAdmittedValueIsDelivered() {
+    @Test func takeCompletesOnlyAfterEveryAdmittedValueIsDelivered() async {
         let pipe = ValuePipe<Int>()
         let log = LockedState<[String]>([])
         let firstEntered = DispatchSemaphore(value: 0)
@@ -200,7 +200,7 @@ func values<T: Sendable, E>(_ values: [T], _ errorType: E.Type = NoError.self) -
                 log.withLock { $0.append("next \(value)") }
                 if value == 1 {
                     firstEntered.signal()
-                    releaseFirst.wait()
+                    _ = blockingWait(releaseFirst)
                     log.withLock { $0.append("returned 1") }
                 }
             },
@@ -209,21 +209,21 @@ func values<T: Sendable, E>(_ values: [T], _ errorType: E.Type = NoError.self) -
             pipe.putNext(1)
             firstDone.signal()
         }
-        firstEntered.wait()
+        #expect(await wait(firstEntered))
         pipe.putNext(2)
         let whileTheFirstIsDelivered = log.withLock { $0 }
         releaseFirst.signal()
-        firstDone.wait()
+        #expect(await wait(firstDone))
         #expect(whileTheFirstIsDelivered == ["next 1", "next 2"])
         #expect(log.withLock { $0 } == ["next 1", "next 2", "returned 1", "completed"])
         subscription.dispose()
     }
 
-    @Test func takeFromManyThreadsPassesExactlyCount() {
+    @Test func takeFromManyThreadsPassesExactlyCount() async {
         let pipe = ValuePipe<Int>()
         let recorder = Recorder<Int, NoError>()
         recorder.start(pipe.signal() |> take(100))
-        concurrently(4) { thread in
+        await concurrently(4) { thread in
             for value in 0..<1_000 {
                 pipe.putNext(thread * 1_000 + value)
             }

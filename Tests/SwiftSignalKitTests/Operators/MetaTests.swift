@@ -122,7 +122,7 @@ import Testing
         #expect(recorder.events == [.next(1), .next(2), .next(3), .completed])
     }
 
-    @Test func hundredThousandSynchronousInnerSignalsKeepTheStackFlat() {
+    @Test func hundredThousandSynchronousInnerSignalsKeepTheStackFlat() async {
         let total = Counter()
         let outer = Signal<Signal<Int, NoError>, NoError> { subscriber in
             // The first inner signal is slow, so the rest pile up and then drain synchronously in a row.
@@ -136,7 +136,8 @@ import Testing
             return EmptyDisposable
         }
         let completed = Flag()
-        _ = (outer |> queue).start(next: { _ in total.increment() }, completed: { completed.set() })
+        // A stress of synchronous work: on a thread of its own, not on one of the task pool's.
+        await onThread { _ = (outer |> queue).start(next: { _ in total.increment() }, completed: { completed.set() }) }
         #expect(total.value == 100_000)
         #expect(completed.isSet)
     }
@@ -220,7 +221,7 @@ import Testing
 @Suite struct MetaStressTests {
     /// The concurrent form of bug 4: an old inner signal completing on another thread while the outer
     /// signal switches and completes must not complete the result.
-    @Test func switchRacingStaleInnerCompletionNeverCompletesEarly() {
+    @Test func switchRacingStaleInnerCompletionNeverCompletesEarly() async {
         for _ in 0..<2_000 {
             let outer = CapturedSubscriber<Signal<Int, NoError>, NoError>()
             let first = CapturedSubscriber<Int, NoError>()
@@ -228,7 +229,7 @@ import Testing
             let completed = Flag()
             _ = (outer.signal() |> switchToLatest).start(completed: { completed.set() })
             outer.subscriber?.putNext(first.signal())
-            concurrently(2) { thread in
+            await concurrently(2) { thread in
                 if thread == 0 {
                     first.subscriber?.putCompletion()
                 } else {
@@ -242,12 +243,12 @@ import Testing
         }
     }
 
-    @Test func queueWithConcurrentOuterAndAsynchronousInnersDeliversEverything() {
+    @Test func queueWithConcurrentOuterAndAsynchronousInnersDeliversEverything() async {
         let dispatchQueue = Queue()
         let outer = ValuePipe<Signal<Int, NoError>>()
         let received = Counter()
         let subscription = (outer.signal() |> queue).start(next: { _ in received.increment() })
-        concurrently(4) { thread in
+        await concurrently(4) { thread in
             for value in 0..<250 {
                 outer.putNext(
                     Signal { subscriber in
@@ -259,7 +260,7 @@ import Testing
                     })
             }
         }
-        spin(until: { received.value == 1_000 })
+        await spin(until: { received.value == 1_000 })
         #expect(received.value == 1_000)
         subscription.dispose()
     }

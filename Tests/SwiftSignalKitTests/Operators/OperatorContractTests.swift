@@ -111,7 +111,7 @@ final class ControlledSource: Sendable {
 
 @Suite struct OperatorContractTests {
     @Test(arguments: operatorCases)
-    func disposingTheResultDisposesTheSourceAndReleasesEverything(_ operatorCase: OperatorCase) {
+    func disposingTheResultDisposesTheSourceAndReleasesEverything(_ operatorCase: OperatorCase) async {
         let source = ControlledSource()
         let callbackTracker = LifetimeTracker()
         let subscription: Disposable
@@ -119,7 +119,7 @@ final class ControlledSource: Sendable {
             let captured = callbackTracker.make()
             subscription = operatorCase.apply(source.signal).start(next: { _ in withExtendedLifetime(captured) {} })
         }
-        #expect(spin(until: { source.starts.value == 1 }), "\(operatorCase.name) starts the source once")
+        #expect(await spin(until: { source.starts.value == 1 }), "\(operatorCase.name) starts the source once")
         source.send(1)
         subscription.dispose()
         contractQueue.sync {}
@@ -131,7 +131,7 @@ final class ControlledSource: Sendable {
     /// restartIfError and the retry operators answer an error by subscribing again, so on a source that
     /// always fails they never end; they are left out here.
     @Test(arguments: operatorCases.filter { !$0.name.hasPrefix("restartIfError") && !$0.name.hasPrefix("retry") })
-    func terminalEventReleasesEverything(_ operatorCase: OperatorCase) {
+    func terminalEventReleasesEverything(_ operatorCase: OperatorCase) async {
         let tracker = LifetimeTracker()
         let done = DispatchSemaphore(value: 0)
         do {
@@ -147,13 +147,13 @@ final class ControlledSource: Sendable {
                     done.signal()
                 })
         }
-        #expect(wait(done, seconds: 10), "\(operatorCase.name) ends")
+        #expect(await wait(done), "\(operatorCase.name) ends")
         contractQueue.sync {}
-        #expect(spin(until: { tracker.live.value == 0 }), "\(operatorCase.name) releases its callbacks after the terminal event")
+        #expect(await spin(until: { tracker.live.value == 0 }), "\(operatorCase.name) releases its callbacks after the terminal event")
     }
 
     @Test(arguments: operatorCases)
-    func disposingFromInsideACallbackDoesNotDeadlock(_ operatorCase: OperatorCase) {
+    func disposingFromInsideACallbackDoesNotDeadlock(_ operatorCase: OperatorCase) async {
         let source = ControlledSource()
         let holder = MetaDisposable()
         let received = Counter()
@@ -165,15 +165,15 @@ final class ControlledSource: Sendable {
                     firstValue.signal()
                 }
             }))
-        #expect(spin(until: { source.starts.value == 1 }))
+        #expect(await spin(until: { source.starts.value == 1 }))
         source.send(1)
         source.send(2)
         if !operatorCase.name.hasPrefix("reduceLeft(value:f:)") && !operatorCase.name.hasPrefix("last") {
-            #expect(wait(firstValue), "\(operatorCase.name) delivers and survives a re-entrant dispose")
+            #expect(await wait(firstValue), "\(operatorCase.name) delivers and survives a re-entrant dispose")
         }
         holder.dispose()
         contractQueue.sync {}
-        #expect(spin(until: { source.disposals.value == 1 }), "\(operatorCase.name) disposes the source")
+        #expect(await spin(until: { source.disposals.value == 1 }), "\(operatorCase.name) disposes the source")
     }
 }
 
@@ -181,15 +181,15 @@ final class ControlledSource: Sendable {
     /// Emissions from several threads racing a disposal: the source is disposed exactly once, and once
     /// `dispose()` has returned and the sends in flight have settled, no later send reaches a callback.
     @Test(arguments: operatorCases)
-    func emissionsAfterDisposeAreNeverDelivered(_ operatorCase: OperatorCase) {
+    func emissionsAfterDisposeAreNeverDelivered(_ operatorCase: OperatorCase) async {
         for _ in 0..<20 {
             let source = ControlledSource()
             let delivered = Counter()
             let subscription = operatorCase.apply(source.signal).start(next: { _ in
                 delivered.increment()
             })
-            spin(until: { source.starts.value == 1 })
-            concurrently(3) { thread in
+            await spin(until: { source.starts.value == 1 })
+            await concurrently(3) { thread in
                 if thread == 0 {
                     subscription.dispose()
                 } else {
@@ -200,7 +200,7 @@ final class ControlledSource: Sendable {
             }
             contractQueue.sync {}
             let settled = delivered.value
-            concurrently(2) { _ in
+            await concurrently(2) { _ in
                 for value in 0..<100 {
                     source.send(value)
                 }

@@ -46,7 +46,7 @@ import Testing
 @Suite struct ReduceStressTests {
     /// Bug 5 of the original: the synchronous forms mutated an unlocked accumulator, so values sent from
     /// several threads were lost.
-    @Test func concurrentValuesAreAllFolded() {
+    @Test func concurrentValuesAreAllFolded() async {
         let pipe = ValuePipe<Int>()
         let done = ValuePipe<Void>()
         let recorder = Recorder<Int, NoError>()
@@ -59,7 +59,7 @@ import Testing
             }
         }
         recorder.start(source |> reduceLeft(value: 0, f: +))
-        concurrently(4) { _ in
+        await concurrently(4) { _ in
             for _ in 0..<10_000 {
                 pipe.putNext(1)
             }
@@ -100,7 +100,7 @@ import Testing
         #expect(!started.isSet)
     }
 
-    @Test func delayOnAQueueStartsTheSourceOnTheQueue() {
+    @Test func delayOnAQueueStartsTheSourceOnTheQueue() async {
         let queue = Queue()
         let done = DispatchSemaphore(value: 0)
         let onQueue = Flag()
@@ -110,14 +110,14 @@ import Testing
             return EmptyDisposable
         }
         _ = (source |> delay(0.01, queue: queue)).start(completed: { done.signal() })
-        #expect(wait(done))
+        #expect(await wait(done))
         #expect(onQueue.isSet)
     }
 
-    @Test func suspendAwareDelayStartsLater() {
+    @Test func suspendAwareDelayStartsLater() async {
         let done = DispatchSemaphore(value: 0)
         _ = (Signal<Int, NoError>.single(1) |> suspendAwareDelay(0.01, queue: Queue())).start(completed: { done.signal() })
-        #expect(wait(done))
+        #expect(await wait(done))
     }
 
     /// Disposing releases the source, so it can never start: no waiting for an absence.
@@ -148,12 +148,12 @@ import Testing
         #expect(sourceDisposable.count.value == 1)
     }
 
-    @Test func timeoutOnAQueueSwitchesToAlternate() {
+    @Test func timeoutOnAQueueSwitchesToAlternate() async {
         let done = DispatchSemaphore(value: 0)
         let recorder = Recorder<Int, NoError>()
         _ = (Signal<Int, NoError> { _ in EmptyDisposable } |> timeout(0.01, queue: Queue(), alternate: .single(9)))
             .start(next: { recorder.append(.next($0)) }, completed: { done.signal() })
-        #expect(wait(done))
+        #expect(await wait(done))
         #expect(recorder.values == [9])
     }
 
@@ -210,7 +210,7 @@ import Testing
 }
 
 @Suite struct TimingStressTests {
-    @Test func timeoutRacingTheSourceDeliversFromExactlyOneSide() {
+    @Test func timeoutRacingTheSourceDeliversFromExactlyOneSide() async {
         let queue = Queue()
         for _ in 0..<200 {
             let captured = CapturedSubscriber<Int, NoError>()
@@ -220,7 +220,7 @@ import Testing
                 .start(next: { recorder.append(.next($0)) }, completed: { done.signal() })
             captured.subscriber?.putNext(1)
             captured.subscriber?.putCompletion()
-            #expect(wait(done))
+            #expect(await wait(done))
             let values = recorder.values
             #expect(values == [1] || values == [-1])
         }

@@ -46,7 +46,7 @@ import Testing
 
     /// The fold is user code: it must run outside the operator's lock, so another thread can send to
     /// the operator (its value is queued) while the fold runs.
-    @Test func theFoldRunsOutsideTheLock() {
+    @Test func theFoldRunsOutsideTheLock() async {
         let pipe = ValuePipe<Int>()
         let otherReturned = Flag()
         let fold: @Sendable (Int, Int) -> Int = { total, value in
@@ -56,12 +56,12 @@ import Testing
                     pipe.putNext(2)
                     sent.signal()
                 }
-                if wait(sent) { otherReturned.set() }
+                if blockingWait(sent) { otherReturned.set() }
             }
             return total + value
         }
         let subscription = (pipe.signal() |> scan(0, fold)).start()
-        pipe.putNext(1)
+        await onThread { pipe.putNext(1) }  // the fold waits for another thread: not on a pool thread
         #expect(otherReturned.isSet)
         subscription.dispose()
     }
@@ -164,7 +164,7 @@ import Testing
     }
 
     /// Hashing and comparing keys is user code: it must run outside the operator's lock.
-    @Test func keysAreHashedOutsideTheLock() {
+    @Test func keysAreHashedOutsideTheLock() async {
         let pipe = ValuePipe<Int>()
         let otherReturned = Flag()
         let key = ProbeKey(value: 0) { value in
@@ -174,11 +174,11 @@ import Testing
                 pipe.putNext(2)
                 sent.signal()
             }
-            if wait(sent) { otherReturned.set() }
+            if blockingWait(sent) { otherReturned.set() }
         }
         let recorder = Recorder<Int, NoError>()
         let subscription = recorder.start(pipe.signal() |> distinct(by: { ProbeKey(value: $0, onHash: key.onHash) }))
-        pipe.putNext(1)
+        await onThread { pipe.putNext(1) }  // hashing waits for another thread: not on a pool thread
         #expect(otherReturned.isSet)
         #expect(recorder.values == [1, 2])
         subscription.dispose()
@@ -268,7 +268,7 @@ private struct ProbeKey: Hashable, Sendable {
     /// Four threads send distinct positive values to `scan(0, +)`: every value is folded exactly once,
     /// the fold never runs on two threads at once, and the totals arrive in fold order (so strictly
     /// increasing), each one the previous plus one of the values, then exactly one completion.
-    @Test func scanFromManyThreadsFoldsEachValueOnceInOrder() {
+    @Test func scanFromManyThreadsFoldsEachValueOnceInOrder() async {
         let perThread = 2_000
         let source = CapturedSubscriber<Int, NoError>()
         let folding = Counter()
@@ -287,13 +287,13 @@ private struct ProbeKey: Hashable, Sendable {
                 completions.increment()
                 done.signal()
             })
-        concurrentlyTogether(4) { thread in
+        await concurrentlyTogether(4) { thread in
             for index in 0..<perThread {
                 source.subscriber!.putNext(1 + thread * perThread + index)
             }
         }
         source.subscriber!.putCompletion()
-        #expect(wait(done, seconds: 60))
+        #expect(await wait(done, seconds: 60))
         let received = totals.withLock { $0 }
         let sent = (1...(4 * perThread)).map { $0 }
         #expect(received.count == sent.count)
@@ -304,7 +304,7 @@ private struct ProbeKey: Hashable, Sendable {
         subscription.dispose()
     }
 
-    @Test func bufferFromManyThreadsKeepsEveryValueOnceAndEachThreadsOrder() {
+    @Test func bufferFromManyThreadsKeepsEveryValueOnceAndEachThreadsOrder() async {
         let perThread = 2_000
         let source = CapturedSubscriber<Int, NoError>()
         let groups = LockedState<[[Int]]>([])
@@ -312,13 +312,13 @@ private struct ProbeKey: Hashable, Sendable {
         let subscription = (source.signal() |> buffer(count: 7)).start(
             next: { group in groups.withLock { $0.append(group) } },
             completed: { done.signal() })
-        concurrentlyTogether(4) { thread in
+        await concurrentlyTogether(4) { thread in
             for index in 0..<perThread {
                 source.subscriber!.putNext(thread * perThread + index)
             }
         }
         source.subscriber!.putCompletion()
-        #expect(wait(done, seconds: 60))
+        #expect(await wait(done, seconds: 60))
         let received = groups.withLock { $0 }
         #expect(received.dropLast().allSatisfy { $0.count == 7 })
         #expect(received.last?.count == (4 * perThread) % 7)
@@ -331,7 +331,7 @@ private struct ProbeKey: Hashable, Sendable {
         subscription.dispose()
     }
 
-    @Test func distinctFromManyThreadsSendsEachKeyOnce() {
+    @Test func distinctFromManyThreadsSendsEachKeyOnce() async {
         let keys = 1_000
         let source = CapturedSubscriber<Int, NoError>()
         let recorder = Recorder<Int, NoError>()
@@ -342,13 +342,13 @@ private struct ProbeKey: Hashable, Sendable {
                 recorder.append(.completed)
                 done.signal()
             })
-        concurrentlyTogether(4) { thread in
+        await concurrentlyTogether(4) { thread in
             for index in 0..<keys {
                 source.subscriber!.putNext((index * (thread + 1)) % keys)
             }
         }
         source.subscriber!.putCompletion()
-        #expect(wait(done, seconds: 60))
+        #expect(await wait(done, seconds: 60))
         #expect(firstDifference(recorder.values.sorted(), Array(0..<keys)) == nil)
         #expect(recorder.events.last == .completed)
         subscription.dispose()
@@ -356,12 +356,12 @@ private struct ProbeKey: Hashable, Sendable {
 
     /// Disposal racing senders: nothing crashes or leaks, and no state is released under the lock
     /// (checked by ThreadSanitizer and the tracker).
-    @Test func disposeRacingSendersReleasesTheState() {
+    @Test func disposeRacingSendersReleasesTheState() async {
         let tracker = LifetimeTracker()
         for _ in 0..<200 {
             let pipe = ValuePipe<Int>()
             let subscription = (pipe.signal() |> scan([Tracked](), { list, _ in [tracker.make()] + list.prefix(3) })).start()
-            concurrentlyTogether(3) { thread in
+            await concurrentlyTogether(3) { thread in
                 if thread == 0 {
                     subscription.dispose()
                 } else {
@@ -370,7 +370,7 @@ private struct ProbeKey: Hashable, Sendable {
             }
         }
         // A drain handed to Dispatch may still hold its state for a moment after the senders return.
-        #expect(spin(until: { tracker.live.value == 0 }))
+        #expect(await spin(until: { tracker.live.value == 0 }))
     }
 }
 

@@ -157,12 +157,12 @@ private final class CountedSource: Sendable {
     /// One thread sends 0..<count through the share while others subscribe: every subscriber sees a run
     /// of consecutive values that ends with the last one: no gap, no duplicate, no reordering.
     @Test(arguments: [ShareReplay.none, .latest, .last(3), .all])
-    func lateSubscribersSeeNoGapAndNoDuplicate(policy: ShareReplay) {
+    func lateSubscribersSeeNoGapAndNoDuplicate(policy: ShareReplay) async {
         for _ in 0..<20 {
             let pipe = ValuePipe<Int>()
             let shared = pipe.signal() |> share(replay: policy)
             let anchor = shared.start()
-            let runs = lateSubscriberRuns(signal: shared, publish: pipe.putNext)
+            let runs = await lateSubscriberRuns(signal: shared, publish: pipe.putNext)
             for values in runs where policy == .all {
                 #expect(values.first == 0)
             }
@@ -172,11 +172,11 @@ private final class CountedSource: Sendable {
 
     /// Subscribers come and go from several threads while values flow: the upstream is connected once
     /// per busy period and disposed once per connection.
-    @Test func connectAndDisconnectRaces() {
+    @Test func connectAndDisconnectRaces() async {
         let source = CountedSource()
         let pipe = ValuePipe<Int>()
         let shared = source.signal(pipe.signal() |> castError(TestError.self)) |> share(replay: .latest)
-        concurrently(4) { thread in
+        await concurrently(4) { thread in
             for index in 0..<2_000 {
                 let subscription = shared.start()
                 pipe.putNext(thread * 10_000 + index)
@@ -189,26 +189,26 @@ private final class CountedSource: Sendable {
 
     /// The same for ``ReplayingValuePipe``: a late subscriber sees the replayed latest value, then every
     /// later one.
-    @Test func replayingValuePipeLateSubscribersSeeNoGap() {
+    @Test func replayingValuePipeLateSubscribersSeeNoGap() async {
         for _ in 0..<20 {
             let pipe = ReplayingValuePipe<Int>()
-            _ = lateSubscriberRuns(signal: pipe.signal(), publish: pipe.putNext)
+            _ = await lateSubscriberRuns(signal: pipe.signal(), publish: pipe.putNext)
         }
     }
 }
 
 /// One thread publishes 0..<2,000 while four others subscribe to `signal` at staggered moments; checks
 /// that each subscriber saw consecutive values ending with the last, and returns what each saw.
-private func lateSubscriberRuns(signal: Signal<Int, NoError>, publish: @escaping @Sendable (Int) -> Void) -> [[Int]] {
+private func lateSubscriberRuns(signal: Signal<Int, NoError>, publish: @escaping @Sendable (Int) -> Void) async -> [[Int]] {
     let count = 2_000
     let recordings = (0..<4).map { _ in LockedState<[Int]>([]) }
     let subscriptions = LockedState<[Disposable]>([])
-    concurrently(5) { thread in
+    await concurrently(5) { thread in
         if thread == 0 {
             for value in 0..<count { publish(value) }
         } else {
             let recording = recordings[thread - 1]
-            for _ in 0..<(thread * 50) { sched_yield() }
+            for _ in 0..<(thread * 50) { yieldProcessor() }
             let subscription = signal.start(next: { value in recording.withLock { $0.append(value) } })
             subscriptions.withLock { $0.append(subscription) }
         }
@@ -219,7 +219,7 @@ private func lateSubscriberRuns(signal: Signal<Int, NoError>, publish: @escaping
         // values waits for the last one. (One that joined after the last value, with nothing to replay,
         // has none.)
         if !recording.withLock({ $0.isEmpty }) {
-            #expect(spin(until: { recording.withLock { $0.last } == count - 1 }))
+            #expect(await spin(until: { recording.withLock { $0.last } == count - 1 }))
         }
         let values = recording.withLock { $0 }
         runs.append(values)
@@ -238,7 +238,7 @@ private func lateSubscriberRuns(signal: Signal<Int, NoError>, publish: @escaping
 @Suite struct ShareAndTimingProbeRegressionTests {
     /// `take(1)` after a share of an endless synchronous source spun forever: the share had no way to
     /// end the source's subscriber while its generator was still running.
-    @Test func takeOneStopsAnEndlessSynchronousSourceBehindAShare() {
+    @Test func takeOneStopsAnEndlessSynchronousSourceBehindAShare() async {
         let done = DispatchSemaphore(value: 0)
         let values = Counter()
         let thread = Thread {
@@ -247,7 +247,7 @@ private func lateSubscriberRuns(signal: Signal<Int, NoError>, publish: @escaping
             done.signal()
         }
         thread.start()
-        #expect(wait(done, seconds: 30), "the subscription must end after the first value")
+        #expect(await wait(done), "the subscription must end after the first value")
         #expect(values.value == 1)
     }
 
@@ -265,12 +265,12 @@ private func lateSubscriberRuns(signal: Signal<Int, NoError>, publish: @escaping
 
     /// A subscriber that joins while another one finishes gets every later value: a connection is given
     /// up only when every subscriber there is has finished, and then the next one connects again.
-    @Test func aSubscriberJoiningAsAnotherFinishesKeepsGettingValues() {
+    @Test func aSubscriberJoiningAsAnotherFinishesKeepsGettingValues() async {
         for _ in 0..<2_000 {
             let pipe = ValuePipe<Int>()
             let shared = pipe.signal() |> startWith(0) |> share(replay: .latest)
             let recorder = Recorder<Int, NoError>()
-            concurrently(2) { thread in
+            await concurrently(2) { thread in
                 if thread == 0 {
                     _ = (shared |> take(1)).start()
                 } else {

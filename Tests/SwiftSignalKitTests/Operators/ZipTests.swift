@@ -238,7 +238,7 @@ import Testing
     /// that hold them are formed in that order: if rows reached the subscriber out of formation order,
     /// some thread's values would arrive out of order. Rows are also sent one at a time, and exactly one
     /// completion follows them.
-    @Test func rowsFormedOnSeveralThreadsArriveInTheOrderTheyWereFormed() {
+    @Test func rowsFormedOnSeveralThreadsArriveInTheOrderTheyWereFormed() async {
         let perThread = 5_000
         let sources = (0..<2).map { _ in CapturedSubscriber<Int, NoError>() }
         let received = LockedState<[[Int]]>([])
@@ -251,7 +251,7 @@ import Testing
                 if inside.increment() > 1 { overlapped.set() }
                 received.withLock { $0.append(row) }
                 // Widens the window in which a second deliverer would overlap this one.
-                if row[0] % 4 == 0 { sched_yield() }
+                if row[0] % 4 == 0 { yieldProcessor() }
                 inside.decrement()
             },
             completed: {
@@ -259,7 +259,7 @@ import Testing
                 done.signal()
             })
         // Thread t feeds source t % 2 with t * perThread + 0, 1, 2, ...
-        concurrentlyTogether(4) { thread in
+        await concurrentlyTogether(4) { thread in
             let source = sources[thread % 2].subscriber!
             for index in 0..<perThread {
                 source.putNext(thread * perThread + index)
@@ -268,7 +268,7 @@ import Testing
         for source in sources {
             source.subscriber!.putCompletion()
         }
-        #expect(wait(done, seconds: 60))
+        #expect(await wait(done, seconds: 60))
         let rows = received.withLock { $0 }
         #expect(rows.count == 2 * perThread)
         for thread in 0..<4 {
@@ -282,13 +282,13 @@ import Testing
 
     /// Disposal racing senders: every buffered value and unsent row is released (after unlocking, which
     /// ThreadSanitizer checks), whichever thread held them.
-    @Test func disposeRacingSendersReleasesEverything() {
+    @Test func disposeRacingSendersReleasesEverything() async {
         let tracker = LifetimeTracker()
         for _ in 0..<200 {
             let a = ValuePipe<Tracked>()
             let b = ValuePipe<Tracked>()
             let subscription = zip(a.signal(), b.signal()).start()
-            concurrentlyTogether(3) { thread in
+            await concurrentlyTogether(3) { thread in
                 switch thread {
                 case 0:
                     subscription.dispose()
@@ -300,11 +300,11 @@ import Testing
             }
         }
         // A delivery handed to Dispatch may still hold a row for a moment after the senders return.
-        #expect(spin(until: { tracker.live.value == 0 }))
+        #expect(await spin(until: { tracker.live.value == 0 }))
     }
 
     /// An error racing values from other threads: exactly one terminal event, and nothing after it.
-    @Test func anErrorRacingValuesEndsTheResultOnce() {
+    @Test func anErrorRacingValuesEndsTheResultOnce() async {
         for _ in 0..<50 {
             let a = CapturedSubscriber<Int, TestError>()
             let b = CapturedSubscriber<Int, TestError>()
@@ -316,7 +316,7 @@ import Testing
                     recorder.append(.error(error))
                     terminated.signal()
                 })
-            concurrentlyTogether(3) { thread in
+            await concurrentlyTogether(3) { thread in
                 switch thread {
                 case 0:
                     for value in 0..<500 { a.subscriber!.putNext(value) }
@@ -326,7 +326,7 @@ import Testing
                     b.subscriber!.putError(TestError(code: 9))
                 }
             }
-            #expect(wait(terminated, seconds: 60))
+            #expect(await wait(terminated, seconds: 60))
             let events = recorder.events
             #expect(events.last == .error(TestError(code: 9)))
             #expect(events.filter { if case .error = $0 { true } else { false } }.count == 1)

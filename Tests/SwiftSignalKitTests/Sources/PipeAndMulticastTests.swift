@@ -134,14 +134,14 @@ import Testing
 }
 
 @Suite struct MulticastStressTests {
-    @Test func concurrentJoinAndLeaveNeverLeavesTheSourceRunning() {
+    @Test func concurrentJoinAndLeaveNeverLeavesTheSourceRunning() async {
         let running = Counter()
         let source = Signal<Int, NoError> { _ in
             running.increment()
             return ActionDisposable { running.decrement() }
         }
         let multicast = Multicast<Int>()
-        concurrently(8) { _ in
+        await concurrently(8) { _ in
             for _ in 0..<500 {
                 multicast.get(key: "k", signal: source).start().dispose()
             }
@@ -149,11 +149,11 @@ import Testing
         #expect(running.value == 0)
     }
 
-    @Test func pipeConcurrentSubscribeAndPut() {
+    @Test func pipeConcurrentSubscribeAndPut() async {
         let pipe = ValuePipe<Int>()
         let received = Counter()
         let keep = pipe.signal().start(next: { _ in received.increment() })
-        concurrently(6) { index in
+        await concurrently(6) { index in
             for value in 0..<2_000 {
                 if index % 2 == 0 {
                     pipe.putNext(value)

@@ -191,15 +191,15 @@ import Testing
 @Suite struct PromiseStressTests {
     /// Bug 2 of the original: the replay of the current value ran outside the lock, so a subscriber that
     /// joined while another thread set a newer value could receive the older value after the newer one.
-    @Test func subscribersNeverSeeAnOlderValueAfterANewerOne() {
+    @Test func subscribersNeverSeeAnOlderValueAfterANewerOne() async {
         let promise = ValuePromise<Int>(0)
         let producerDone = Flag()
         let violations = Counter()
         let subscriptions = Counter()
-        concurrently(3) { index in
+        await concurrently(3) { index in
             if index == 0 {
                 // Start only once both subscriber threads are churning, so the two overlap.
-                spin(until: { subscriptions.value >= 2 })
+                blockingSpin(until: { subscriptions.value >= 2 })
                 for value in 1...100_000 {
                     promise.set(value)
                 }
@@ -223,11 +223,11 @@ import Testing
         #expect(subscriptions.value > 0)
     }
 
-    @Test func concurrentSettersDeliverInOneOrderToEverySubscriber() {
+    @Test func concurrentSettersDeliverInOneOrderToEverySubscriber() async {
         let promise = Promise<Int>()
         let recorders = (0..<4).map { _ in Recorder<Int, NoError>() }
         let subscriptions = recorders.map { $0.start(promise.get()) }
-        concurrently(4) { thread in
+        await concurrently(4) { thread in
             for value in 0..<2_000 {
                 promise.set(.single(thread * 10_000 + value))
             }
@@ -238,7 +238,7 @@ import Testing
         // wait until every subscriber has the current value.
         let current = Recorder<Int, NoError>()
         current.start(promise.get()).dispose()
-        #expect(spin(until: { recorders.allSatisfy { $0.values.last == current.values.last } }))
+        #expect(await spin(until: { recorders.allSatisfy { $0.values.last == current.values.last } }))
         let reference = recorders[0].values
         #expect(!reference.isEmpty)
         for recorder in recorders.dropFirst() {
@@ -252,14 +252,14 @@ import Testing
 
     /// `set` from several threads at once: every replaced source is disposed exactly once, the source of
     /// the last `set` stays, and the promise (and its subscriber) end on that source's value.
-    @Test func concurrentSetsDisposeEveryReplacedSourceOnce() {
+    @Test func concurrentSetsDisposeEveryReplacedSourceOnce() async {
         let sources = 4
         for _ in 0..<300 {
             let promise = Promise<Int>()
             let recorder = Recorder<Int, NoError>()
             recorder.start(promise.get())
             let disposables = (0..<sources).map { _ in CountingDisposable() }
-            concurrently(sources) { index in
+            await concurrently(sources) { index in
                 promise.set(
                     Signal { subscriber in
                         subscriber.putNext(index)

@@ -87,45 +87,6 @@ final class CountingDisposable: Disposable {
     func dispose() { self.count.increment() }
 }
 
-/// Runs `body(index)` on `count` dedicated threads at once and returns when all are done.
-///
-/// Real threads rather than `DispatchQueue.concurrentPerform`, which may run iterations one after another
-/// when the pool is busy (tests run in parallel on a 2-core machine), so an iteration that waits for
-/// another could spin alone.
-func concurrently(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-    let done = DispatchSemaphore(value: 0)
-    for index in 0..<count {
-        let thread = Thread {
-            body(index)
-            done.signal()
-        }
-        thread.stackSize = 1 << 20
-        thread.start()
-    }
-    for _ in 0..<count where !wait(done, seconds: 120) {
-        Issue.record("a thread of `concurrently` did not finish within 120 seconds")
-        return
-    }
-}
-
-/// Waits for `semaphore`, failing (returning false) after `seconds` instead of hanging the suite.
-func wait(_ semaphore: DispatchSemaphore, seconds: Double = 10) -> Bool {
-    return semaphore.wait(timeout: .now() + seconds) == .success
-}
-
-/// Spins (yielding the processor) until `condition` holds or `limit` iterations pass; returns whether it
-/// held. Used to wait for another thread without sleeping.
-@discardableResult
-func spin(until condition: () -> Bool, limit: Int = 50_000_000) -> Bool {
-    var iterations = 0
-    while !condition() {
-        iterations += 1
-        if iterations > limit { return false }
-        sched_yield()
-    }
-    return true
-}
-
 /// A subscriber captured by a test, to send events by hand.
 final class CapturedSubscriber<T, E>: Sendable {
     private let storage = LockedState<UnsafeTransfer<Subscriber<T, E>?>>(UnsafeTransfer(nil))

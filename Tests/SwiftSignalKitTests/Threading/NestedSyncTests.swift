@@ -12,24 +12,24 @@ import Testing
 /// deadlock fails the test instead of hanging the suite. (A libdispatch trap stops the process.)
 @Suite struct NestedSyncTests {
     /// Runs `body` on a new thread; returns whether it finished within 30 seconds.
-    private func completes(_ body: @escaping @Sendable () -> Void) -> Bool {
+    private func completes(_ body: @escaping @Sendable () -> Void) async -> Bool {
         let done = DispatchSemaphore(value: 0)
         Thread {
             body()
             done.signal()
         }.start()
-        return wait(done, seconds: 30)
+        return await wait(done)
     }
 
     /// `isCurrent()` answers true for the owned queues inside, and false again after; the ownership is
     /// the waiting caller's, so a block that runs later, elsewhere, does not inherit it.
-    @Test func syncBackToAQueueThroughAnotherRunsInline() {
+    @Test func syncBackToAQueueThroughAnotherRunsInline() async {
         let first = Queue(name: "first")
         let second = Queue(name: "second")
         let elsewhere = Queue(name: "elsewhere")
         let seen = LockedState<[String: Bool]>([:])
         let ranElsewhere = DispatchSemaphore(value: 0)
-        let finished = self.completes {
+        let finished = await self.completes {
             first.sync {
                 second.sync {
                     first.sync {
@@ -52,7 +52,7 @@ import Testing
             }
         }
         #expect(finished, "first.sync { second.sync { first.sync {} } } must complete")
-        #expect(wait(ranElsewhere))
+        #expect(await wait(ranElsewhere))
         #expect(
             seen.withLock { $0 } == [
                 "innermost first": true, "innermost second": true, "inside second, first owned": true,
@@ -61,11 +61,11 @@ import Testing
             ])
     }
 
-    @Test func asyncToAnOwnedQueueRunsInline() {
+    @Test func asyncToAnOwnedQueueRunsInline() async {
         let first = Queue(name: "first")
         let second = Queue(name: "second")
         let order = LockedState<[String]>([])
-        let finished = self.completes {
+        let finished = await self.completes {
             first.sync {
                 second.sync {
                     first.async { order.withLock { $0.append("inner") } }
@@ -77,7 +77,7 @@ import Testing
         #expect(order.withLock { $0 } == ["inner", "after"])
     }
 
-    @Test func asyncBlockSyncingBackToItsOwnQueue() {
+    @Test func asyncBlockSyncingBackToItsOwnQueue() async {
         let first = Queue(name: "first")
         let second = Queue(name: "second")
         let done = DispatchSemaphore(value: 0)
@@ -90,11 +90,11 @@ import Testing
             }
             done.signal()
         }
-        #expect(wait(done, seconds: 30), "second.async { first.sync { second.sync {} } } must complete")
+        #expect(await wait(done), "second.async { first.sync { second.sync {} } } must complete")
         #expect(ranInline.isSet)
     }
 
-    @Test func ownershipHoldsAtAnyDepth() {
+    @Test func ownershipHoldsAtAnyDepth() async {
         let queues = (0..<4).map { Queue(name: "level \($0)") }
         let allCurrent = Flag()
         @Sendable func descend(_ path: ArraySlice<Queue>) {
@@ -105,12 +105,12 @@ import Testing
             next.sync { descend(path.dropFirst()) }
         }
         // Through every queue, then through every queue again: the second pass runs inline.
-        let finished = self.completes { descend(ArraySlice(queues + queues)) }
+        let finished = await self.completes { descend(ArraySlice(queues + queues)) }
         #expect(finished)
         #expect(allCurrent.isSet)
     }
 
-    @Test func queueLocalObjectIsReachableFromANestedBlock() {
+    @Test func queueLocalObjectIsReachableFromANestedBlock() async {
         final class Store {
             var entries = 0
         }
@@ -118,7 +118,7 @@ import Testing
         let cache = Queue(name: "cache")
         let store = QueueLocalObject(queue: database, generate: { Store() })
         let count = LockedState(0)
-        let finished = self.completes {
+        let finished = await self.completes {
             store.with { $0.entries = 41 }
             database.sync {
                 cache.sync {

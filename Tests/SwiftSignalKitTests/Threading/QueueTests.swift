@@ -16,7 +16,7 @@ import Testing
 
     /// Bug 8 of the original: a wrapped queue never reported `isCurrent()`, so `sync` from inside it
     /// deadlocked.
-    @Test func wrappedSerialQueueSyncFromInsideRunsInline() {
+    @Test func wrappedSerialQueueSyncFromInsideRunsInline() async {
         let dispatchQueue = DispatchQueue(label: "wrapped")
         let queue = Queue(queue: dispatchQueue)
         let done = DispatchSemaphore(value: 0)
@@ -25,13 +25,13 @@ import Testing
             queue.sync { ranInline.set() }
             done.signal()
         }
-        #expect(wait(done), "sync from inside the wrapped queue must not deadlock")
+        #expect(await wait(done), "sync from inside the wrapped queue must not deadlock")
         #expect(ranInline.isSet)
         let again = Queue(queue: dispatchQueue)
         #expect(dispatchQueue.sync { again.isCurrent() }, "two wrappers of one queue agree")
     }
 
-    @Test func globalQueuesReportIsCurrentForTheirWork() {
+    @Test func globalQueuesReportIsCurrentForTheirWork() async {
         for queue in [Queue.concurrentDefaultQueue(), Queue.concurrentBackgroundQueue()] {
             let done = DispatchSemaphore(value: 0)
             let current = Flag()
@@ -39,7 +39,7 @@ import Testing
                 if queue.isCurrent() { current.set() }
                 done.signal()
             }
-            #expect(wait(done))
+            #expect(await wait(done))
             #expect(current.isSet)
             #expect(!queue.isCurrent())
         }
@@ -56,7 +56,7 @@ import Testing
         #expect(order.withLock { $0 } == ["inner", "after"])
     }
 
-    @Test func justDispatchAlwaysEnqueues() {
+    @Test func justDispatchAlwaysEnqueues() async {
         let queue = Queue()
         let order = LockedState<[String]>([])
         let done = DispatchSemaphore(value: 0)
@@ -67,14 +67,14 @@ import Testing
             }
             order.withLock { $0.append("after") }
         }
-        #expect(wait(done))
+        #expect(await wait(done))
         #expect(order.withLock { $0 } == ["after", "dispatched"])
         let qos = DispatchSemaphore(value: 0)
         queue.justDispatchWithQoS(qos: .userInitiated) { qos.signal() }
-        #expect(wait(qos))
+        #expect(await wait(qos))
     }
 
-    @Test func afterRunsLaterOnTheQueue() {
+    @Test func afterRunsLaterOnTheQueue() async {
         let queue = Queue()
         let done = DispatchSemaphore(value: 0)
         let onQueue = Flag()
@@ -82,24 +82,24 @@ import Testing
             if queue.isCurrent() { onQueue.set() }
             done.signal()
         }
-        #expect(wait(done))
+        #expect(await wait(done))
         #expect(onQueue.isSet)
     }
 
     /// On Linux the main queue may be drained by a thread other than the main thread (after
     /// `dispatchMain()`, and under this test runner), so `isCurrent()` cannot rely on the thread alone.
-    @Test func mainQueueKnowsItsOwnWork() {
+    @Test func mainQueueKnowsItsOwnWork() async {
         let done = DispatchSemaphore(value: 0)
         let current = Flag()
         DispatchQueue.main.async {
             if Queue.mainQueue().isCurrent() { current.set() }
             done.signal()
         }
-        #expect(wait(done))
+        #expect(await wait(done))
         #expect(current.isSet)
     }
 
-    @Test func mainQueueIsCurrentOnlyOnTheMainThread() {
+    @Test func mainQueueIsCurrentOnlyOnTheMainThread() async {
         let main = Queue.mainQueue()
         #expect(main.isCurrent() == Thread.isMainThread)
         let done = DispatchSemaphore(value: 0)
@@ -108,13 +108,13 @@ import Testing
             onBackground.withLock { $0 = main.isCurrent() }
             done.signal()
         }.start()
-        #expect(wait(done))
+        #expect(await wait(done))
         #expect(onBackground.withLock { $0 } == false)
     }
 }
 
 @Suite struct TimerTests {
-    @Test func oneShotTimerFiresOnceOnItsQueue() {
+    @Test func oneShotTimerFiresOnceOnItsQueue() async {
         let queue = Queue()
         let fired = Counter()
         let done = DispatchSemaphore(value: 0)
@@ -125,13 +125,13 @@ import Testing
                 done.signal()
             }, queue: queue)
         timer.start()
-        #expect(wait(done))
+        #expect(await wait(done))
         // A later tick, were there one, would run on the queue after this block.
         queue.sync {}
         #expect(fired.value == 1)
     }
 
-    @Test func repeatingTimerStopsWhenInvalidatedFromItsHandler() {
+    @Test func repeatingTimerStopsWhenInvalidatedFromItsHandler() async {
         let queue = Queue()
         let ticks = Counter()
         let done = DispatchSemaphore(value: 0)
@@ -144,7 +144,7 @@ import Testing
                 }
             }, queue: queue)
         timer.start()
-        #expect(wait(done))
+        #expect(await wait(done))
         let observed = queue.queue.sync { ticks.value }
         #expect(observed == 3)
     }
@@ -162,11 +162,11 @@ import Testing
 
     /// `schedule(after:)` on a queue: the caller need not keep the disposable, and disposing releases
     /// the action, so it can never run.
-    @Test func queueScheduleRunsWithoutTheDisposableAndDisposingReleasesTheAction() {
+    @Test func queueScheduleRunsWithoutTheDisposableAndDisposingReleasesTheAction() async {
         let queue = Queue()
         let done = DispatchSemaphore(value: 0)
         _ = queue.schedule(after: 0.001) { done.signal() }
-        #expect(wait(done))
+        #expect(await wait(done))
         let tracker = LifetimeTracker()
         let scheduled: Disposable = {
             let token = tracker.make()
@@ -185,7 +185,7 @@ import Testing
         init(tracked: Tracked) { self.tracked = tracked }
     }
 
-    @Test func confinesTheObjectToTheQueueAndReleasesItThere() {
+    @Test func confinesTheObjectToTheQueueAndReleasesItThere() async {
         let queue = Queue()
         let tracker = LifetimeTracker()
         var local: QueueLocalObject<Box>? = QueueLocalObject(queue: queue, generate: { Box(tracked: tracker.make()) })
@@ -205,7 +205,7 @@ import Testing
             signalDone.signal()
             return EmptyDisposable
         }.start(next: { recorder.append(.next($0)) })
-        #expect(wait(signalDone))
+        #expect(await wait(signalDone))
         #expect(recorder.values == [100])
         local = nil
         queue.sync {}
@@ -250,7 +250,7 @@ import Testing
     }
 
     /// On the queue, work queued before the object's `generate` closure finds no object yet.
-    @Test func unsafeGetIsNilBeforeTheObjectIsMade() {
+    @Test func unsafeGetIsNilBeforeTheObjectIsMade() async {
         let queue = Queue(name: "impl")
         let gate = DispatchSemaphore(value: 0)
         let made = DispatchSemaphore(value: 0)
@@ -258,14 +258,14 @@ import Testing
         let wasNil = LockedState<Bool?>(nil)
         queue.justDispatch {
             // Runs before the `generate` closure that `init` queues below.
-            _ = gate.wait(timeout: .now() + 30)
+            _ = blockingWait(gate)
             let impl = holder.withLock { $0 }
             wasNil.withLock { $0 = impl?.unsafeGet() == nil }
         }
         holder.withLock { $0 = QueueLocalObject(queue: queue, generate: { Context() }) }
         gate.signal()
         queue.justDispatch { made.signal() }
-        #expect(wait(made))
+        #expect(await wait(made))
         #expect(wasNil.withLock { $0 } == true)
         #expect(holder.withLock { $0 }?.syncWith { $0.count } == 0)
     }
@@ -280,7 +280,7 @@ import Testing
 }
 
 @Suite struct ThreadPoolTests {
-    @Test func laneRunsTasksInOrderAndPoolReportsItsThreads() {
+    @Test func laneRunsTasksInOrderAndPoolReportsItsThreads() async {
         let pool = ThreadPool(threadCount: 3, threadPriority: 0.5)
         let lane = pool.nextQueue()
         let order = LockedState<[Int]>([])
@@ -294,7 +294,7 @@ import Testing
                     if index == 99 { done.signal() }
                 })
         }
-        #expect(wait(done))
+        #expect(await wait(done))
         #expect(order.withLock { $0 } == Array(0..<100))
         #expect(inPool.value == 100)
         #expect(!pool.isCurrentThreadInPool())
@@ -302,44 +302,44 @@ import Testing
         #expect(lane != pool.nextQueue())
     }
 
-    @Test func cancelledTaskDoesNotRun() {
+    @Test func cancelledTaskDoesNotRun() async {
         let pool = ThreadPool(threadCount: 1, threadPriority: 0.5)
         let lane = pool.nextQueue()
         let gate = DispatchSemaphore(value: 0)
         let ran = Flag()
         let done = DispatchSemaphore(value: 0)
-        lane.addTask(ThreadPoolTask { _ in _ = gate.wait(timeout: .now() + 10) })
+        lane.addTask(ThreadPoolTask { _ in _ = blockingWait(gate) })
         let cancelled = ThreadPoolTask { _ in ran.set() }
         lane.addTask(cancelled)
         lane.addTask(ThreadPoolTask { _ in done.signal() })
         cancelled.cancel()
         gate.signal()
-        #expect(wait(done))
+        #expect(await wait(done))
         #expect(!ran.isSet)
     }
 
     /// Bug 10 of the original: pool threads looped forever, even after the pool was released.
-    @Test func threadsExitWhenThePoolIsReleased() {
+    @Test func threadsExitWhenThePoolIsReleased() async {
         let exited = DispatchSemaphore(value: 0)
         let done = DispatchSemaphore(value: 0)
         do {
             let pool = ThreadPool(threadCount: 4, threadPriority: 0.5, onThreadExit: { exited.signal() })
             pool.addTask(ThreadPoolTask { _ in done.signal() })
-            #expect(wait(done))
+            #expect(await wait(done))
         }
         for _ in 0..<4 {
-            #expect(wait(exited), "every pool thread exits")
+            #expect(await wait(exited), "every pool thread exits")
         }
     }
 }
 
 @Suite struct ThreadPoolStressTests {
-    @Test func manyLanesFromManyThreadsRunEveryTaskOnce() {
+    @Test func manyLanesFromManyThreadsRunEveryTaskOnce() async {
         let pool = ThreadPool(threadCount: 4, threadPriority: 0.5)
         let runs = Counter()
         let done = DispatchSemaphore(value: 0)
         let total = 8 * 500
-        concurrently(8) { _ in
+        await concurrently(8) { _ in
             let lane = pool.nextQueue()
             for _ in 0..<500 {
                 lane.addTask(
@@ -348,17 +348,17 @@ import Testing
                     })
             }
         }
-        #expect(wait(done))
+        #expect(await wait(done))
         #expect(runs.value == total)
     }
 }
 
 @Suite struct QueueStressTests {
     /// Queue creation registers a marker under a shared `Lock`; many threads create and wrap queues at once.
-    @Test func concurrentCreationAndWrappingAgree() {
+    @Test func concurrentCreationAndWrappingAgree() async {
         let shared = DispatchQueue(label: "shared")
         let disagreements = Counter()
-        concurrently(8) { _ in
+        await concurrently(8) { _ in
             for _ in 0..<200 {
                 let own = Queue(name: "own")
                 let wrapper = Queue(queue: shared)

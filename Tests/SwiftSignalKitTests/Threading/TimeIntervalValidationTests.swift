@@ -58,7 +58,7 @@ import Testing
 
     /// Every value that is not refused, used for real: huge and infinite waits neither trap nor fire (and
     /// keep nothing), past and zero waits run as soon as possible.
-    @Test func valuesThatAreNotRefusedWorkAsDocumented() {
+    @Test func valuesThatAreNotRefusedWorkAsDocumented() async {
         let queue = Queue(name: "timers")
         let fired = Counter()
         let timers = [
@@ -107,7 +107,7 @@ import Testing
         soon.start(Signal<Int, NoError>.single(1) |> delay(0, queue: queue) |> afterCompleted(record))
         soon.start(Signal<Int, NoError>.single(2) |> delay(-5, queue: queue) |> afterCompleted(record))
         soon.start(Signal<Int, NoError>.single(3) |> suspendAwareDelay(-5, queue: queue) |> afterCompleted(record))
-        for _ in 0..<8 { #expect(wait(done)) }
+        for _ in 0..<8 { #expect(await wait(done)) }
         // Everything due so far has run; were any of the long waits due, it would have run too.
         queue.sync {}
         #expect(ran.value == 8)

@@ -66,20 +66,23 @@ import Testing
         #expect(try atomic.tryWith { $0 } == 10)
     }
 
-    @Test func tryWithThrowsWhileLocked() {
+    @Test func tryWithThrowsWhileLocked() async {
         let atomic = Atomic(value: 0)
-        let result: Result<Int, Error> = atomic.with { _ in
-            // The lock is held here; a nested try fails instead of deadlocking. Run it on another thread,
-            // because a pthread mutex may report EDEADLK or EBUSY to its owner.
-            let box = LockedState<Result<Int, Error>?>(nil)
-            let done = Flag()
-            let thread = Thread {
-                box.withLock { $0 = Result { try atomic.tryWith { $0 } } }
-                done.set()
+        // Holds the lock while it waits for another thread: on a thread of its own, not on the task pool's.
+        let result: Result<Int, Error> = await onThread {
+            atomic.with { _ in
+                // The lock is held here; a nested try fails instead of deadlocking. Run it on another thread,
+                // because a pthread mutex may report EDEADLK or EBUSY to its owner.
+                let box = LockedState<Result<Int, Error>?>(nil)
+                let done = Flag()
+                let thread = Thread {
+                    box.withLock { $0 = Result { try atomic.tryWith { $0 } } }
+                    done.set()
+                }
+                thread.start()
+                blockingSpin(until: { done.isSet })
+                return box.withLock { $0! }
             }
-            thread.start()
-            spin(until: { done.isSet })
-            return box.withLock { $0! }
         }
         #expect(throws: AtomicLockError.isLocked) { try result.get() }
     }
@@ -105,9 +108,9 @@ import Testing
 }
 
 @Suite struct AtomicStressTests {
-    @Test func concurrentModifyIsExact() {
+    @Test func concurrentModifyIsExact() async {
         let atomic = Atomic(value: 0)
-        concurrently(8) { _ in
+        await concurrently(8) { _ in
             for _ in 0..<10_000 {
                 atomic.modify { $0 + 1 }
             }

@@ -83,7 +83,7 @@ func loginAndWait(_ registry: SessionRegistry, id: UserID, deadline: DispatchTim
             await registry.login(id)
             done.signal()
         }
-        result = done.wait(timeout: deadline)
+        result = done.wait(timeout: deadline)  // blocking-check: the pitfall shown
     }
     return result
 }
@@ -208,21 +208,26 @@ func requiredTheme(_ theme: Signal<String, NoError>) async throws -> String {
     }
 
     @Test func aCallbackCanStillRunAfterDisposeReturned() async {
-        let inCallback = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        let finished = Atomic<Bool>(value: false)
-        let ticks = ValuePipe<Int>()
-        let subscription = ticks.signal().start(next: { _ in
-            inCallback.signal()
-            release.wait()
-            _ = finished.swap(true)
-        })
-        let producer = Thread { ticks.putNext(1) }
-        producer.start()
-        inCallback.wait()
-        subscription.dispose()  // returns at once, while the callback is still running on `producer`
-        #expect(finished.with { $0 } == false)
-        release.signal()
+        // Blocking code, as legacy code is: on a thread of the test's own, not on one of the task pool's.
+        let (finishedThen, finished) = await onThread { () -> (Bool, Atomic<Bool>) in
+            let inCallback = DispatchSemaphore(value: 0)
+            let release = DispatchSemaphore(value: 0)
+            let finished = Atomic<Bool>(value: false)
+            let ticks = ValuePipe<Int>()
+            let subscription = ticks.signal().start(next: { _ in
+                inCallback.signal()
+                release.wait()  // blocking-check: on the producer thread, which the test started
+                _ = finished.swap(true)
+            })
+            let producer = Thread { ticks.putNext(1) }
+            producer.start()
+            inCallback.wait()  // blocking-check: on a thread of onThread's
+            subscription.dispose()  // returns at once, while the callback is still running on `producer`
+            let finishedThen = finished.with { $0 }  // false: the callback has not returned
+            release.signal()
+            return (finishedThen, finished)
+        }
+        #expect(finishedThen == false)
         await eventually { finished.with { $0 } }
     }
 
@@ -239,7 +244,8 @@ func requiredTheme(_ theme: Signal<String, NoError>) async throws -> String {
 
     @Test func waitingOnTheQueueForAnActorOnTheSameQueueDeadlocks() async {
         let registry = SessionRegistry(queue: Queue(name: "sessions"))
-        let result = loginAndWait(registry, id: "ada", deadline: .now() + 0.2)
+        // It blocks its thread (that is the pitfall): a thread of the test's, not one of the task pool's.
+        let result = await onThread { loginAndWait(registry, id: "ada", deadline: .now() + 0.2) }
         #expect(result == .timedOut)
         await eventually { await registry.count() == 1 }  // the job ran once the block had ended
     }

@@ -136,7 +136,7 @@ final class ProfileServiceTests: XCTestCase {
                 ended.fulfill()
             },
             completed: { ended.fulfill() })
-        self.wait(for: [ended], timeout: 10)
+        self.wait(for: [ended], timeout: 10)  // blocking-check: XCTest runs its tests on the main thread, not on the task pool
         subscription.dispose()
         return (values.with { $0 }, failure.with { $0 })
     }
@@ -147,7 +147,7 @@ final class ProfileServiceTests: XCTestCase {
         let deadline = DispatchTime.now() + 30
         while DispatchTime.now() < deadline {
             if condition() { return }
-            sched_yield()
+            sched_yield()  // blocking-check: XCTest runs its tests on the main thread, not on the task pool
         }
         XCTFail("still not true after 30 seconds", file: file, line: line)
     }

@@ -124,7 +124,7 @@ func play(
     /// Values from several threads, then a completion: the last value sent is flushed, nothing follows
     /// the completion, and no value is sent twice.
     @Test(arguments: [TimedLatestStateMachine<Int, NoError>.Mode.debounce, .throttle])
-    func concurrentValuesAndACompletion(mode: TimedLatestStateMachine<Int, NoError>.Mode) {
+    func concurrentValuesAndACompletion(mode: TimedLatestStateMachine<Int, NoError>.Mode) async {
         for _ in 0..<200 {
             let captured = CapturedSubscriber<Int, NoError>()
             let events = LockedState<[Event<Int, NoError>]>([])
@@ -138,14 +138,14 @@ func play(
                     events.withLock { $0.append(.completed) }
                     completed.signal()
                 })
-            concurrently(4) { thread in
+            await concurrently(4) { thread in
                 for index in 0..<50 {
                     captured.subscriber?.putNext(thread * 1000 + index)
                 }
             }
             captured.subscriber?.putCompletion()
             // The completion may be delivered by a timer's thread that is delivering a value.
-            #expect(wait(completed))
+            #expect(await wait(completed))
             let recorded = events.withLock { $0 }
             #expect(recorded.last == .completed)
             #expect(recorded.filter { $0 == .completed }.count == 1)

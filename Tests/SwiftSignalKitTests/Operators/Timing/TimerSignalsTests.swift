@@ -48,10 +48,10 @@ import Testing
         #expect(recorder.events.isEmpty)
     }
 
-    @Test func intervalOnAQueueTicks() {
+    @Test func intervalOnAQueueTicks() async {
         let done = DispatchSemaphore(value: 0)
         let subscription = (interval(0.001) |> take(3)).start(completed: { done.signal() })
-        #expect(wait(done))
+        #expect(await wait(done))
         subscription.dispose()
     }
 
@@ -104,7 +104,7 @@ import Testing
 }
 
 @Suite struct PerValueTimeoutStressTests {
-    @Test func racingTheTimerDeliversFromExactlyOneSide() {
+    @Test func racingTheTimerDeliversFromExactlyOneSide() async {
         let queue = Queue()
         for _ in 0..<200 {
             let captured = CapturedSubscriber<Int, NoError>()
@@ -114,7 +114,7 @@ import Testing
                 .start(next: { recorder.append(.next($0)) }, completed: { done.signal() })
             captured.subscriber?.putNext(1)
             captured.subscriber?.putCompletion()
-            #expect(wait(done))
+            #expect(await wait(done))
             let values = recorder.values
             #expect(values == [1] || values == [-1] || values == [1, -1])
         }
@@ -124,7 +124,7 @@ import Testing
 @Suite struct TimerSignalsAndRetryStressTests {
     /// Disposing while ticks are scheduled on a real queue: no value after `dispose()` returned, and the
     /// timer and its handler are released.
-    @Test func intervalDisposedWhileFiring() {
+    @Test func intervalDisposedWhileFiring() async {
         let queue = Queue(name: "ticks")
         let tracker = LifetimeTracker()
         for _ in 0..<100 {
@@ -137,7 +137,7 @@ import Testing
                 if disposed.isSet { afterDispose.set() }
                 fired.signal()
             })
-            #expect(wait(fired))
+            #expect(await wait(fired))
             // On the queue, so that no tick runs between the disposal and the flag; ticks already
             // scheduled must then find the subscription disposed.
             queue.sync {
@@ -148,12 +148,12 @@ import Testing
             #expect(!afterDispose.isSet, "a tick after dispose() returned")
         }
         queue.sync {}
-        #expect(spin(until: { tracker.live.value == 0 }), "every subscription's handler is released")
+        #expect(await spin(until: { tracker.live.value == 0 }), "every subscription's handler is released")
     }
 
     /// Disposing while a retry is scheduled on a real queue: the source is never started after
     /// `dispose()` returned, and everything is released.
-    @Test func backoffRetryDisposedWhileWaiting() {
+    @Test func backoffRetryDisposedWhileWaiting() async {
         let queue = Queue(name: "retries")
         let tracker = LifetimeTracker()
         for _ in 0..<100 {
@@ -170,7 +170,7 @@ import Testing
             }
             let backoff = RetryBackoff.exponential(initial: 0.0001, maxDelay: 0.0001, jitter: .none)
             let subscription = (source |> retry(backoff, maxAttempts: 1_000, scheduler: queue)).start()
-            #expect(wait(failed))
+            #expect(await wait(failed))
             queue.sync {
                 subscription.dispose()
                 disposed.set()
@@ -179,6 +179,6 @@ import Testing
             #expect(startsAfterDispose.value == 0, "a retry after dispose() returned")
         }
         queue.sync {}
-        #expect(spin(until: { tracker.live.value == 0 }), "every source is released")
+        #expect(await spin(until: { tracker.live.value == 0 }), "every source is released")
     }
 }

@@ -1,0 +1,1 @@
+../../../../Tests/Shared/TestThreads.swift
