@@ -3,14 +3,15 @@ import PackageDescription
 
 let package = Package(
     name: "SwiftSignalKit",
-    // The concurrency bridges use typed throws in async code and `withTaskCancellationHandler(isolation:)`,
-    // whose runtime support ships with these releases.
+    // The concurrency bridges' async sequences have typed failures (`AsyncIteratorProtocol.Failure`,
+    // `next(isolation:)`), whose runtime support ships with these releases.
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    // The three libraries only: the demo is an executable target, which `swift run SignalDemo` runs in
+    // this package, and which packages that depend on this one have no use for.
     products: [
         .library(name: "SwiftSignalKit", targets: ["SwiftSignalKit"]),
         .library(name: "SwiftSignalKitConcurrency", targets: ["SwiftSignalKitConcurrency"]),
         .library(name: "SwiftSignalKitTesting", targets: ["SwiftSignalKitTesting"]),
-        .executable(name: "SignalDemo", targets: ["SignalDemo"]),
     ],
     targets: [
         .target(name: "SwiftSignalKit"),
