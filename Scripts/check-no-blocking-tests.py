@@ -12,15 +12,23 @@ Tests/Shared/TestThreads.swift (`onThread`, `concurrently`, `await wait(_:second
 and the test awaits their end. Their blocking forms (`blockingWait`, `blockingSpin`, `yieldProcessor`)
 stop the process when called from a task, so what this script cannot see is caught when the test runs.
 
-Fails on, in the test sources that `swift test` builds (Tests/, Migration/Examples/Tests/):
-- a raw wait: `.wait(` not awaited (a semaphore's, a group's, XCTest's), `DispatchGroup`,
-  `concurrentPerform`, `pthread_join`, `sched_yield(`, `usleep(`;
-- a loop that polls with `await Task.yield()` (write `await eventually { ... }`).
+Fails on, in the test sources that `swift test` builds (Tests/, Migration/Examples/Tests/, and the
+example server's Examples/SignalServer/Tests/):
+- a raw wait: `.wait(` not awaited (a semaphore's, a group's, XCTest's), however the receiver is
+  spelled or wrapped; XCTest's `wait(for:)`, `waitForExpectations` and `XCTWaiter`; `DispatchGroup`,
+  `concurrentPerform`, `pthread_join`, `pthread_cond_wait`, `NSConditionLock.lock(whenCondition:)`,
+  `sched_yield(`, `usleep(`;
+- a barrier that only waits for a queue's backlog, `queue.sync {}` (write `await drain(queue)`);
+- a loop that polls: a `while` or `repeat` loop with `await Task.yield()` in it (write
+  `await eventually { ... }`), or with an empty body. A `for` loop of a fixed count of yields is
+  cooperative work (a transform that yields a few times), not a wait.
 
 A line that must keep one says why with a trailing `// blocking-check: <reason>`: a test about a
 consumer that blocks, a wait on a thread the test started, XCTest (which runs its tests on the main
 thread). The helpers' own file, Tests/Shared/, is exempt: it is where the waits live, checked at run time.
-Comment lines are not code. Python 3 standard library only.
+Comment lines are not code, and the marker counts only in a line's comment. What this script cannot see,
+such as a non-empty `queue.sync { ... }` whose block waits for a task, is for review; the helpers' run-time
+check covers their own waits. Python 3 standard library only.
 """
 
 import re
@@ -28,13 +36,21 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SCOPES = [ROOT / "Tests", ROOT / "Migration" / "Examples" / "Tests"]
+SCOPES = [ROOT / "Tests", ROOT / "Migration" / "Examples" / "Tests", ROOT / "Examples" / "SignalServer" / "Tests"]
 EXEMPT = ROOT / "Tests" / "Shared"
 MARKER = re.compile(r"//\s*blocking-check:\s*\S")
-RAW_WAIT = re.compile(r"(?<!await )(?<![\w.])(?:[A-Za-z_][\w]*(?:\[[^\]]*\])?\.)+wait\(")
-PRIMITIVES = re.compile(r"\bDispatchGroup\b|\bconcurrentPerform\b|\bpthread_join\b|\bsched_yield\(|\busleep\(")
-YIELD = re.compile(r"\bawait Task\.yield\(\)")
-LOOP = re.compile(r"^\s*(?:while|repeat)\b")
+# `.wait(` after any receiver (`sem.wait(`, `sem!.wait(`, `sems[i].wait(`, `make().wait (`), or at the start
+# of a line that continues a call; not `await gate.wait()`, an async wait (see `raw_wait`).
+WAIT_CALL = re.compile(r"(?:[\w\]\)!?]\s*|^\s*)\.wait\s*\(")
+RECEIVER = re.compile(r"[\w\[\]().!?\s]*$")
+PRIMITIVES = re.compile(
+    r"\bDispatchGroup\b|\bconcurrentPerform\b|\bpthread_join\b|\bpthread_cond_(?:timed)?wait\b|\bsched_yield\s*\("
+    r"|\busleep\s*\(|\block\(whenCondition|\bwaitForExpectations\b|\bXCTWaiter\b|(?<![\w.])wait\(for:"
+)
+BARRIER = re.compile(r"\.sync\s*(?:\(\s*flags:[^)]*\))?\s*\{\s*\}")
+YIELD = re.compile(r"\bawait\s+(?:Swift\.)?Task\.yield\(\)")
+LOOP = re.compile(r"^\s*(?:\w+:\s*)?(?:while|repeat)\b")
+EMPTY_LOOP = re.compile(r"^\s*(?:\w+:\s*)?while\b.*\{\s*\}\s*$")
 
 
 def code(line):
@@ -43,22 +59,45 @@ def code(line):
     return line.split("//", 1)[0]
 
 
+def comment(line):
+    """The line's trailing comment, outside string literals."""
+    line = re.sub(r'"(?:[^"\\]|\\.)*"', '""', line)
+    return line.split("//", 1)[1] if "//" in line else ""
+
+
+def raw_wait(text):
+    """Whether `text` calls `.wait(` on something without `await` before the receiver."""
+    for match in WAIT_CALL.finditer(text):
+        before = text[: match.start() + 1]
+        receiver_start = RECEIVER.search(before).start()
+        # The receiver chain may swallow a leading `await ` (its letters and space are receiver
+        # characters): look for it at the chain's start.
+        chain = before[receiver_start:].lstrip()
+        if not (chain.startswith("await ") or before[:receiver_start].rstrip().endswith("await")):
+            return True
+    return False
+
+
 def violations(path):
     lines = path.read_text(encoding="utf-8").splitlines()
     found = []
     loop_depth = []  # brace depths at which a polling loop's body starts
+    loop_pending = False  # a `while` or `repeat` whose `{` is on a later line
     depth = 0
     for number, line in enumerate(lines, start=1):
-        if line.lstrip().startswith("//") or MARKER.search(line):
-            depth += code(line).count("{") - code(line).count("}")
-            continue
         text = code(line)
-        if RAW_WAIT.search(text) or PRIMITIVES.search(text):
+        if line.lstrip().startswith("//") or MARKER.search("//" + comment(line)):
+            depth += text.count("{") - text.count("}")
+            continue
+        if raw_wait(text) or PRIMITIVES.search(text) or BARRIER.search(text) or EMPTY_LOOP.match(text):
             found.append((number, line.strip()))
-        if YIELD.search(text) and (LOOP.match(text) or loop_depth):
+        elif YIELD.search(text) and (LOOP.match(text) or loop_depth):
             found.append((number, line.strip()))
-        if LOOP.match(text) and "{" in text:
+        if (LOOP.match(text) or loop_pending) and "{" in text:
             loop_depth.append(depth + 1)
+            loop_pending = False
+        elif LOOP.match(text):
+            loop_pending = True
         depth += text.count("{") - text.count("}")
         while loop_depth and depth < loop_depth[-1]:
             loop_depth.pop()

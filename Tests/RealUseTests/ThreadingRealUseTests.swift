@@ -37,7 +37,7 @@ import Testing
         #expect(finished)
         let releasedWhileBusy = closedOnQueue.with { $0 } != nil
         busy.signal()
-        queue.sync {}
+        await drain(queue)
         #expect(!releasedWhileBusy, "nothing is released while the queue is busy")
         #expect(closedOnQueue.with { $0 } == true, "the connections are released on the room's queue")
     }
@@ -109,7 +109,7 @@ import Testing
             let retried = DispatchSemaphore(value: 0)
             _ = (Signal<Int, NoError>.single(1) |> delay(0, queue: queue)).start(next: { _ in retried.signal() })
             retriedInTime.swap(blockingWait(retried, seconds: hangLimit))
-            queue.sync {}
+            queue.sync {}  // blocking-check: on the scenario's own thread
             poll.invalidate()
         }
         let finished = await finishes { scenario() }

@@ -8,11 +8,12 @@
 // tests none, and they stall (issue #27). So synchronous stress work runs on threads the test starts
 // (`onThread`, `concurrently`), and the test awaits their end through a continuation. The blocking
 // primitives (`blockingWait`, `blockingSpin`) are for those threads only, and stop the process with a
-// message naming the mistake when called from a task. `Scripts/check-no-blocking-tests.sh` finds raw
+// message naming the mistake when called from a task. `Scripts/check-no-blocking-tests.py` finds raw
 // waits anywhere else in test code.
 
 import Dispatch
 import Foundation
+import SwiftSignalKit
 import Testing
 
 /// Whether the caller runs as part of a task: on a thread of the cooperative pool or on an actor's
@@ -24,7 +25,8 @@ var isInATask: Bool {
 /// Stops the process when a blocking helper is called from a task, naming the helper and the fix.
 private func requireOwnThread(_ helper: String, file: StaticString, line: UInt) {
     if isInATask {
-        preconditionFailure(
+        // fatalError, not preconditionFailure: the message must show in release builds too.
+        fatalError(
             "\(helper) blocks its thread, and was called from a task (\(file):\(line)): it would hold a thread of "
                 + "the cooperative pool. Await `onThread`, `concurrently`, `wait(_:seconds:)` or `spin(until:)` instead.",
             file: file, line: line)
@@ -33,15 +35,21 @@ private func requireOwnThread(_ helper: String, file: StaticString, line: UInt) 
 
 /// Resumes a continuation once, with the first result offered: the last thread's end, or a deadline.
 private final class OnceResumer<Result: Sendable>: @unchecked Sendable {
-    // Safe: `continuation` and `remaining` are read and written only with `lock` held; the continuation is
+    // Safe: `continuation`, `remaining` and `onResume` are read and written only with `lock` held; the continuation is
     // resumed after the lock is released.
     private let lock = NSLock()
     private var continuation: CheckedContinuation<Result, Never>?
     private var remaining: Int
+    private var onResume: (@Sendable () -> Void)?
 
     init(_ continuation: CheckedContinuation<Result, Never>, remaining: Int) {
         self.continuation = continuation
         self.remaining = remaining
+    }
+
+    /// Sets what runs once the last part has finished, after the continuation is resumed.
+    func whenAllFinished(_ action: @escaping @Sendable () -> Void) {
+        self.lock.withLock { self.onResume = action }
     }
 
     /// Counts one part as done; resumes with `result` when it was the last.
@@ -53,6 +61,7 @@ private final class OnceResumer<Result: Sendable>: @unchecked Sendable {
             return self.continuation
         }
         continuation?.resume(returning: result)
+        if continuation != nil { self.lock.withLock { self.onResume }?() }
     }
 
     /// Resumes with `result` unless already resumed.
@@ -65,10 +74,21 @@ private final class OnceResumer<Result: Sendable>: @unchecked Sendable {
     }
 }
 
+/// A work item that runs at a deadline unless cancelled first.
+private final class Deadline: @unchecked Sendable {
+    // Safe: a DispatchWorkItem's `cancel()` and its scheduling are thread-safe; `item` is never replaced.
+    let item: DispatchWorkItem
+
+    init(_ action: @escaping @Sendable () -> Void) {
+        self.item = DispatchWorkItem(block: action)
+    }
+}
+
 /// Runs `body` on a thread of its own and returns its result. The awaiting task holds no thread meanwhile.
 ///
 /// Use it for synchronous work that takes long (a million subscriptions) or blocks (waits for another
 /// thread): on a pool thread it would starve the tests that run beside it.
+@discardableResult
 func onThread<R: Sendable>(_ body: @escaping @Sendable () -> R) async -> R {
     await withCheckedContinuation { (continuation: CheckedContinuation<R, Never>) in
         let thread = Thread {
@@ -92,6 +112,9 @@ func concurrently(
     guard count > 0 else { return }
     let finished = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
         let resumer = OnceResumer(continuation, remaining: count)
+        // A deadline for a hang, not a wait for something not to happen; cancelled once the threads end.
+        let deadline = Deadline { resumer.resumeNow(false) }
+        resumer.whenAllFinished { deadline.item.cancel() }
         for index in 0..<count {
             let thread = Thread {
                 body(index)
@@ -100,11 +123,25 @@ func concurrently(
             thread.stackSize = 1 << 20
             thread.start()
         }
-        // A deadline for a hang, not a wait for something not to happen.
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeLimit) { resumer.resumeNow(false) }  // no-sleep-check: the hang deadline
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeLimit, execute: deadline.item)  // no-sleep-check: the hang deadline
     }
     if !finished {
         Issue.record("a thread of `concurrently` did not finish within \(Int(timeLimit)) seconds", sourceLocation: sourceLocation)
+    }
+}
+
+/// Returns once every block queued on `queue` before the call has run, holding no thread meanwhile: the
+/// barrier `queue.sync {}` is, without blocking the caller's thread.
+func drain(_ queue: Queue) async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        queue.justDispatch { continuation.resume() }
+    }
+}
+
+/// ``drain(_:)-(Queue)`` for a Dispatch queue; `barrier` for a concurrent one.
+func drain(_ queue: DispatchQueue, barrier: Bool = false) async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        queue.async(flags: barrier ? .barrier : []) { continuation.resume() }
     }
 }
 
@@ -164,9 +201,12 @@ private func spinLoop(until condition: () -> Bool, limit: Int) -> Bool {
 func takingTurnsToBlockThePool<R: Sendable>(
     isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> R
 ) async rethrows -> R {
+    if PoolBlockingTurns.holding {
+        fatalError("takingTurnsToBlockThePool called inside itself: the inner call would wait for good")
+    }
     await PoolBlockingTurns.shared.take()
     do {
-        let result = try await body()
+        let result = try await PoolBlockingTurns.$holding.withValue(true) { try await body() }
         await PoolBlockingTurns.shared.hand()
         return result
     } catch {
@@ -178,6 +218,8 @@ func takingTurnsToBlockThePool<R: Sendable>(
 /// The turns of ``takingTurnsToBlockThePool(isolation:_:)``: first come, first served.
 private actor PoolBlockingTurns {
     static let shared = PoolBlockingTurns()
+    /// Whether the current task holds the turn.
+    @TaskLocal static var holding = false
     private var taken = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
 

@@ -141,7 +141,7 @@ import Testing
                 cancellations += 1
             }
         }
-        emitter.sync {}
+        await drain(emitter)
         #expect(values + cancellations == 100_000)
         #expect(source.isBalanced)
     }
@@ -162,7 +162,7 @@ import Testing
             case .failure(let error): #expect(error as? TestError == TestError())
             }
         }
-        for queue in queues { queue.sync {} }
+        for queue in queues { await drain(queue) }
         #expect(source.isBalanced)
     }
 }

@@ -41,7 +41,7 @@ final class TallyDoor {
                 }
             }
         }
-        queue.sync {}
+        await drain(queue)
         let count = await actor.withValue { $0.count }
         #expect(count == 100_000)
     }
@@ -87,7 +87,7 @@ final class TallyDoor {
             await actor.withValue { _ in () }
         }
         await eventually {
-            queue.sync {}
+            await drain(queue)
             return releasedOnQueue.with { $0 } != nil
         }
         #expect(releasedOnQueue.with { $0 } == true)
@@ -95,7 +95,7 @@ final class TallyDoor {
 
     /// The last reference goes on a plain thread while the queue is busy: the value is not released on
     /// that thread, but later, on the queue.
-    @Test func valueIsReleasedOnTheQueueWhenTheLastReferenceGoesElsewhere() {
+    @Test func valueIsReleasedOnTheQueueWhenTheLastReferenceGoesElsewhere() async {
         let queue = Queue(name: "release")
         let releasedOnQueue = Atomic<Bool?>(value: nil)
         let gate = DispatchSemaphore(value: 0)
@@ -106,7 +106,7 @@ final class TallyDoor {
         }
         #expect(releasedOnQueue.with { $0 } == nil, "not released while the queue is busy")
         gate.signal()
-        queue.sync {}
+        await drain(queue)
         #expect(releasedOnQueue.with { $0 } == true)
     }
 

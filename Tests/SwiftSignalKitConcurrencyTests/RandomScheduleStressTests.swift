@@ -121,7 +121,7 @@ final class ScheduledSubscription: Sendable {
             subscription.disposable.dispose()
             subscription.disposed.swap(true)
         }
-        queue.sync {}
+        await drain(queue)
         #expect(
             mostLateForOneSubscription.with { $0 } <= 5,
             "\(late.with { $0 }) callbacks after dispose() returned, more than one per sending thread (seed \(seed))")

@@ -240,7 +240,7 @@ func collect(_ signal: Signal<Int, NoError>) async -> [Int] {
             task.cancel()
             _ = await task.value
         }
-        producer.sync {}
+        await drain(producer)
         #expect(source.isBalanced)
     }
 }

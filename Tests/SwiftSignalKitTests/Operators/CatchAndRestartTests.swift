@@ -51,7 +51,7 @@ import Testing
         #expect(recorder.events == [.error(TestError(code: 100_000))])
     }
 
-    @Test func synchronousRestartLoopStopsWhenDownstreamTakesEnough() {
+    @Test func synchronousRestartLoopStopsWhenDownstreamTakesEnough() async {
         let starts = Counter()
         let source = Signal<Int, NoError> { subscriber in
             subscriber.putNext(starts.increment())
@@ -59,7 +59,8 @@ import Testing
             return EmptyDisposable
         }
         let recorder = Recorder<Int, NoError>()
-        recorder.start(restart(source) |> filter { $0 == 100_000 } |> take(1))
+        // 100,000 synchronous restarts: on a thread of its own, not on one of the task pool's.
+        await onThread { recorder.start(restart(source) |> filter { $0 == 100_000 } |> take(1)) }
         #expect(recorder.events == [.next(100_000), .completed])
         #expect(starts.value == 100_000, "the loop notices the ended downstream before restarting")
     }
@@ -96,12 +97,12 @@ import Testing
         let recorder = Recorder<Int, NoError>()
         _ = (restart(source) |> take(3)).start(next: { recorder.append(.next($0)) }, completed: { done.signal() })
         #expect(await wait(done))
-        queue.sync {}
+        await drain(queue)
         #expect(recorder.values == [1, 2, 3])
         #expect(starts.value == 3)
     }
 
-    @Test func restartIfErrorRestartsOnErrorsOnly() {
+    @Test func restartIfErrorRestartsOnErrorsOnly() async {
         let attempts = Counter()
         let source = Signal<Int, TestError> { subscriber in
             let attempt = attempts.increment()
@@ -114,7 +115,8 @@ import Testing
             return EmptyDisposable
         }
         let recorder = Recorder<Int, NoError>()
-        recorder.start(restartIfError(source))
+        // 100,000 synchronous restarts: on a thread of its own, not on one of the task pool's.
+        await onThread { recorder.start(restartIfError(source)) }
         #expect(recorder.events == [.next(100_000), .completed])
     }
 
@@ -135,10 +137,10 @@ import Testing
         let subscription = restart(source).start()
         await spin(until: { starts.value >= 10 })
         subscription.dispose()
-        queue.sync {}
+        await drain(queue)
         let afterDispose = starts.value
-        queue.sync {}
-        queue.sync {}
+        await drain(queue)
+        await drain(queue)
         #expect(starts.value <= afterDispose + 1)
     }
 
@@ -214,7 +216,7 @@ import Testing
             let subscription = restart(source).start()
             await spin(until: { starts.value >= 5 })
             subscription.dispose()
-            dispatchQueue.sync(flags: .barrier) {}
+            await drain(dispatchQueue, barrier: true)
             #expect(active.value == 0, "every started subscription was disposed")
         }
     }

@@ -45,7 +45,7 @@ import Testing
         #expect(generatorOnQueue.isSet)
     }
 
-    @Test func runOnQueueDisposedBeforeItRunsNeverStarts() {
+    @Test func runOnQueueDisposedBeforeItRunsNeverStarts() async {
         let queue = Queue()
         let started = Flag()
         let gate = DispatchSemaphore(value: 0)
@@ -57,7 +57,7 @@ import Testing
             } |> runOn(queue)).start()
         subscription.dispose()
         gate.signal()
-        queue.sync {}
+        await drain(queue)
         #expect(!started.isSet)
     }
 
@@ -95,7 +95,7 @@ import Testing
                     for _ in 0..<100 { pipe.putNext(disposed.isSet ? 1 : 0) }
                 }
             }
-            queue.sync {}
+            await drain(queue)
             #expect(late.value == 0)
         }
     }

@@ -25,7 +25,7 @@ import Testing
                     subscription.dispose()
                 }
             }
-            contractQueue.sync {}
+            contractQueue.sync {}  // blocking-check: on a thread of onThread's
             return sources
         }
         for (operatorCase, source) in zip(operatorCases, sources) {

@@ -122,7 +122,7 @@ final class ControlledSource: Sendable {
         #expect(await spin(until: { source.starts.value == 1 }), "\(operatorCase.name) starts the source once")
         source.send(1)
         subscription.dispose()
-        contractQueue.sync {}
+        await drain(contractQueue)
         #expect(source.disposals.value == 1, "\(operatorCase.name) disposes the source exactly once")
         #expect(source.tracker.live.value == 0, "\(operatorCase.name) releases the source's subscription")
         #expect(callbackTracker.live.value == 0, "\(operatorCase.name) releases the subscriber's callbacks")
@@ -148,7 +148,7 @@ final class ControlledSource: Sendable {
                 })
         }
         #expect(await wait(done), "\(operatorCase.name) ends")
-        contractQueue.sync {}
+        await drain(contractQueue)
         #expect(await spin(until: { tracker.live.value == 0 }), "\(operatorCase.name) releases its callbacks after the terminal event")
     }
 
@@ -172,7 +172,7 @@ final class ControlledSource: Sendable {
             #expect(await wait(firstValue), "\(operatorCase.name) delivers and survives a re-entrant dispose")
         }
         holder.dispose()
-        contractQueue.sync {}
+        await drain(contractQueue)
         #expect(await spin(until: { source.disposals.value == 1 }), "\(operatorCase.name) disposes the source")
     }
 }
@@ -198,14 +198,14 @@ final class ControlledSource: Sendable {
                     }
                 }
             }
-            contractQueue.sync {}
+            await drain(contractQueue)
             let settled = delivered.value
             await concurrently(2) { _ in
                 for value in 0..<100 {
                     source.send(value)
                 }
             }
-            contractQueue.sync {}
+            await drain(contractQueue)
             #expect(delivered.value == settled, "\(operatorCase.name) delivered a value sent after dispose returned")
             #expect(source.disposals.value == 1, "\(operatorCase.name) disposes the source once")
         }

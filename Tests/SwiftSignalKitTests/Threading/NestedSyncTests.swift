@@ -8,10 +8,10 @@ import Testing
 /// blocks run inline on those queues instead of trapping in libdispatch ("dispatch_sync called on queue
 /// already owned by current thread").
 ///
-/// Each scenario runs on a thread of its own and the test waits for it with a generous bound, so a
-/// deadlock fails the test instead of hanging the suite. (A libdispatch trap stops the process.)
+/// Each scenario runs on a thread of its own and the test waits for it with a generous bound (60 s),
+/// so a deadlock fails the test instead of hanging the suite. (A libdispatch trap stops the process.)
 @Suite struct NestedSyncTests {
-    /// Runs `body` on a new thread; returns whether it finished within 30 seconds.
+    /// Runs `body` on a new thread; returns whether it finished within 60 seconds.
     private func completes(_ body: @escaping @Sendable () -> Void) async -> Bool {
         let done = DispatchSemaphore(value: 0)
         Thread {

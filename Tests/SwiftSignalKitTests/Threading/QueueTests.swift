@@ -127,7 +127,7 @@ import Testing
         timer.start()
         #expect(await wait(done))
         // A later tick, were there one, would run on the queue after this block.
-        queue.sync {}
+        await drain(queue)
         #expect(fired.value == 1)
     }
 
@@ -208,7 +208,7 @@ import Testing
         #expect(await wait(signalDone))
         #expect(recorder.values == [100])
         local = nil
-        queue.sync {}
+        await drain(queue)
         #expect(tracker.live.value == 0, "the object is released (on the queue) with its wrapper")
         #expect(!wrongQueue.isSet)
     }

@@ -109,7 +109,7 @@ import Testing
         soon.start(Signal<Int, NoError>.single(3) |> suspendAwareDelay(-5, queue: queue) |> afterCompleted(record))
         for _ in 0..<8 { #expect(await wait(done)) }
         // Everything due so far has run; were any of the long waits due, it would have run too.
-        queue.sync {}
+        await drain(queue)
         #expect(ran.value == 8)
         #expect(soon.values.sorted() == [1, 2, 3])
         #expect(fired.value == 0)

@@ -216,12 +216,12 @@ func requiredTheme(_ theme: Signal<String, NoError>) async throws -> String {
             let ticks = ValuePipe<Int>()
             let subscription = ticks.signal().start(next: { _ in
                 inCallback.signal()
-                release.wait()  // blocking-check: on the producer thread, which the test started
+                _ = release.wait(timeout: .now() + 60)  // blocking-check: on the producer thread, which the test started
                 _ = finished.swap(true)
             })
             let producer = Thread { ticks.putNext(1) }
             producer.start()
-            inCallback.wait()  // blocking-check: on a thread of onThread's
+            _ = inCallback.wait(timeout: .now() + 60)  // blocking-check: on a thread of onThread's
             subscription.dispose()  // returns at once, while the callback is still running on `producer`
             let finishedThen = finished.with { $0 }  // false: the callback has not returned
             release.signal()

@@ -144,10 +144,10 @@ import Testing
                 subscription.dispose()
                 disposed.set()
             }
-            queue.sync {}
+            await drain(queue)
             #expect(!afterDispose.isSet, "a tick after dispose() returned")
         }
-        queue.sync {}
+        await drain(queue)
         #expect(await spin(until: { tracker.live.value == 0 }), "every subscription's handler is released")
     }
 
@@ -175,10 +175,10 @@ import Testing
                 subscription.dispose()
                 disposed.set()
             }
-            queue.sync {}
+            await drain(queue)
             #expect(startsAfterDispose.value == 0, "a retry after dispose() returned")
         }
-        queue.sync {}
+        await drain(queue)
         #expect(await spin(until: { tracker.live.value == 0 }), "every source is released")
     }
 }
