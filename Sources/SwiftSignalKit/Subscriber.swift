@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -32,9 +33,9 @@ import Dispatch
 /// behind `get()` takes only its first event. It cannot be subclassed outside the library, and its members
 /// are `final`.
 public class Subscriber<T, E>: CustomStringConvertible {
-    /// The mutex that guards `machine` and the callbacks: shared with other subscribers (see
-    /// ``SubscriberLockTable``). Set once in the initialiser, then only read.
-    @exclusivity(unchecked) @usableFromInline final var mutex: UnsafeMutablePointer<pthread_mutex_t>
+    /// The lock that guards `machine` and the callbacks: the subscriber's own, stored inline (a 32-bit
+    /// word on Linux), so that subscribers that share nothing share no lock.
+    @usableFromInline final let mutex: Mutex<Void>
     /// Read and written only while `mutex` is locked: through ``withState(_:)``, or in `putNext`
     /// between ``lockState()`` and ``unlockState()``.
     @exclusivity(unchecked) @usableFromInline final var machine: SubscriberStateMachine
@@ -61,31 +62,28 @@ public class Subscriber<T, E>: CustomStringConvertible {
         error: (@Sendable (E) -> Void)? = nil,
         completed: (@Sendable () -> Void)? = nil
     ) {
-        self.mutex = SubscriberLockTable.placeholder
+        self.mutex = Mutex(())
         self.machine = SubscriberStateMachine()
         self.next = next
         self.extras = error == nil && completed == nil ? nil : SubscriberExtras(error: error, completed: completed)
-        self.mutex = SubscriberLockTable.mutex(for: ObjectIdentifier(self))
     }
 
     /// Creates an operator's subscriber with only a value callback: its subclass forwards the terminal
     /// events by overriding ``forwardError(_:)`` and ``forwardCompletion()``.
     @inlinable init(operatorNext next: (@Sendable (T) -> Void)?) {
-        self.mutex = SubscriberLockTable.placeholder
+        self.mutex = Mutex(())
         self.machine = SubscriberStateMachine()
         self.next = next
         self.extras = nil
-        self.mutex = SubscriberLockTable.mutex(for: ObjectIdentifier(self))
     }
 
     /// Creates a subscriber that takes only its first event, and hands it to the handlers of
     /// ``FirstEventHandlers`` (the only subclass that calls this), not to callbacks.
     @inlinable init(firstEventOnly: Void) {
-        self.mutex = SubscriberLockTable.placeholder
+        self.mutex = Mutex(())
         self.machine = SubscriberStateMachine(firstEventOnly: true)
         self.next = nil
         self.extras = nil
-        self.mutex = SubscriberLockTable.mutex(for: ObjectIdentifier(self))
     }
 
     /// A short description of the subscriber's state, for debugging.
@@ -326,7 +324,7 @@ public class Subscriber<T, E>: CustomStringConvertible {
     }
 
     /// Runs `body` with `mutex` locked. `body` must only read and write the state machine and the
-    /// callbacks: the mutex is shared, so calling out (or taking another lock) could deadlock.
+    /// callbacks: calling out (or taking another lock) under it could deadlock or re-enter it.
     @inlinable @inline(__always)
     final func withState<Result>(_ body: (inout SubscriberStateMachine) -> Result) -> Result {
         self.lockState()
@@ -337,15 +335,13 @@ public class Subscriber<T, E>: CustomStringConvertible {
     /// Locks `mutex`. Prefer ``withState(_:)``; only `putNext` pairs these by hand.
     @inlinable @inline(__always)
     final func lockState() {
-        let locked = pthread_mutex_lock(self.mutex)
-        if _slowPath(locked != 0) { SubscriberLockTable.failed("lock", locked) }
+        self.mutex._unsafeLock()
     }
 
     /// Unlocks `mutex`, locked by ``lockState()``.
     @inlinable @inline(__always)
     final func unlockState() {
-        let unlocked = pthread_mutex_unlock(self.mutex)
-        if _slowPath(unlocked != 0) { SubscriberLockTable.failed("unlock", unlocked) }
+        self.mutex._unsafeUnlock()
     }
 }
 
@@ -358,7 +354,7 @@ protocol DownstreamLink: AnyObject, Sendable {
 extension Subscriber: DownstreamLink {}
 
 // Safe: all mutable state is `machine`, `next` or `extras`, which are read and written only while
-// `mutex` is held; `mutex` is written only in the initialiser, before the subscriber is shared. The
+// `mutex` is held; `mutex` itself is a `let`, the subscriber's own. The
 // subscriber never stores a value of `T` or `E`; it hands each one from the sending thread to the
 // callback on that same thread. Objects given to `keepAlive` are only retained and released.
 extension Subscriber: @unchecked Sendable {}
@@ -504,8 +500,8 @@ extension Subscriber: @unchecked Sendable {}
 ///
 /// - The owner gives the handlers to the initialiser, then starts the signal with
 ///   ``subscribe(to:)``. A handler receives the subscriber as ``FirstEventHandlers``; it is this class.
-/// - ``withExtra(_:)`` holds the subscriber's mutex, which is shared (see ``SubscriberLockTable``): its
-///   body must only read and write `extra`, never call out or release an object that could deinitialise.
+/// - ``withExtra(_:)`` holds the subscriber's mutex: its body must only read and write `extra`, never
+///   call out or release an object that could deinitialise.
 ///
 /// `@unchecked Sendable`: as ``Subscriber``. `extra` is written under the mutex, except by the first
 /// event's handler on the creating thread while ``subscribe(to:)`` runs, when no other thread can
