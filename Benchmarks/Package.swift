@@ -66,6 +66,16 @@ let package = Package(
             path: "Sources/Soak",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // Throughput at 1, 2, 4, ... threads against a hand-written baseline: `swift run -c release scaling`.
+        .executableTarget(
+            name: "scaling",
+            dependencies: [
+                .product(name: "SwiftSignalKit", package: library),
+                .product(name: "SwiftSignalKitConcurrency", package: library),
+            ],
+            path: "Sources/Scaling",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .executableTarget(
             name: "profile",
             dependencies: ["Workloads"],

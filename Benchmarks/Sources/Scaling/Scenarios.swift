@@ -1,0 +1,158 @@
+// The scaling suite's scenarios, each in two forms in one binary: the library, and the hand-written
+// baseline of HandWritten.swift doing the same work.
+
+import Dispatch
+import Foundation
+import SwiftSignalKit
+import Synchronization
+
+/// Which implementation a run measures.
+enum Form: String, CaseIterable, Sendable {
+    case library, handWritten
+}
+
+/// A scenario run on `threads` threads; returns the operations it did (values delivered, or
+/// subscriptions made and ended).
+struct Scenario: Sendable {
+    let name: String
+    /// What one operation is, for the table.
+    let unit: String
+    /// Builds what the threads share (on the calling thread), then returns the work of thread `index`.
+    let prepare: @Sendable (_ form: Form, _ threads: Int, _ operations: Int) -> Prepared
+}
+
+/// What a prepared scenario runs: `work(index)` on each thread, then `check()` once they have all
+/// returned, which returns the operations done and stops the run if the work went wrong.
+struct Prepared: Sendable {
+    let work: @Sendable (Int) -> Void
+    let check: @Sendable () -> Int
+}
+
+/// A counter owned by one thread (plain stores), or shared by all (`Atomic`, for the shared feeds).
+final class Tally: @unchecked Sendable {
+    // Safe: each `Tally` of a thread-per-tally scenario is written by one thread, and read after that
+    // thread has ended (the run's join orders the accesses).
+    var count = 0
+}
+
+let scenarios: [Scenario] = [
+    // Each thread drives a pipeline of its own: nothing is shared between threads.
+    Scenario(name: "independent pipelines", unit: "values") { form, threads, operations in
+        let tallies = (0..<threads).map { _ in Tally() }
+        return Prepared(
+            work: { index in
+                let tally = tallies[index]
+                switch form {
+                case .library:
+                    let pipe = ValuePipe<Int>()
+                    let subscription = (pipe.signal() |> map { $0 &+ 1 } |> filter { $0 & 1 == 0 })
+                        .start(next: { _ in tally.count &+= 1 })
+                    for value in 0..<operations { pipe.putNext(value) }
+                    subscription.dispose()
+                case .handWritten:
+                    let pipe = HandPipe<Int>()
+                    let sink = HandStage<Int> { _ in tally.count &+= 1 }
+                    let stage = HandStage<Int> { value in
+                        let mapped = value &+ 1
+                        if mapped & 1 == 0 { sink.push(mapped) }
+                    }
+                    _ = pipe.subscribe { stage.push($0) }
+                    for value in 0..<operations { pipe.push(value) }
+                }
+            },
+            check: {
+                let delivered = tallies.reduce(0) { $0 + $1.count }
+                precondition(delivered == threads * (operations / 2), "independent pipelines lost values")
+                return threads * operations
+            })
+    },
+    // Every thread sends into one pipe with one subscriber.
+    Scenario(name: "one shared pipe, one subscriber", unit: "values") { form, threads, operations in
+        sharedFeed(form, threads: threads, operations: operations, subscribers: 1)
+    },
+    // Every thread sends into one pipe with 64 subscribers; an operation is one delivery.
+    Scenario(name: "one shared pipe, 64 subscribers", unit: "deliveries") { form, threads, operations in
+        sharedFeed(form, threads: threads, operations: operations, subscribers: 64)
+    },
+    // Every thread subscribes to one pipe and ends the subscription, over and over.
+    Scenario(name: "subscribe and dispose on one shared pipe", unit: "subscriptions") { form, threads, operations in
+        let pipe = ValuePipe<Int>()
+        let handPipe = HandPipe<Int>()
+        let rounds = operations / 16
+        return Prepared(
+            work: { _ in
+                for _ in 0..<rounds {
+                    switch form {
+                    case .library:
+                        pipe.signal().start(next: { _ in }).dispose()
+                    case .handWritten:
+                        handPipe.unsubscribe(handPipe.subscribe { _ in })
+                    }
+                }
+            },
+            check: { threads * rounds })
+    },
+]
+
+/// A counter that threads add to at once: one atomic word.
+final class SharedTally: Sendable {
+    private let count = Synchronization.Atomic<Int>(0)
+    var value: Int { self.count.load(ordering: .relaxed) }
+    func add(_ amount: Int = 1) { self.count.wrappingAdd(amount, ordering: .relaxed) }
+}
+
+/// `threads` threads send `operations` deliveries' worth of values into one feed of `subscribers`.
+func sharedFeed(_ form: Form, threads: Int, operations: Int, subscribers: Int) -> Prepared {
+    let tallies = (0..<subscribers).map { _ in SharedTally() }
+    let values = operations / subscribers
+    let pipe = ValuePipe<Int>()
+    let handPipe = HandPipe<Int>()
+    var subscriptions: [Disposable] = []
+    for tally in tallies {
+        switch form {
+        case .library:
+            subscriptions.append(pipe.signal().start(next: { _ in tally.add() }))
+        case .handWritten:
+            let sink = HandStage<Int> { _ in tally.add() }
+            _ = handPipe.subscribe { sink.push($0) }
+        }
+    }
+    let kept = subscriptions
+    return Prepared(
+        work: { _ in
+            for value in 0..<values {
+                switch form {
+                case .library: pipe.putNext(value)
+                case .handWritten: handPipe.push(value)
+                }
+            }
+        },
+        check: {
+            withExtendedLifetime(kept) {}
+            let total = tallies.reduce(0) { $0 + $1.value }
+            precondition(total == threads * values * subscribers, "the shared feed lost deliveries")
+            return total
+        })
+}
+
+/// Runs `prepared.work` on `threads` threads started together; returns operations per second.
+func measure(_ prepared: Prepared, threads: Int) -> Double {
+    let ready = DispatchSemaphore(value: 0)
+    let go = DispatchSemaphore(value: 0)
+    let done = DispatchSemaphore(value: 0)
+    for index in 0..<threads {
+        let thread = Thread {
+            ready.signal()
+            go.wait()
+            prepared.work(index)
+            done.signal()
+        }
+        thread.start()
+    }
+    for _ in 0..<threads { ready.wait() }
+    let start = DispatchTime.now().uptimeNanoseconds
+    for _ in 0..<threads { go.signal() }
+    for _ in 0..<threads { done.wait() }
+    let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    return Double(prepared.check()) / seconds
+}
