@@ -36,6 +36,10 @@ public class Subscriber<T, E>: CustomStringConvertible {
     /// The lock that guards `machine` and the callbacks: the subscriber's own, stored inline (a 32-bit
     /// word on Linux), so that subscribers that share nothing share no lock.
     @usableFromInline final let mutex: Mutex<Void>
+    /// Whether the process runs under ThreadSanitizer, which must be told of each lock and unlock (see
+    /// ``threadSanitizerHooks``). A copy of the global's answer in the padding after `mutex`: reading it
+    /// costs no global access and no byte of memory.
+    @usableFromInline final let underThreadSanitizer: Bool
     /// Read and written only while `mutex` is locked: through ``withState(_:)``, or in `putNext`
     /// between ``lockState()`` and ``unlockState()``.
     @exclusivity(unchecked) @usableFromInline final var machine: SubscriberStateMachine
@@ -63,6 +67,7 @@ public class Subscriber<T, E>: CustomStringConvertible {
         completed: (@Sendable () -> Void)? = nil
     ) {
         self.mutex = Mutex(())
+        self.underThreadSanitizer = threadSanitizerHooks != nil
         self.machine = SubscriberStateMachine()
         self.next = next
         self.extras = error == nil && completed == nil ? nil : SubscriberExtras(error: error, completed: completed)
@@ -72,6 +77,7 @@ public class Subscriber<T, E>: CustomStringConvertible {
     /// events by overriding ``forwardError(_:)`` and ``forwardCompletion()``.
     @inlinable init(operatorNext next: (@Sendable (T) -> Void)?) {
         self.mutex = Mutex(())
+        self.underThreadSanitizer = threadSanitizerHooks != nil
         self.machine = SubscriberStateMachine()
         self.next = next
         self.extras = nil
@@ -81,6 +87,7 @@ public class Subscriber<T, E>: CustomStringConvertible {
     /// ``FirstEventHandlers`` (the only subclass that calls this), not to callbacks.
     @inlinable init(firstEventOnly: Void) {
         self.mutex = Mutex(())
+        self.underThreadSanitizer = threadSanitizerHooks != nil
         self.machine = SubscriberStateMachine(firstEventOnly: true)
         self.next = nil
         self.extras = nil
@@ -336,12 +343,50 @@ public class Subscriber<T, E>: CustomStringConvertible {
     @inlinable @inline(__always)
     final func lockState() {
         self.mutex._unsafeLock()
+        if _slowPath(self.underThreadSanitizer) { self.tellThreadSanitizer(locked: true) }
+    }
+
+    /// Tells ThreadSanitizer that this thread has just locked `mutex`, or is about to unlock it. Out of
+    /// line, so that the lock and unlock of a process without it stay a few instructions.
+    @usableFromInline @inline(never)
+    final func tellThreadSanitizer(locked: Bool) {
+        guard let hooks = threadSanitizerHooks else { return }
+        let object = Unmanaged.passUnretained(self).toOpaque()
+        if locked { hooks.acquire(object) } else { hooks.release(object) }
     }
 
     /// Unlocks `mutex`, locked by ``lockState()``.
     @inlinable @inline(__always)
     final func unlockState() {
+        if _slowPath(self.underThreadSanitizer) { self.tellThreadSanitizer(locked: false) }
         self.mutex._unsafeUnlock()
+    }
+}
+
+/// ThreadSanitizer's `__tsan_acquire` and `__tsan_release`, when the process runs under it; nil otherwise.
+///
+/// A subscriber's `Mutex` hands a contended lock to a waiter inside the standard library's
+/// Synchronization module (on Linux, in the kernel, through a priority-inheriting futex), which
+/// ThreadSanitizer does not instrument: it would report races on the state the lock guards. So a
+/// subscriber tells it of each lock and unlock itself, with its own address as the synchronisation
+/// object. Looked up once; each subscriber keeps the answer (``Subscriber/underThreadSanitizer``), so
+/// without ThreadSanitizer a lock only reads a byte of the subscriber it already reads.
+@usableFromInline let threadSanitizerHooks: ThreadSanitizerHooks? = ThreadSanitizerHooks.lookUp()
+
+/// The two ThreadSanitizer entry points a subscriber calls, found in the running process.
+@usableFromInline struct ThreadSanitizerHooks: Sendable {
+    @usableFromInline let acquire: @convention(c) (UnsafeMutableRawPointer?) -> Void
+    @usableFromInline let release: @convention(c) (UnsafeMutableRawPointer?) -> Void
+
+    /// The hooks, if the process's global symbols include them (a ThreadSanitizer build exports them).
+    static func lookUp() -> ThreadSanitizerHooks? {
+        guard let process = dlopen(nil, RTLD_LAZY),
+            let acquire = dlsym(process, "__tsan_acquire"),
+            let release = dlsym(process, "__tsan_release")
+        else { return nil }
+        typealias Hook = @convention(c) (UnsafeMutableRawPointer?) -> Void
+        return ThreadSanitizerHooks(
+            acquire: unsafeBitCast(acquire, to: Hook.self), release: unsafeBitCast(release, to: Hook.self))
     }
 }
 
