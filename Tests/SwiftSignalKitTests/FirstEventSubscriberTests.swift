@@ -32,7 +32,9 @@ import Testing
         )
     }
 
-    @Test func onlyAnAnswerOnTheStartingThreadWhileStartingIsReadWithoutTheLock() async {
+    /// Synchronous on purpose: a subscriber compares the thread that made it with the thread that
+    /// starts it, and an async test could resume on another thread between the two.
+    @Test func onlyAnAnswerOnTheStartingThreadWhileStartingIsReadWithoutTheLock() {
         // On the starting thread, while starting: read back without the lock.
         let handled = Counter()
         let synchronous = self.makeTaker(handled: handled)
@@ -43,8 +45,22 @@ import Testing
             })
         #expect(synchronous.extraIfAnsweredWhileStarting() == 1)
 
-        // On another thread while starting: recorded under the lock, and not taken for this thread's.
-        // The subscriber starts on a thread of the test's, which waits there for the sending thread.
+        // On the starting thread, but after starting (the thread may run other work of the signal while
+        // the owner waits): under the lock too.
+        let captured = CapturedSubscriber<Int, TestError>()
+        let later = self.makeTaker(handled: handled)
+        later.subscribe(to: captured.signal())
+        captured.subscriber?.putNext(3)
+        #expect(later.extraIfAnsweredWhileStarting() == nil)
+        #expect(later.withExtra { $0 } == 3)
+        #expect(handled.value == 2)
+    }
+
+    /// On another thread while starting: recorded under the lock, and not taken for the starting
+    /// thread's. The subscriber is made and started on a thread of the test's, which waits there for
+    /// the sending thread.
+    @Test func anAnswerFromAnotherThreadWhileStartingIsRecordedUnderTheLock() async {
+        let handled = Counter()
         let elsewhere = await onThread { () -> (whileStarting: Int?, recorded: Int) in
             let elsewhere = self.makeTaker(handled: handled)
             elsewhere.subscribe(
@@ -61,16 +77,7 @@ import Testing
         }
         #expect(elsewhere.whileStarting == nil)
         #expect(elsewhere.recorded == 2)
-
-        // On the starting thread, but after starting (the thread may run other work of the signal while
-        // the owner waits): under the lock too.
-        let captured = CapturedSubscriber<Int, TestError>()
-        let later = self.makeTaker(handled: handled)
-        later.subscribe(to: captured.signal())
-        captured.subscriber?.putNext(3)
-        #expect(later.extraIfAnsweredWhileStarting() == nil)
-        #expect(later.withExtra { $0 } == 3)
-        #expect(handled.value == 3)
+        #expect(handled.value == 1)
     }
 
     @Test func aFirstValueReleasesKeptAliveObjectsWhileTheSourceStillHoldsTheSubscriber() {
@@ -153,8 +160,12 @@ import Testing
             let disposable = CountingDisposable()
             let captured = CapturedSubscriber<Int, TestError>()
             let handled = Counter()
-            let taker = self.makeTaker(handled: handled)
-            taker.subscribe(to: captured.signal(disposable: disposable))
+            // Made and started on one thread (a subscriber checks that), not across the await below.
+            let taker = await onThread {
+                let taker = self.makeTaker(handled: handled)
+                taker.subscribe(to: captured.signal(disposable: disposable))
+                return taker
+            }
             let subscriber = captured.subscriber!
             let disposes = round % 2 == 0
             await concurrently(4) { index in
