@@ -17,9 +17,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-async-algorithms", exact: "1.1.4"),
     ],
     targets: [
+        // The hand-written baselines' lock, shared by the workloads' limit and the scaling suite.
+        .target(name: "BaselineMutex", path: "Sources/BaselineMutex", swiftSettings: [.swiftLanguageMode(.v6)]),
         .target(
             name: "Workloads",
             dependencies: [
+                "BaselineMutex",
                 .product(name: "SwiftSignalKit", package: library),
                 .product(name: "SwiftSignalKitConcurrency", package: library),
                 .product(name: "OpenCombine", package: "OpenCombine"),
@@ -70,6 +73,7 @@ let package = Package(
         .executableTarget(
             name: "scaling",
             dependencies: [
+                "BaselineMutex",
                 .product(name: "SwiftSignalKit", package: library),
                 .product(name: "SwiftSignalKitConcurrency", package: library),
             ],

@@ -2,34 +2,10 @@
 // per stage, in their own heap objects. What a careful programmer writes without a library, and what the
 // library must keep up with as threads are added.
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import BaselineMutex
 
-/// A pthread mutex at a stable heap address of its own.
-final class HandMutex: @unchecked Sendable {
-    // Safe: the mutex is only touched through pthread calls on its fixed address.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-
-    init() {
-        self.mutex = .allocate(capacity: 1)
-        pthread_mutex_init(self.mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(self.mutex)
-        self.mutex.deallocate()
-    }
-
-    @inline(__always)
-    func locked<R>(_ body: () -> R) -> R {
-        pthread_mutex_lock(self.mutex)
-        defer { pthread_mutex_unlock(self.mutex) }
-        return body()
-    }
-}
+/// The baseline's lock: a pthread mutex at a stable heap address of its own.
+typealias HandMutex = BaselineMutex
 
 /// A stage: its callback behind its own mutex, read under the lock and called outside it.
 final class HandStage<Input>: @unchecked Sendable {

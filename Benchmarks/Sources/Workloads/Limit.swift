@@ -2,33 +2,10 @@
 // nothing else: no terminal events, no disposal protocol, no re-entrancy bookkeeping. A locked push
 // library cannot do less work per stage, so each workload's limit is its floor.
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import BaselineMutex
 
-/// A pthread mutex at a stable heap address.
-final class LimitMutex: @unchecked Sendable {
-    // Safe: the mutex is only touched through pthread calls on its fixed address.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-
-    init() {
-        self.mutex = .allocate(capacity: 1)
-        pthread_mutex_init(self.mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(self.mutex)
-        self.mutex.deallocate()
-    }
-
-    @inline(__always)
-    func lock() { pthread_mutex_lock(self.mutex) }
-
-    @inline(__always)
-    func unlock() { pthread_mutex_unlock(self.mutex) }
-}
+/// The limit's lock: the baselines' pthread mutex at a stable heap address.
+typealias LimitMutex = BaselineMutex
 
 /// A stage a fan-out can deliver to and close.
 protocol PushStage<Input>: AnyObject, Sendable {
