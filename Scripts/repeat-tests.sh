@@ -52,4 +52,6 @@ for ((run = 1; run <= runs; run++)); do
     printf 'run %2d: %s in %3d.%d s  (%s)\n' "$run" "$result" $((tenths / 10)) $((tenths % 10)) "$summary"
 done
 echo "$((runs - failed)) of $runs runs passed$([[ $load -gt 0 ]] && echo " with $load busy processes")"
+# The last run's own closing lines, as `swift test` printed them (XCTest's, then Swift Testing's).
+grep -E "^(Executed [0-9]+ tests|✔ Test run with|✘ Test run with)" "$logs/run-$runs.log" | tail -2 || true
 [[ $failed -eq 0 ]]
