@@ -53,16 +53,11 @@ LOOP = re.compile(r"^\s*(?:\w+:\s*)?(?:while|repeat)\b")
 EMPTY_LOOP = re.compile(r"^\s*(?:\w+:\s*)?while\b.*\{\s*\}\s*$")
 
 
-def code(line):
-    """The line without a trailing comment and string contents (roughly: enough for these patterns)."""
-    line = re.sub(r'"(?:[^"\\]|\\.)*"', '""', line)
-    return line.split("//", 1)[0]
-
-
-def comment(line):
-    """The line's trailing comment, outside string literals."""
-    line = re.sub(r'"(?:[^"\\]|\\.)*"', '""', line)
-    return line.split("//", 1)[1] if "//" in line else ""
+def split(line):
+    """The line's code and its trailing comment, with string contents blanked (roughly: enough for these
+    patterns)."""
+    code, _, comment = re.sub(r'"(?:[^"\\]|\\.)*"', '""', line).partition("//")
+    return code, comment
 
 
 def raw_wait(text):
@@ -85,8 +80,8 @@ def violations(path):
     loop_pending = False  # a `while` or `repeat` whose `{` is on a later line
     depth = 0
     for number, line in enumerate(lines, start=1):
-        text = code(line)
-        if line.lstrip().startswith("//") or MARKER.search("//" + comment(line)):
+        text, comment = split(line)
+        if line.lstrip().startswith("//") or MARKER.search("//" + comment):
             depth += text.count("{") - text.count("}")
             continue
         if raw_wait(text) or PRIMITIVES.search(text) or BARRIER.search(text) or EMPTY_LOOP.match(text):

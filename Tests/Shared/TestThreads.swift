@@ -112,9 +112,7 @@ func concurrently(
     guard count > 0 else { return }
     let finished = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
         let resumer = OnceResumer(continuation, remaining: count)
-        // A deadline for a hang, not a wait for something not to happen; cancelled once the threads end.
-        let deadline = Deadline { resumer.resumeNow(false) }
-        resumer.whenAllFinished { deadline.item.cancel() }
+        resumeAtDeadline(resumer, after: timeLimit)
         for index in 0..<count {
             let thread = Thread {
                 body(index)
@@ -123,11 +121,32 @@ func concurrently(
             thread.stackSize = 1 << 20
             thread.start()
         }
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeLimit, execute: deadline.item)  // no-sleep-check: the hang deadline
     }
     if !finished {
         Issue.record("a thread of `concurrently` did not finish within \(Int(timeLimit)) seconds", sourceLocation: sourceLocation)
     }
+}
+
+/// Runs `body` in a task (not detached: its expectations belong to the calling test) and returns true
+/// once it has finished, or false when `seconds` pass first (the body is left running): a hang fails the
+/// test instead of the whole run.
+func finishesBeforeDeadline(seconds: Double, _ body: @escaping @Sendable () async -> Void) async -> Bool {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+        let resumer = OnceResumer(continuation, remaining: 1)
+        resumeAtDeadline(resumer, after: seconds)
+        Task {
+            await body()
+            resumer.partFinished(true)
+        }
+    }
+}
+
+/// Resumes `resumer` with false after `seconds`, unless all its parts have finished by then. A deadline
+/// for a hang, not a wait for something not to happen.
+private func resumeAtDeadline(_ resumer: OnceResumer<Bool>, after seconds: Double) {
+    let deadline = Deadline { resumer.resumeNow(false) }
+    resumer.whenAllFinished { deadline.item.cancel() }
+    DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: deadline.item)  // no-sleep-check: the hang deadline
 }
 
 /// Returns once every block queued on `queue` before the call has run, holding no thread meanwhile: the

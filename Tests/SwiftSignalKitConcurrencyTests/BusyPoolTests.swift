@@ -123,30 +123,8 @@ import Testing
         for _ in 0..<busy {
             #expect(await wait(entered, seconds: hangBound), "a blocking task did not start")
         }
-        let finished = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            let outcome = Outcome(continuation)
-            // Not detached: the body's expectations belong to the test that runs it.
-            Task {
-                await body()
-                outcome.resolve(true)
-            }
-            // A deadline for a hang, not a wait for something not to happen.
-            DispatchQueue.global().asyncAfter(deadline: .now() + hangBound) { outcome.resolve(false) }  // no-sleep-check: the hang deadline
-        }
+        let finished = await finishesBeforeDeadline(seconds: hangBound, body)
         for _ in 0..<busy { release.signal() }
         return finished
-    }
-}
-
-/// Resumes a continuation with the first outcome offered.
-private final class Outcome: Sendable {
-    private let continuation: Atomic<CheckedContinuation<Bool, Never>?>
-
-    init(_ continuation: CheckedContinuation<Bool, Never>) {
-        self.continuation = Atomic(value: continuation)
-    }
-
-    func resolve(_ finished: Bool) {
-        self.continuation.swap(nil)?.resume(returning: finished)
     }
 }
