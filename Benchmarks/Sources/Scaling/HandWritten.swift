@@ -9,7 +9,8 @@ typealias HandMutex = BaselineMutex
 
 /// A stage: its callback behind its own mutex, read under the lock and called outside it.
 final class HandStage<Input>: @unchecked Sendable {
-    // Safe: `next` is read and written only with `lock` held.
+    // Safe: `next` is read only with `lock` held. (Mutable, as a stage that can be closed keeps it: the
+    // baseline pays the lock that such a stage needs.)
     private let lock = HandMutex()
     private var next: (@Sendable (Input) -> Void)?
 
@@ -20,10 +21,6 @@ final class HandStage<Input>: @unchecked Sendable {
     @inline(__always)
     func push(_ value: Input) {
         if let next = self.lock.locked({ self.next }) { next(value) }
-    }
-
-    func close() {
-        self.lock.locked { self.next = nil }
     }
 }
 
@@ -78,10 +75,5 @@ final class HandBroadcaster<Value: Sendable>: @unchecked Sendable {
     func send(_ value: Value) {
         let targets = self.lock.locked { self.continuations }
         for target in targets { target.yield(value) }
-    }
-
-    func finish() {
-        let targets = self.lock.locked { self.continuations }
-        for target in targets { target.finish() }
     }
 }
