@@ -32,7 +32,8 @@ extension Signal where E: Error, T: Sendable {
             throw error
         case .completed:
             throw SignalError.completedWithoutValue
-        case .cancelled:
+        case .cancelled, .timedOut:
+            // `.timedOut` comes only from `first(within:)`.
             throw CancellationError()
         }
     }
@@ -57,7 +58,7 @@ extension Signal where E: Error, T: Sendable {
             return value
         case .failure(let error):
             throw error
-        case .completed, .cancelled:
+        case .completed, .cancelled, .timedOut:
             return nil
         }
     }
@@ -69,7 +70,7 @@ extension Signal where E: Error, T: Sendable {
     /// caller's own, and those two checks were a sixth of the cost of an answer that is already there.
     /// Inlined, the compiler sees that no switch is needed. Only the fast path is inlined; the wait is a
     /// call, since it suspends anyway.
-    @inlinable @inline(__always) func firstOutcome(isolation: isolated (any Actor)?) async -> FirstValueOutcome<T, E> {
+    @inlinable @inline(__always) func firstOutcome(isolation: isolated (any Actor)?) async -> FirstEvent<T, E> {
         // A task cancelled before the call never starts the signal.
         if Task.isCancelled { return .cancelled }
         // One object is the subscriber, the subscription and the wait's state (guarded by the
@@ -92,11 +93,13 @@ extension Signal where E: Error, T: Sendable {
 }
 
 /// How a wait for the first value ended.
-@usableFromInline enum FirstValueOutcome<T: Sendable, E: Error>: Sendable {
+@usableFromInline enum FirstEvent<T: Sendable, E: Error>: Sendable {
     case value(T)
     case failure(E)
     case completed
     case cancelled
+    /// The deadline of `first(within:)` passed first.
+    case timedOut
 }
 
 /// One `get()` or `first()` call: the subscriber, which is also the subscription, with the state of the
@@ -113,8 +116,8 @@ extension Signal where E: Error, T: Sendable {
 @usableFromInline struct FirstValueWait<T: Sendable, E: Error> {
     @usableFromInline enum Phase {
         /// Not yet waiting; an event here (a value sent while starting, a cancellation) is remembered.
-        case idle(early: FirstValueOutcome<T, E>?)
-        case waiting(UnsafeContinuation<FirstValueOutcome<T, E>, Never>)
+        case idle(early: FirstEvent<T, E>?)
+        case waiting(UnsafeContinuation<FirstEvent<T, E>, Never>)
         case finished
     }
 
@@ -125,8 +128,8 @@ extension Signal where E: Error, T: Sendable {
     /// Ends the wait with `event` unless it has already ended (then nothing changes): returns whether
     /// it ended now, and the continuation to resume with `event` once unlocked, if a task was waiting.
     @inlinable mutating func end(
-        with event: FirstValueOutcome<T, E>
-    ) -> (ended: Bool, continuation: UnsafeContinuation<FirstValueOutcome<T, E>, Never>?) {
+        with event: FirstEvent<T, E>
+    ) -> (ended: Bool, continuation: UnsafeContinuation<FirstEvent<T, E>, Never>?) {
         switch self.phase {
         case .idle(early: nil):
             self.phase = .idle(early: event)
@@ -147,14 +150,14 @@ extension FirstEventSubscriber where T: Sendable, E: Error, Extra == FirstValueW
     }
 
     /// Suspends until the first event or cancellation, once ``takeEarlyOutcome()`` found none.
-    @inlinable func waitForOutcome(isolation: isolated (any Actor)?) async -> FirstValueOutcome<T, E> {
+    @inlinable func waitForOutcome(isolation: isolated (any Actor)?) async -> FirstEvent<T, E> {
         return await withTaskCancellationHandler(
             operation: {
                 // Unsafe, not checked: the waiter's state machine resumes it exactly once (the tests
                 // race every event against cancellation), and a checked continuation, a resilient
                 // type, costs a metadata lookup on every copy.
                 await withUnsafeContinuation(isolation: isolation) {
-                    (continuation: UnsafeContinuation<FirstValueOutcome<T, E>, Never>) in
+                    (continuation: UnsafeContinuation<FirstEvent<T, E>, Never>) in
                     self.install(continuation)
                 }
             },
@@ -166,7 +169,7 @@ extension FirstEventSubscriber where T: Sendable, E: Error, Extra == FirstValueW
     }
 
     /// Called once `start` has returned: returns the outcome if an event already arrived.
-    @inlinable func takeEarlyOutcome() -> FirstValueOutcome<T, E>? {
+    @inlinable func takeEarlyOutcome() -> FirstEvent<T, E>? {
         // Answered on this thread while starting (a cached value, `single`): that outcome is final, so it
         // can be read without the lock.
         if let wait = self.extraIfAnsweredWhileStarting(), case .idle(let early?) = wait.phase {
@@ -185,8 +188,8 @@ extension FirstEventSubscriber where T: Sendable, E: Error, Extra == FirstValueW
     }
 
     /// Installs the continuation, or resumes it at once if an event arrived since ``takeEarlyOutcome()``.
-    @inlinable func install(_ continuation: UnsafeContinuation<FirstValueOutcome<T, E>, Never>) {
-        let early: FirstValueOutcome<T, E>? = self.withExtra { wait in
+    @inlinable func install(_ continuation: UnsafeContinuation<FirstEvent<T, E>, Never>) {
+        let early: FirstEvent<T, E>? = self.withExtra { wait in
             guard case .idle(let early) = wait.phase else {
                 preconditionFailure("FirstValueWaiter installed twice")
             }
@@ -205,7 +208,7 @@ extension FirstEventSubscriber where T: Sendable, E: Error, Extra == FirstValueW
     /// The first event's handler: the subscription has already ended (see `FirstEventSubscriber`).
     /// Records `event` for ``takeEarlyOutcome()`` or ``install(_:)``, or resumes the waiting task with
     /// it, unless cancellation came first.
-    @inlinable func record(_ event: FirstValueOutcome<T, E>) {
+    @inlinable func record(_ event: FirstEvent<T, E>) {
         let continuation = self.withExtraForFirstEvent { $0.end(with: event).continuation }
         continuation?.resume(returning: event)
     }
@@ -213,12 +216,18 @@ extension FirstEventSubscriber where T: Sendable, E: Error, Extra == FirstValueW
     /// The cancellation handler: ends the wait with `.cancelled` if no event came first, disposing the
     /// subscription in the same lock round trip, then resumes the waiting task.
     @inlinable func cancel() {
-        var continuation: UnsafeContinuation<FirstValueOutcome<T, E>, Never>? = nil
+        self.giveUp(with: .cancelled)
+    }
+
+    /// Ends the wait with `outcome` (cancellation or a deadline) if no event came first, disposing the
+    /// subscription in the same lock round trip, then resumes the waiting task.
+    @inlinable func giveUp(with outcome: FirstEvent<T, E>) {
+        var continuation: UnsafeContinuation<FirstEvent<T, E>, Never>? = nil
         self.dispose(if: { wait in
-            let (ended, waiting) = wait.end(with: .cancelled)
+            let (ended, waiting) = wait.end(with: outcome)
             continuation = waiting
             return ended
         })
-        continuation?.resume(returning: .cancelled)
+        continuation?.resume(returning: outcome)
     }
 }

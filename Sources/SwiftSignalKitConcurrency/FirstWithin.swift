@@ -1,0 +1,110 @@
+import SwiftSignalKit
+
+/// How a wait for a signal's first value within a deadline ended: see
+/// ``SwiftSignalKit/Signal/first(within:scheduler:isolation:)``.
+///
+/// Each way a wait can end has its own case, so a caller that cancelled (a client that disconnected)
+/// is never reported as a backend that was too slow:
+///
+/// ```swift
+/// switch try await quotes.first(within: .seconds(2)) {
+/// case .value(let quote): return .ok(quote)
+/// case .empty: return .notFound
+/// case .timedOut: return .gatewayTimeout
+/// case .cancelled: return .clientClosedRequest
+/// }
+/// ```
+///
+/// The signal's own error is thrown, typed, not folded into a case.
+public enum FirstValueOutcome<T> {
+    /// The signal's first value.
+    case value(T)
+    /// The signal completed without a value.
+    case empty
+    /// The deadline passed before the signal sent anything.
+    case timedOut
+    /// The awaiting task was cancelled before the signal sent anything (or before the call).
+    case cancelled
+
+    /// The value, or nil for the three other outcomes.
+    public var value: T? {
+        if case .value(let value) = self { return value }
+        return nil
+    }
+}
+
+extension FirstValueOutcome: Sendable where T: Sendable {}
+extension FirstValueOutcome: Equatable where T: Equatable {}
+extension FirstValueOutcome: Hashable where T: Hashable {}
+
+extension Signal where E: Error, T: Sendable {
+    /// Waits at most `timeout` for the signal's first value, then disposes the subscription, and says
+    /// which of value, empty completion, timeout or cancellation happened first.
+    ///
+    /// ```swift
+    /// let outcome = try await legacyClient.profile(id).first(within: .seconds(2))
+    /// guard case .value(let profile) = outcome else { return fallback(outcome) }
+    /// ```
+    ///
+    /// - The signal is started when the call is made. The first of: its first event, the deadline, the
+    ///   task's cancellation, ends the wait, and the subscription is disposed at once, before the call
+    ///   returns. Later events are dropped.
+    /// - A value the signal sends while it starts (a cached value, `single`) is returned without waiting
+    ///   and without a timer, whatever `timeout` is.
+    /// - `timeout` follows the library's rules for waits: zero or negative times out as soon as
+    ///   `scheduler` runs the timer unless the signal answers while it starts, and a wait above 100
+    ///   years waits 100 years.
+    /// - Cancellation (also before the call, when the signal is never started) gives ``FirstValueOutcome/cancelled``,
+    ///   never ``FirstValueOutcome/timedOut``.
+    ///
+    /// Give a `VirtualTimeScheduler` as `scheduler` to test the deadline without waiting.
+    ///
+    /// - Parameters:
+    ///   - timeout: The longest wait.
+    ///   - scheduler: Where the deadline is measured; a ``Queue`` by default.
+    ///   - isolation: Where the call runs; defaults to the caller's actor.
+    /// - Returns: What happened first.
+    /// - Throws: The signal's error, typed, if it fails before sending a value.
+    public func first(
+        within timeout: Duration, scheduler: some SignalScheduler = Queue.concurrentDefaultQueue(),
+        isolation: isolated (any Actor)? = #isolation
+    ) async throws(E) -> FirstValueOutcome<T> {
+        switch await self.firstOutcome(within: timeout, scheduler: scheduler, isolation: isolation) {
+        case .value(let value):
+            return .value(value)
+        case .failure(let error):
+            throw error
+        case .completed:
+            return .empty
+        case .timedOut:
+            return .timedOut
+        case .cancelled:
+            return .cancelled
+        }
+    }
+
+    func firstOutcome(
+        within timeout: Duration, scheduler: some SignalScheduler, isolation: isolated (any Actor)?
+    ) async -> FirstEvent<T, E> {
+        if Task.isCancelled { return .cancelled }
+        let waiter = FirstValueWaiter<T, E>(
+            extra: FirstValueWait(),
+            onValue: { waiter, value in FirstValueWaiter<T, E>.of(waiter).record(.value(value)) },
+            onError: { waiter, error in FirstValueWaiter<T, E>.of(waiter).record(.failure(error)) },
+            onCompletion: { waiter in FirstValueWaiter<T, E>.of(waiter).record(.completed) }
+        )
+        waiter.subscribe(to: self)
+        if let outcome = waiter.takeEarlyOutcome() {
+            return outcome
+        }
+        // Armed only now, so an answer given while starting needs no timer. A deadline that passes
+        // before the wait below installs its continuation is kept as the early outcome, and the wait
+        // returns it at once.
+        let deadline = scheduler.schedule(after: timeout) {
+            waiter.giveUp(with: .timedOut)
+        }
+        let outcome = await waiter.waitForOutcome(isolation: isolation)
+        deadline.dispose()
+        return outcome
+    }
+}

@@ -1,0 +1,130 @@
+import Dispatch
+import SwiftSignalKit
+import SwiftSignalKitConcurrency
+import SwiftSignalKitTesting
+import Testing
+
+/// `first(within:)`: the four outcomes, each told apart, on virtual time where the deadline matters.
+@Suite struct FirstWithinTests {
+    @Test func aValueBeforeTheDeadlineIsTheOutcome() async {
+        let scheduler = VirtualTimeScheduler()
+        let source = InstrumentedSource()
+        let reply: Signal<Int, NoError> = source.signal { subscriber in
+            subscriber.keepAlive(scheduler.schedule(after: .seconds(1)) { subscriber.putNext(7) })
+        }
+        async let outcome = reply.first(within: .seconds(2), scheduler: scheduler)
+        await scheduler.waitUntilScheduled(2)  // the reply and the deadline
+        scheduler.advance(by: .seconds(1))
+        #expect(await outcome == .value(7))
+        #expect(source.isBalanced)
+        #expect(scheduler.scheduledActionCount == 0, "the deadline is cancelled once the value came")
+    }
+
+    @Test func theDeadlineBeforeAnyEventTimesOutAndDisposes() async {
+        let scheduler = VirtualTimeScheduler()
+        let source = InstrumentedSource()
+        let silent: Signal<Int, NoError> = source.signal { _ in }
+        async let outcome = silent.first(within: .milliseconds(1500), scheduler: scheduler)
+        await scheduler.waitUntilScheduled(1)
+        scheduler.advance(by: .milliseconds(1499))
+        #expect(source.disposals.value == 0, "not yet")
+        scheduler.advance(by: .milliseconds(1))
+        #expect(await outcome == .timedOut)
+        #expect(source.isBalanced)
+    }
+
+    @Test func anEmptyCompletionIsEmptyNotATimeout() async {
+        let source = InstrumentedSource()
+        let empty: Signal<Int, NoError> = source.signal { $0.putCompletion() }
+        #expect(await empty.first(within: .seconds(5), scheduler: VirtualTimeScheduler()) == .empty)
+        #expect(source.isBalanced)
+    }
+
+    @Test func cancellationIsCancelledNotATimeout() async {
+        let scheduler = VirtualTimeScheduler()
+        let source = InstrumentedSource()
+        let silent: Signal<Int, NoError> = source.signal { _ in }
+        let task = Task { await silent.first(within: .seconds(2), scheduler: scheduler) }
+        await scheduler.waitUntilScheduled(1)
+        task.cancel()
+        #expect(await task.value == .cancelled)
+        #expect(source.isBalanced)
+        #expect(scheduler.scheduledActionCount == 0, "the deadline is cancelled with the wait")
+        scheduler.advance(by: .seconds(3))
+    }
+
+    @Test func aTaskCancelledBeforeTheCallNeverStartsTheSignal() async {
+        let source = InstrumentedSource()
+        let signal: Signal<Int, NoError> = source.signal { $0.putNext(1) }
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await signal.first(within: .seconds(1), scheduler: VirtualTimeScheduler())
+        }
+        #expect(await task.value == .cancelled)
+        #expect(source.starts.value == 0)
+    }
+
+    @Test func theSignalsErrorIsThrownTyped() async {
+        let source = InstrumentedSource()
+        let failing: Signal<Int, TestError> = source.signal { $0.putError(TestError(code: 9)) }
+        await #expect(throws: TestError(code: 9)) {
+            _ = try await failing.first(within: .seconds(1), scheduler: VirtualTimeScheduler())
+        }
+        #expect(source.isBalanced)
+    }
+
+    @Test func anAnswerWhileStartingNeedsNoTimerEvenWithAZeroDeadline() async {
+        let scheduler = VirtualTimeScheduler()
+        #expect(await Signal<Int, NoError>.single(3).first(within: .zero, scheduler: scheduler) == .value(3))
+        #expect(await Signal<Int, NoError>.single(3).first(within: .seconds(-1), scheduler: scheduler) == .value(3))
+        #expect(scheduler.scheduledActionCount == 0)
+    }
+
+    @Test func aZeroOrNegativeDeadlineTimesOutAsSoonAsTheSchedulerRuns() async {
+        let scheduler = VirtualTimeScheduler()
+        async let zero = Signal<Int, NoError>.never().first(within: .zero, scheduler: scheduler)
+        async let negative = Signal<Int, NoError>.never().first(within: .seconds(-5), scheduler: scheduler)
+        await scheduler.waitUntilScheduled(2)
+        scheduler.advance(by: .zero)
+        #expect(await zero == .timedOut)
+        #expect(await negative == .timedOut)
+    }
+
+    @Test func aHugeDeadlineWaitsForTheValue() async {
+        let source = InstrumentedSource()
+        let queue = Queue()
+        let later: Signal<Int, NoError> = source.signal { subscriber in queue.justDispatch { subscriber.putNext(1) } }
+        #expect(await later.first(within: .seconds(Int64.max)) == .value(1))
+        #expect(source.isBalanced)
+    }
+
+    /// Threads race the value, the completion and the deadline: exactly one outcome, never a value after
+    /// a timeout, and every subscription disposed.
+    @Test func valueCompletionAndDeadlineRacingFromThreads() async {
+        for _ in 0..<200 {
+            let source = InstrumentedSource()
+            let captured = Atomic<Subscriber<Int, NoError>?>(value: nil)
+            let signal: Signal<Int, NoError> = source.signal { subscriber in _ = captured.swap(subscriber) }
+            let scheduler = VirtualTimeScheduler()
+            async let outcome = signal.first(within: .seconds(1), scheduler: scheduler)
+            await scheduler.waitUntilScheduled(1)
+            await concurrently(3) { index in
+                switch index {
+                case 0: captured.with { $0 }?.putNext(1)
+                case 1: captured.with { $0 }?.putCompletion()
+                default: scheduler.advance(by: .seconds(1))
+                }
+            }
+            let result = await outcome
+            #expect([.value(1), .empty, .timedOut].contains(result))
+            #expect(source.isBalanced)
+        }
+    }
+
+    @Test func theOutcomeGivesItsValue() {
+        #expect(FirstValueOutcome.value(2).value == 2)
+        #expect(FirstValueOutcome<Int>.empty.value == nil)
+        #expect(FirstValueOutcome<Int>.timedOut.value == nil)
+        #expect(FirstValueOutcome<Int>.cancelled.value == nil)
+    }
+}
