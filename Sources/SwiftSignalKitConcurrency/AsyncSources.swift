@@ -162,65 +162,72 @@ final class CancellationGate: Sendable {
 extension Promise {
     /// The promise's values as an `AsyncSequence`: the current value (if any), then each new one.
     ///
-    /// Replay: a promise replays its latest value, so a loop started after a value was set sees it. The
-    /// sequence never ends on its own (a promise never completes); leave the loop or cancel the task.
-    /// Same as `get().values`.
+    /// The sequence subscribes when it is made (as ``SwiftSignalKit/Signal/startValues(bufferingPolicy:)``
+    /// does), so a value set between making it and the loop's first `next()` is not lost. The sequence
+    /// never ends on its own (a promise never completes); leave the loop or cancel the task.
     public var values: SignalValues<T, NoError> {
-        return self.get().values
+        return self.get().startValues()
     }
 
     /// The promise's values as an `AsyncSequence` with the given buffering policy: the current value (if
-    /// any), then each new one. Same as `get().values(bufferingPolicy:)`.
+    /// any), then each new one, from when the sequence is made. Same as
+    /// `get().startValues(bufferingPolicy:)`.
     ///
     /// ```swift
     /// for await latest in status.values(bufferingPolicy: .bufferingNewest(1)) { render(latest) }
     /// ```
     ///
-    /// - Parameter bufferingPolicy: What to keep while the loop body runs.
-    /// - Returns: The sequence.
+    /// - Parameter bufferingPolicy: What to keep until the loop takes it.
+    /// - Returns: The sequence, already subscribed.
     public func values(bufferingPolicy: SignalBufferingPolicy) -> SignalValues<T, NoError> {
-        return self.get().values(bufferingPolicy: bufferingPolicy)
+        return self.get().startValues(bufferingPolicy: bufferingPolicy)
     }
 }
 
 extension ValuePromise {
     /// The promise's values as an `AsyncSequence`: the current value (if any), then each new one.
     ///
-    /// Like `Promise`, a `ValuePromise` replays its current value and never completes.
-    /// Same as `get().values`.
+    /// Like `Promise.values`, the sequence subscribes when it is made and never ends on its own.
     public var values: SignalValues<T, NoError> {
-        return self.get().values
+        return self.get().startValues()
     }
 
-    /// The promise's values as an `AsyncSequence` with the given buffering policy: the current value (if
-    /// any), then each new one. Same as `get().values(bufferingPolicy:)`.
+    /// The promise's values as an `AsyncSequence` with the given buffering policy, from when the
+    /// sequence is made. Same as `get().startValues(bufferingPolicy:)`.
     ///
-    /// - Parameter bufferingPolicy: What to keep while the loop body runs.
-    /// - Returns: The sequence.
+    /// - Parameter bufferingPolicy: What to keep until the loop takes it.
+    /// - Returns: The sequence, already subscribed.
     public func values(bufferingPolicy: SignalBufferingPolicy) -> SignalValues<T, NoError> {
-        return self.get().values(bufferingPolicy: bufferingPolicy)
+        return self.get().startValues(bufferingPolicy: bufferingPolicy)
     }
 }
 
 extension ValuePipe where T: Sendable {
-    /// The pipe's values as an `AsyncSequence`.
+    /// The pipe's values as an `AsyncSequence`: every value put after the sequence is made.
     ///
-    /// No replay: the subscription starts with the loop's first `next()`, and values put before that
-    /// are not seen. Same as `signal().values`.
+    /// ```swift
+    /// let trades = feed.values        // subscribed here
+    /// exchange.connect()              // may put values at once, from its own thread
+    /// for await trade in trades { record(trade) }
+    /// ```
+    ///
+    /// The sequence subscribes when it is made (as ``SwiftSignalKit/Signal/startValues(bufferingPolicy:)``
+    /// does), so values put before the loop starts are kept for it. No replay: values put before the
+    /// sequence was made are not seen.
     public var values: SignalValues<T, NoError> {
-        return self.signal().values
+        return self.signal().startValues()
     }
 
-    /// The pipe's values as an `AsyncSequence` with the given buffering policy. No replay: values put
-    /// before the loop's first `next()` are not seen. Same as `signal().values(bufferingPolicy:)`.
+    /// The pipe's values as an `AsyncSequence` with the given buffering policy, from when the sequence is
+    /// made. Same as `signal().startValues(bufferingPolicy:)`.
     ///
     /// ```swift
     /// for await tick in ticks.values(bufferingPolicy: .bufferingNewest(1)) { redraw(tick) }
     /// ```
     ///
-    /// - Parameter bufferingPolicy: What to keep while the loop body runs.
-    /// - Returns: The sequence.
+    /// - Parameter bufferingPolicy: What to keep until the loop takes it.
+    /// - Returns: The sequence, already subscribed.
     public func values(bufferingPolicy: SignalBufferingPolicy) -> SignalValues<T, NoError> {
-        return self.signal().values(bufferingPolicy: bufferingPolicy)
+        return self.signal().startValues(bufferingPolicy: bufferingPolicy)
     }
 }

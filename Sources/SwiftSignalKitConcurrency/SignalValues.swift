@@ -43,8 +43,40 @@ extension Signal where E: Error, T: Sendable {
     }
 }
 
-/// The values of a `Signal` as an `AsyncSequence`; see
-/// `Signal.values(bufferingPolicy:)`.
+extension Signal where E: Error, T: Sendable {
+    /// Starts the signal now and returns its values as an `AsyncSequence`: nothing sent after this call
+    /// is lost, however late the loop starts.
+    ///
+    /// The spelling for a hot source (a pipe, a feed, anything that sends whether or not someone
+    /// listens) when something happens between making the sequence and the first `next()`:
+    ///
+    /// ```swift
+    /// let updates = trades.signal() |> filter { $0.symbol == "ACME" }
+    /// let values = updates.startValues()   // subscribed here
+    /// exchange.connect()                    // sends at once, from its own thread
+    /// for await trade in values { record(trade) }
+    /// ```
+    ///
+    /// - The subscription is made by this call. Values sent before the first iterator is made are kept
+    ///   for it under `bufferingPolicy`; the first value is always kept for the first `next()`, as a
+    ///   value sent while a cold signal starts is.
+    /// - The first iterator takes that subscription. Each later iterator subscribes when it is made.
+    /// - A sequence dropped without being iterated disposes its subscription. Until then it keeps what
+    ///   the policy allows: make it right before the loop, not long before.
+    /// - Everything else is as for ``values(bufferingPolicy:)``: leaving the loop, cancelling the task
+    ///   or dropping the iterator disposes the subscription.
+    ///
+    /// `ValuePipe.values`, `Promise.values` and `ValuePromise.values` already work this way.
+    ///
+    /// - Parameter bufferingPolicy: What to keep until the loop takes it; every value by default.
+    /// - Returns: The sequence, already subscribed.
+    public func startValues(bufferingPolicy: SignalBufferingPolicy = .unbounded) -> SignalValues<T, E> {
+        return SignalValues(signal: self, bufferingPolicy: bufferingPolicy, startNow: true)
+    }
+}
+
+/// The values of a `Signal` as an `AsyncSequence`; see `Signal.values(bufferingPolicy:)` and
+/// `Signal.startValues(bufferingPolicy:)`.
 public struct SignalValues<T: Sendable, E: Error>: AsyncSequence, Sendable {
     /// The signal's value type.
     public typealias Element = T
@@ -53,8 +85,11 @@ public struct SignalValues<T: Sendable, E: Error>: AsyncSequence, Sendable {
 
     private let signal: Signal<T, E>
     private let bufferingPolicy: SignalBufferingPolicy
+    /// For a sequence that subscribes when it is made (`startValues`, a hot source's `values`): the
+    /// subscription made with it, until an iterator takes it. Nil for a cold signal's `values`.
+    private let started: StartedValues<T, E>?
 
-    init(signal: Signal<T, E>, bufferingPolicy: SignalBufferingPolicy) {
+    init(signal: Signal<T, E>, bufferingPolicy: SignalBufferingPolicy, startNow: Bool = false) {
         // Checked here, where the caller chose the policy, not at the first `for await`.
         switch bufferingPolicy {
         case .bufferingNewest(let limit), .bufferingOldest(let limit):
@@ -64,13 +99,30 @@ public struct SignalValues<T: Sendable, E: Error>: AsyncSequence, Sendable {
         }
         self.signal = signal
         self.bufferingPolicy = bufferingPolicy
+        if startNow {
+            let storage = SignalValuesStorage(signal: signal, bufferingPolicy: bufferingPolicy)
+            storage.startNow()
+            self.started = StartedValues(storage)
+        } else {
+            self.started = nil
+        }
     }
 
-    /// Makes an iterator; it subscribes on its first `next()`.
+    /// Makes an iterator. For a cold signal's `values`, it subscribes on its first `next()`. For a
+    /// sequence that subscribed when it was made, the first iterator takes that subscription, with what it
+    /// has kept since, and each later iterator subscribes at once.
     ///
     /// - Returns: A new iterator with its own subscription.
     public func makeAsyncIterator() -> Iterator {
-        return Iterator(storage: SignalValuesStorage(signal: self.signal, bufferingPolicy: self.bufferingPolicy))
+        guard let started = self.started else {
+            return Iterator(storage: SignalValuesStorage(signal: self.signal, bufferingPolicy: self.bufferingPolicy))
+        }
+        if let storage = started.take() {
+            return Iterator(storage: storage)
+        }
+        let storage = SignalValuesStorage(signal: self.signal, bufferingPolicy: self.bufferingPolicy)
+        storage.startNow()
+        return Iterator(storage: storage)
     }
 
     /// Iterates over the values of one subscription.
@@ -104,6 +156,26 @@ public struct SignalValues<T: Sendable, E: Error>: AsyncSequence, Sendable {
 
 @available(*, unavailable, message: "an iterator belongs to one task; make one per task")
 extension SignalValues.Iterator: Sendable {}
+
+/// The subscription a sequence made when it was made, held until its first iterator takes it; disposed
+/// when the last copy of the sequence goes away untaken.
+final class StartedValues<T: Sendable, E: Error>: Sendable {
+    private let storage: LockedState<SignalValuesStorage<T, E>?>
+
+    init(_ storage: SignalValuesStorage<T, E>) {
+        self.storage = LockedState(storage)
+    }
+
+    /// The subscription, for the first caller only.
+    func take() -> SignalValuesStorage<T, E>? {
+        return self.storage.withLock { $0.take() }
+    }
+
+    deinit {
+        // No iterator took it: nobody will read what it keeps.
+        self.storage.withLock { $0.take() }?.cancel()
+    }
+}
 
 /// Disposes the subscription when the last copy of an iterator goes away, and holds the consumer's
 /// batch: with the `.unbounded` policy the consumer takes every buffered value under one lock and then

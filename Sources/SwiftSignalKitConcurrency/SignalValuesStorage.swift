@@ -96,7 +96,18 @@ import SwiftSignalKit
         return true
     }
 
-    /// Starts the subscription; called once, by the first `next()` (see ``claimStart(_:)``).
+    /// Starts the subscription before any `next()`, for a sequence that subscribes when it is made. The
+    /// first value is kept for the first `next()` as if it were already waiting (``State/handoff``), so
+    /// the value a replaying source sends while it starts is not lost to a buffer of 0; later values are
+    /// buffered under the policy.
+    func startNow() {
+        if self.state.withLock({ Self.claimStart(&$0) }) {
+            self.start()
+        }
+    }
+
+    /// Starts the subscription; called once, by the first `next()` or by ``startNow()`` (see
+    /// ``claimStart(_:)``).
     @inlinable func start() {
         let subscription = self.signal.start(
             next: { value in self.received(value) },

@@ -198,7 +198,7 @@ func run<T: Sendable, E: Error>(_ signal: Signal<T, E>, onNext: @escaping @Senda
             finished.swap(true)
             return first
         }
-        // The subscription starts with the loop's first next(); keep sending until it has a value.
+        // The sequence is made inside the task; keep sending until the loop has a value.
         var next = 1
         await eventually {
             pipe.putNext(next)

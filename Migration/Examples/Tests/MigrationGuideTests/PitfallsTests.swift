@@ -133,14 +133,12 @@ func lineCount(of reports: Signal<ReportBuilder, NoError>) async -> Int? {
     return await (reports |> map { report in report.lines.count }).first()
 }
 
-// MARK: - Values lost from a hot ValuePipe
+// MARK: - Values lost from a hot source behind an operator
 
-/// Right: subscribe first, into a stream that keeps the values until the loop takes them.
-func bufferedEvents(_ events: ValuePipe<String>) -> (events: AsyncStream<String>, subscription: Disposable) {
-    let (stream, continuation) = AsyncStream.makeStream(of: String.self)
-    let subscription = events.signal().start(next: { event in continuation.yield(event) })
-    continuation.onTermination = { _ in subscription.dispose() }
-    return (stream, subscription)
+/// Right: `startValues()` subscribes when it is called and keeps the values until the loop takes them.
+func connectionEvents(_ events: ValuePipe<String>) -> SignalValues<String, Never> {
+    let named = events.signal() |> map { "event: \($0)" }
+    return named.startValues()
 }
 
 // MARK: - get() now needs try
@@ -291,7 +289,8 @@ func requiredTheme(_ theme: Signal<String, NoError>) async throws -> String {
     @Test func valuesPutBeforeTheLoopSubscribesAreLost() async {
         let firstSeen = Atomic<String?>(value: nil)
         let events = ValuePipe<String>()
-        let sequence = events.values  // not subscribed yet: that happens at the loop's first next()
+        let named = events.signal() |> map { "event: \($0)" }
+        let sequence = named.values  // a cold signal: subscribed at the loop's first next()
         events.putNext("connected")  // nobody is listening: lost
         let loop = Task {
             for await event in sequence {
@@ -304,21 +303,28 @@ func requiredTheme(_ theme: Signal<String, NoError>) async throws -> String {
             return firstSeen.with { $0 } != nil
         }
         await loop.value
-        #expect(firstSeen.with { $0 } == "later")
+        #expect(firstSeen.with { $0 } == "event: later")
     }
 
-    @Test func subscribingFirstKeepsEveryValue() async {
+    @Test func startingTheValuesFirstKeepsEveryValue() async {
         let events = ValuePipe<String>()
-        let (buffered, subscription) = bufferedEvents(events)
+        let sequence = connectionEvents(events)
         events.putNext("connected")
         events.putNext("ready")
         var seen: [String] = []
-        for await event in buffered {
+        for await event in sequence {
             seen.append(event)
             if seen.count == 2 { break }
         }
-        subscription.dispose()
-        #expect(seen == ["connected", "ready"])
+        #expect(seen == ["event: connected", "event: ready"])
+    }
+
+    @Test func aPipesOwnValuesSubscribeWhenMade() async {
+        let events = ValuePipe<String>()
+        let sequence = events.values  // subscribed here
+        events.putNext("connected")
+        var iterator = sequence.makeAsyncIterator()
+        #expect(await iterator.next() == "connected")
     }
 
     @Test func firstAndGetSayWhatAMissingValueMeans() async throws {
