@@ -197,3 +197,25 @@ private actor QueueBoundAwaiter {
         #expect(try await awaiter.firstValue(of: startedOnTheActorsQueue))
     }
 }
+
+@Suite struct ThenAfterTheFirstValueTests {
+    /// `cached |> then(remote)` awaited with `get()`: the cached value answers, so the remote request is
+    /// never started (it used to be started, then cancelled at once).
+    @Test func getDoesNotStartTheNextSignal() async throws {
+        let remote = InstrumentedSource()
+        let cached = Signal<Int, NoError>.single(1)
+        let request: Signal<Int, NoError> = remote.signal { $0.putNext(2) }
+        #expect(try await (cached |> then(request)).get() == 1)
+        #expect(await (cached |> then(request)).first() == 1)
+        #expect(await (cached |> then(request)).first(within: .seconds(1)) == .value(1))
+        #expect(remote.starts.value == 0)
+    }
+
+    @Test func anEmptySourceStillStartsTheNextSignal() async throws {
+        let remote = InstrumentedSource()
+        let request: Signal<Int, NoError> = remote.signal { $0.putNext(2) }
+        #expect(try await (Signal<Int, NoError>.complete() |> then(request)).get() == 2)
+        #expect(remote.starts.value == 1)
+        #expect(remote.isBalanced)
+    }
+}

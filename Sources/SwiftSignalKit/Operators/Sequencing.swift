@@ -21,7 +21,10 @@ public func ignoreValues<T, E>(_ signal: Signal<T, E>) -> Signal<Never, E> {
 /// let all = cached |> then(fresh)
 /// ```
 ///
-/// - Parameter nextSignal: Started when the source completes.
+/// `nextSignal` is not started for a subscriber that has already ended when the source completes: a
+/// `get()` or `first()` that took the cached value, or a downstream ``take(_:)`` that took enough.
+///
+/// - Parameter nextSignal: Started when the source completes, if anyone still listens.
 /// - Returns: An operator for `|>`.
 public func then<T, E>(_ nextSignal: Signal<T, E>) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
@@ -30,6 +33,9 @@ public func then<T, E>(_ nextSignal: Signal<T, E>) -> (Signal<T, E>) -> Signal<T
             let first = signal.start(
                 forwardingTo: subscriber,
                 completed: {
+                    // A subscriber that has already ended (`get()` after the first value, a downstream
+                    // `take` that took enough) would dispose the next signal at once: never start it.
+                    if subscriber.isTerminated { return }
                     next.set(nextSignal.start(forwardingTo: subscriber))
                 })
             let disposable = DisposableSet()

@@ -177,6 +177,19 @@ import Testing
 }
 
 @Suite struct SequencingTests {
+    @Test func thenDoesNotStartTheNextSignalForAnEndedSubscriber() {
+        let started = Counter()
+        let next = Signal<Int, NoError> { subscriber in
+            started.increment()
+            subscriber.putNext(9)
+            return EmptyDisposable
+        }
+        let taken = Recorder<Int, NoError>()
+        taken.start(values([1, 2]) |> then(next) |> take(2))
+        #expect(taken.events == [.next(1), .next(2), .completed])
+        #expect(started.value == 0, "take(2) had ended the subscriber before the source completed")
+    }
+
     @Test func ignoreValuesThenDeferredMerge() {
         // The result's value type is Never, so no value can be sent; only the completion remains.
         let ignored = LockedState<[String]>([])
