@@ -109,25 +109,30 @@ public actor QueueLocalActor<Value> {
     /// })
     /// ```
     ///
-    /// > Note: The handlers are isolated to the actor, so its methods are called without `await`. With
-    /// > Swift 6.3, a handler whose single expression has a value (`registry.withValue { $0.insert(x) }`)
-    /// > can fail to type-check ("failed to produce diagnostic"); write `_ = registry.withValue { ... }`.
+    /// `next` may return a value, which is ignored, so a one-expression handler whose expression has a
+    /// value (`{ actor, id in actor.withValue { $0.insert(id) } }`) compiles as it is. `error` and
+    /// `completed` return nothing: in those, write `_ = actor.withValue { ... }` when the body has a value.
     ///
     /// - Parameters:
     ///   - signal: The source.
-    ///   - next: Runs for each value, isolated to the actor.
+    ///   - next: Runs for each value, isolated to the actor; what it returns is ignored.
     ///   - error: Runs for a failure, isolated to the actor.
     ///   - completed: Runs for completion, isolated to the actor.
     /// - Returns: The subscription.
-    public nonisolated func subscribe<T: Sendable, E: Sendable>(
+    public nonisolated func subscribe<T: Sendable, E: Sendable, Ignored>(
         _ signal: Signal<T, E>,
-        next: @escaping @Sendable (isolated QueueLocalActor, T) -> Void,
+        next: @escaping @Sendable (isolated QueueLocalActor, T) -> Ignored,
         error: (@Sendable (isolated QueueLocalActor, E) -> Void)? = nil,
         completed: (@Sendable (isolated QueueLocalActor) -> Void)? = nil
     ) -> Disposable {
+        // `next` returns a generic value rather than `Void`: with `Void`, Swift 6.3 fails to type-check
+        // a one-expression closure whose expression has a value ("failed to produce diagnostic").
         return (signal |> deliverOn(self.queue)).start(
             next: { value in
-                self.assumeIsolated { next($0, value) }
+                self.assumeIsolated { actor -> Void in
+                    let ignored = next(actor, value)
+                    withExtendedLifetime(ignored) {}
+                }
             },
             error: { failure in
                 self.assumeIsolated { actor in error?(actor, failure) }

@@ -167,6 +167,22 @@ final class TallyDoor {
         subscription.dispose()
     }
 
+    /// One-expression handlers whose expression has a value: they used to make Swift 6.3 fail ("failed to
+    /// produce diagnostic"), so this test compiling is half of it.
+    @Test func oneExpressionHandlersCompileAndRun() async {
+        let queue = Queue(name: "registry")
+        let registry = QueueLocalActor(queue: queue, value: Set<String>())
+        let logins = ValuePipe<String>()
+        let added = registry.subscribe(logins.signal(), next: { actor, login in actor.withValueOnQueue { $0.insert(login) } })
+        let counted = registry.subscribe(logins.signal(), next: { actor, _ in actor.withValue { $0.count } })
+        logins.putNext("ada")
+        logins.putNext("grace")
+        await drain(queue)
+        #expect(await registry.withValue { $0 } == ["ada", "grace"])
+        added.dispose()
+        counted.dispose()
+    }
+
     /// Where the main queue runs (as under this test runner), work sent to `Queue.mainQueue()` is on the
     /// main actor, and signals delivered there reach `@MainActor` state.
     @Test func mainQueueWorkRunsOnTheMainActor() async {
