@@ -79,6 +79,30 @@ let package = Package(
             path: "Migration/Examples/Tests/ProfilesAsyncFirstTests",
             swiftSettings: [.define("MIGRATION_STAGE_ASYNC_FIRST")]
         ),
+        // The guide's mixed language modes: a Swift 5-mode legacy module, Swift 6 code over it, a Swift 6
+        // test target (main-actor callbacks) and a Swift 5-mode test target calling the Swift 6 code.
+        .target(
+            name: "LegacyQuotes",
+            dependencies: ["SwiftSignalKit"],
+            path: "Migration/Examples/Sources/LegacyQuotes",
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .target(
+            name: "QuoteDesk",
+            dependencies: ["SwiftSignalKit", "SwiftSignalKitConcurrency", "LegacyQuotes"],
+            path: "Migration/Examples/Sources/QuoteDesk"
+        ),
+        .testTarget(
+            name: "MixedModeTests",
+            dependencies: ["SwiftSignalKit", "SwiftSignalKitConcurrency", "LegacyQuotes", "QuoteDesk"],
+            path: "Migration/Examples/Tests/MixedModeTests"
+        ),
+        .testTarget(
+            name: "LegacyCallerTests",
+            dependencies: ["SwiftSignalKit", "LegacyQuotes", "QuoteDesk"],
+            path: "Migration/Examples/Tests/LegacyCallerTests",
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
         .testTarget(
             name: "MigrationGuideTests",
             dependencies: ["SwiftSignalKit", "SwiftSignalKitConcurrency", "SwiftSignalKitTesting"],
