@@ -15,8 +15,8 @@ func addRoutes(to router: Router<MarketRequestContext>, services: MarketServices
     router.get("quotes/:symbol") { request, context -> Response in
         let symbol = try symbolParameter(context)
         let deadline = try deadline(of: request, default: configuration.defaultDeadline)
-        let quote = services.loader.firstQuote(symbol) |> within(deadline, on: services.timerQueue)
-        return try await json(awaitFirst(quote))
+        let quote = services.loader.firstQuote(symbol)
+        return try await json(firstAnswer(quote, within: deadline, on: services.timerQueue))
     }
 
     // New async code (the rates service) inside the old chain: bridged into a signal and combined.
@@ -24,10 +24,8 @@ func addRoutes(to router: Router<MarketRequestContext>, services: MarketServices
         let symbol = try symbolParameter(context)
         let currency = try symbolParameter(context, "currency")
         let deadline = try deadline(of: request, default: configuration.defaultDeadline)
-        let quote =
-            services.loader.quote(symbol, in: currency, rates: services.rate(to: currency))
-            |> within(deadline, on: services.timerQueue)
-        return try await json(awaitFirst(quote))
+        let quote = services.loader.quote(symbol, in: currency, rates: services.rate(to: currency))
+        return try await json(firstAnswer(quote, within: deadline, on: services.timerQueue))
     }
 
     router.post("trades") { request, context -> Response in
@@ -41,7 +39,7 @@ func addRoutes(to router: Router<MarketRequestContext>, services: MarketServices
         }
         let trade = Trade(symbol: try validSymbol(body.symbol), price: body.price, size: body.size)
         let deadline = try deadline(of: request, default: configuration.defaultDeadline)
-        return try await json(awaitFirst(services.log.publish(trade) |> within(deadline, on: services.timerQueue)), status: .created)
+        return try await json(firstAnswer(services.log.publish(trade), within: deadline, on: services.timerQueue), status: .created)
     }
 
     // Queue-confined state, read from async code through the actor.
@@ -225,17 +223,27 @@ func validSymbol(_ text: String) throws(APIError) -> String {
     return text.uppercased()
 }
 
-/// Fails with ``MarketError/timedOut(_:)`` when the signal sends nothing within `seconds`.
-func within<T>(_ seconds: Double, on queue: Queue) -> (Signal<T, MarketError>) -> Signal<T, MarketError> {
-    return timeout(seconds, queue: queue, alternate: .fail(.timedOut(seconds)))
-}
-
-/// The first value of `signal`, with its failure turned into an ``APIError``.
-func awaitFirst<T: Sendable>(_ signal: Signal<T, MarketError>) async throws(APIError) -> T {
+/// The first value of `signal`, at most `seconds` later, as a route's answer.
+///
+/// `first(within:)` tells the four outcomes apart, so each gets its own answer: the signal's error and
+/// a timeout become the client's error (504 for the timeout), a signal that ends empty a 502, and a
+/// request whose client went away ends with `CancellationError`, never counted as a timeout.
+func firstAnswer<T: Sendable>(_ signal: Signal<T, MarketError>, within seconds: Double, on timers: Queue) async throws -> T {
+    let outcome: FirstValueOutcome<T>
     do {
-        return try await signal.get()
+        outcome = try await signal.first(within: .seconds(seconds), scheduler: timers)
     } catch {
         throw APIError(error)
+    }
+    switch outcome {
+    case .value(let value):
+        return value
+    case .timedOut:
+        throw APIError(MarketError.timedOut(seconds))
+    case .empty:
+        throw APIError(.badGateway, code: "no_answer", message: "the service ended without an answer")
+    case .cancelled:
+        throw CancellationError()
     }
 }
 
