@@ -1,7 +1,7 @@
 import SwiftSignalKit
 
 /// How a wait for a signal's first value within a deadline ended: see
-/// ``SwiftSignalKit/Signal/first(within:scheduler:isolation:)``.
+/// `Signal.first(within:scheduler:isolation:)`.
 ///
 /// Each way a wait can end has its own case, so a caller that cancelled (a client that disconnected)
 /// is never reported as a backend that was too slow:
@@ -54,8 +54,8 @@ extension Signal where E: Error, T: Sendable {
     /// - `timeout` follows the library's rules for waits: zero or negative times out as soon as
     ///   `scheduler` runs the timer unless the signal answers while it starts, and a wait above 100
     ///   years waits 100 years.
-    /// - Cancellation (also before the call, when the signal is never started) gives ``FirstValueOutcome/cancelled``,
-    ///   never ``FirstValueOutcome/timedOut``.
+    /// - Cancellation (also before the call, when the signal is never started) gives `.cancelled`, never
+    ///   `.timedOut`.
     ///
     /// Give a `VirtualTimeScheduler` as `scheduler` to test the deadline without waiting.
     ///

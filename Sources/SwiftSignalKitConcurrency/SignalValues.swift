@@ -26,7 +26,8 @@ extension Signal where E: Error, T: Sendable {
     ///
     /// - Each iterator is its own subscription (the signal is cold), started by the first `next()`, which
     ///   is already waiting by then: a value sent while the signal starts (`single`, a promise's current
-    ///   value) goes straight to it, whatever the buffer's size.
+    ///   value) goes straight to it, whatever the buffer's size. For a hot source behind operators,
+    ///   where values sent before the loop starts matter, use ``startValues(bufferingPolicy:)``.
     /// - Values that arrive while the loop body runs are kept according to `bufferingPolicy`; none is
     ///   dropped silently under `.unbounded`. A limit of 0 keeps nothing: a value reaches the loop only
     ///   if it arrives while the loop waits in `next()`. A value leaves the buffer when the loop takes it,

@@ -2,8 +2,8 @@ import SwiftSignalKit
 
 /// A scheduler whose time moves only when a test moves it, so timing code is tested without waiting.
 ///
-/// Pass it wherever an operator or a `Timer` takes a scheduler, then move time with ``advance(by:)``,
-/// ``advance(to:)`` or ``run()``. Scheduled actions run on the thread that moves time, inside that call,
+/// Pass it wherever an operator or a `Timer` takes a scheduler, then move time with ``advance(by:)-(Double)``,
+/// ``advance(to:)-(Double)`` or ``run()``. Scheduled actions run on the thread that moves time, inside that call,
 /// in the order of their due time; actions due at the same instant run in the order they were
 /// scheduled. Time starts at 0 and is given in seconds.
 ///
@@ -62,7 +62,7 @@ public final class VirtualTimeScheduler: SignalScheduler {
 
     let state = LockedState(State())
 
-    /// The most actions that run at one virtual instant before ``advance(by:)`` or ``run()`` gives up
+    /// The most actions that run at one virtual instant before ``advance(by:)-(Double)`` or ``run()`` gives up
     /// with a precondition failure. A repeating timer with a period of 0 would otherwise never let time
     /// move on.
     public static let actionsPerInstantLimit = 100_000
@@ -202,7 +202,7 @@ public final class VirtualTimeScheduler: SignalScheduler {
     /// Runs every scheduled action, moving time to each one's due time, until nothing is scheduled.
     ///
     /// Actions scheduled meanwhile run too, so a repeating timer never lets `run()` finish: it stops with
-    /// a precondition failure after ``runActionLimit`` actions. Use ``advance(by:)`` for repeating work.
+    /// a precondition failure after ``runActionLimit`` actions. Use ``advance(by:)-(Double)`` for repeating work.
     public func run() {
         self.moveTime(api: "run()", actionLimit: Self.runActionLimit, movesToTarget: false) { _ in .max }
     }

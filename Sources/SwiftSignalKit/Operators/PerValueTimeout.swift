@@ -9,7 +9,7 @@
 ///
 /// The wait starts at subscription and starts again after each value has been delivered. When it runs
 /// out, the source is disposed and `alternate` is started; pass `.fail(error)` to fail instead. A source
-/// event that races with the timer is dropped if the timer won. ``timeout(_:scheduler:alternate:)``
+/// event that races with the timer is dropped if the timer won. ``timeout(_:scheduler:alternate:)-(Double,_,_)``
 /// bounds only the wait for the first event.
 ///
 /// ```swift

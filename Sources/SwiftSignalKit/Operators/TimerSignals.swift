@@ -36,7 +36,7 @@ public func interval<S: SignalScheduler>(_ period: Double, scheduler: S = Queue.
 /// ```
 ///
 /// `delay` follows the rules for waits (negative means now, `+infinity` never, NaN is a precondition
-/// failure); `period` those of ``interval(_:scheduler:)``.
+/// failure); `period` those of ``interval(_:scheduler:)-(Double,_)``.
 ///
 /// - Parameters:
 ///   - delay: Seconds before the first value.

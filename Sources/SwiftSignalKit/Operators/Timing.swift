@@ -121,9 +121,9 @@ public func timeout<T, E>(_ timeout: Double, queue: Queue, alternate: Signal<T, 
 /// timeout(2):  --x|
 /// ```
 ///
-/// Like ``timeout(_:queue:alternate:)``, on any ``SignalScheduler``: a ``Queue`` in production, a
+/// Like ``timeout(_:queue:alternate:)-(Double,_,_)``, on any ``SignalScheduler``: a ``Queue`` in production, a
 /// virtual-time scheduler in tests. Only the wait for the first event is bounded; see
-/// ``timeout(perValue:scheduler:alternate:)`` for a bound on every gap.
+/// ``timeout(perValue:scheduler:alternate:)-(Double,_,_)`` for a bound on every gap.
 ///
 /// - Parameters:
 ///   - timeout: Seconds to wait for the first event.

@@ -18,7 +18,7 @@ extension Duration {
 }
 
 extension Queue {
-    /// Runs `f` on the queue after `delay`: the `Duration` form of ``after(_:_:)-(Double,_)``.
+    /// Runs `f` on the queue after `delay`: the `Duration` form of `after(_:_:)`.
     ///
     /// ```swift
     /// queue.after(.milliseconds(250)) { flush() }
@@ -34,7 +34,7 @@ extension Queue {
 
 extension SignalScheduler {
     /// Runs `action` after `delay`, unless the returned disposable is disposed first: the `Duration`
-    /// form of ``schedule(after:_:)-(Double,_)``, for every scheduler.
+    /// form of `schedule(after:_:)`, for every scheduler.
     ///
     /// - Parameters:
     ///   - delay: How long to wait; zero or negative runs the action as soon as possible.
@@ -47,7 +47,7 @@ extension SignalScheduler {
 
 extension Timer {
     /// Creates a timer whose handler takes no arguments: the `Duration` form of
-    /// ``init(timeout:repeat:completion:queue:)-(Double,_,_,_)``.
+    /// `init(timeout:repeat:completion:queue:)`.
     ///
     /// - Parameters:
     ///   - timeout: Time until it fires, and between firings when repeating (then not negative).
@@ -59,7 +59,7 @@ extension Timer {
     }
 
     /// Creates a timer whose handler receives the timer: the `Duration` form of
-    /// ``init(timeout:repeat:completion:queue:)-(Double,_,(Timer)->Void,_)``.
+    /// `init(timeout:repeat:completion:queue:)`.
     ///
     /// - Parameters:
     ///   - timeout: Time until it fires, and between firings when repeating (then not negative).
@@ -73,7 +73,7 @@ extension Timer {
     }
 
     /// Creates a timer that fires on a scheduler: the `Duration` form of
-    /// ``init(timeout:repeat:scheduler:completion:)-(Double,_,_,_)``.
+    /// `init(timeout:repeat:scheduler:completion:)`.
     ///
     /// - Parameters:
     ///   - timeout: Time until it fires, and between firings when repeating (then not negative).
@@ -292,7 +292,7 @@ public func retry<T, E>(
 
 extension RetryBackoff {
     /// Exponential backoff: the `Duration` form of
-    /// ``exponential(initial:multiplier:maxDelay:jitter:random:)-(Double,_,Double,_,_)``.
+    /// `exponential(initial:multiplier:maxDelay:jitter:random:)`.
     ///
     /// ```swift
     /// let backoff = RetryBackoff.exponential(initial: .milliseconds(100), maxDelay: .seconds(10))

@@ -72,7 +72,7 @@ public func retry<T, E>(_ delayIncrement: Double, maxDelay: Double, onQueue queu
 }
 
 /// Resubscribes after each failure, waiting longer each time, on any ``SignalScheduler``: the
-/// ``retry(_:maxDelay:onQueue:)`` of virtual-time tests. Disposing cancels a wait in progress.
+/// ``retry(_:maxDelay:onQueue:)-(Double,_,_)`` of virtual-time tests. Disposing cancels a wait in progress.
 ///
 /// ```
 /// source (each attempt):  -#   (fails 1 s after each start)
@@ -115,7 +115,7 @@ private func retrying<T, E>(
 /// Resubscribes after failures that `retryOnError` accepts, with growing waits, at most `maxRetries`
 /// times; other failures, and the failure after the last retry, end the result.
 ///
-/// The waits are checked when the operator is made, as for ``retry(_:maxDelay:onQueue:)``.
+/// The waits are checked when the operator is made, as for ``retry(_:maxDelay:onQueue:)-(Double,_,_)``.
 ///
 /// - Parameters:
 ///   - retryOnError: Whether an error is worth retrying.
@@ -135,7 +135,7 @@ private func retrying<T, E>(
 }
 
 /// Resubscribes after failures that `retryOnError` accepts, with growing waits, at most `maxRetries`
-/// times, on any ``SignalScheduler``: the ``retry(retryOnError:delayIncrement:maxDelay:maxRetries:onQueue:)``
+/// times, on any ``SignalScheduler``: the ``retry(retryOnError:delayIncrement:maxDelay:maxRetries:onQueue:)-(_,Double,_,_,_)``
 /// of virtual-time tests. Disposing cancels a wait in progress.
 ///
 /// - Parameters:
