@@ -44,7 +44,7 @@ func recordLogins(_ logins: Signal<UserID, NoError>, into seen: QueueLocalActor<
     return seen.subscribe(
         logins,
         next: { seen, id in
-            _ = seen.withValueOnQueue { $0.insert(id) }
+            seen.withValueOnQueue { $0.insert(id) }
         })
 }
 

@@ -81,12 +81,14 @@ extension Connection {
 
 // MARK: - Errors both ways
 
-/// Signal to typed throws: `first()` keeps the error type; say what an empty end means.
-func loadUser(_ signal: Signal<User, APIError>) async throws(APIError) -> User {
-    guard let user = try await signal.first() else {
-        throw .timedOut  // completed without a value, or the task was cancelled
+/// Signal to typed throws: `first(within:)` keeps the error type and says how the wait ended.
+func loadUser(_ signal: Signal<User, APIError>) async throws(APIError) -> User? {
+    switch try await signal.first(within: .seconds(5)) {
+    case .value(let user): return user
+    case .empty: throw .notFound
+    case .timedOut: throw .timedOut
+    case .cancelled: return nil  // the caller has gone; nobody reads the answer
     }
-    return user
 }
 
 /// `get()` throws `any Error`: the signal's error, `CancellationError` or `SignalError`.
@@ -103,17 +105,10 @@ func statusCode(api: UserAPI, id: UserID) async -> Int {
     }
 }
 
-/// Untyped async code to a signal: map `any Error` to the signal's error type inside the closure.
+/// Untyped async code to a signal: the closure makes a `Signal<User, any Error>`, and `mapError` types it.
 func legacyUserSignal(api: UserAPI, id: UserID) -> Signal<User, APIError> {
-    return Signal(operation: { () throws(APIError) in
-        do {
-            return try await api.untypedUser(id: id)
-        } catch let error as APIError {
-            throw error
-        } catch {
-            throw .offline
-        }
-    })
+    return Signal(operation: { try await api.untypedUser(id: id) })
+        |> mapError { error in error as? APIError ?? .offline }
 }
 
 /// A signal whose error type is not an `Error` (here `Void`) is awaited after `mapError`.
@@ -207,7 +202,13 @@ func awaitable(_ signal: Signal<User, Void>) -> Signal<User, APIError> {
     @Test func errorsKeepTheirTypeOrAreMapped() async throws {
         let api = UserAPI(users: [ada])
         await #expect(throws: APIError.notFound) { try await loadUser(userSignal(api: api, id: "nobody")) }
-        await #expect(throws: APIError.timedOut) { try await loadUser(.complete()) }
+        await #expect(throws: APIError.notFound) { try await loadUser(.complete()) }
+        #expect(try await loadUser(userSignal(api: api, id: "ada")) == ada)
+        let abandoned = Task { () throws(APIError) -> User? in
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await loadUser(.never())
+        }
+        #expect(try await abandoned.value == nil, "a cancelled caller is not told that the API timed out")
         #expect(await statusCode(api: api, id: "ada") == 200)
         #expect(await statusCode(api: api, id: "nobody") == 404)
         #expect(try await legacyUserSignal(api: api, id: "ada").get() == ada)
