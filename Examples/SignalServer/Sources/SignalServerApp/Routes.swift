@@ -37,7 +37,7 @@ func addRoutes(to router: Router<MarketRequestContext>, services: MarketServices
         } catch {
             throw APIError.badRequest("the body must be JSON like {\"symbol\": \"ACME\", \"price\": 101.5, \"size\": 10}")
         }
-        let trade = Trade(symbol: try validSymbol(body.symbol), price: body.price, size: body.size)
+        let trade = try body.trade(symbol: try validSymbol(body.symbol))
         let deadline = try deadline(of: request, default: configuration.defaultDeadline)
         return try await json(firstAnswer(services.log.publish(trade), within: deadline, on: services.timerQueue), status: .created)
     }
@@ -200,8 +200,49 @@ struct Metrics: Codable, Equatable {
 /// The body of `POST /trades`.
 struct TradeRequest: Decodable {
     var symbol: String
-    var price: Double
-    var size: Int
+    /// Nil when the JSON number has no `Double` (`1e400`): a number, but not a price any market takes.
+    var price: Double?
+    /// Nil when the JSON number is not an `Int` (`1.5`, `1e30`, `9223372036854775808`).
+    var size: Int?
+
+    private enum CodingKeys: String, CodingKey {
+        case symbol, price, size
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.symbol = try container.decode(String.self, forKey: .symbol)
+        self.price = try Self.number(Double.self, .price, in: container)
+        self.size = try Self.number(Int.self, .size, in: container)
+    }
+
+    /// The number at `key`, or nil for a JSON number that `N` cannot hold; anything else that is not a
+    /// number (a string, a missing key) still fails to decode, a malformed request.
+    private static func number<N: Decodable>(
+        _ type: N.Type, _ key: CodingKeys, in container: KeyedDecodingContainer<CodingKeys>
+    ) throws -> N? {
+        do {
+            return try container.decode(N.self, forKey: key)
+        } catch let error as DecodingError {
+            throw error  // not a number, or no such key
+        } catch {
+            // Foundation reports a JSON number that `N` cannot hold with an error of its own
+            // (`numberIsNotRepresentableInSwift`), not a `DecodingError`.
+            return nil
+        }
+    }
+
+    /// The trade, or ``MarketError/invalidTrade(_:)`` (422) for a number outside what a trade can hold,
+    /// whatever its JSON spelling: the same answer as for any other out-of-range number.
+    func trade(symbol: String) throws(APIError) -> Trade {
+        guard let price = self.price else {
+            throw APIError(MarketError.invalidTrade("price must be a positive number up to \(Int(Market.maximumPrice))"))
+        }
+        guard let size = self.size else {
+            throw APIError(MarketError.invalidTrade("size must be a whole number from 1 to \(Market.maximumSize)"))
+        }
+        return Trade(symbol: symbol, price: price, size: size)
+    }
 }
 
 /// The path parameter `name` as a symbol: percent-decoded, upper case, 1 to 12 letters or digits.
