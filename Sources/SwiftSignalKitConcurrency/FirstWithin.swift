@@ -53,7 +53,8 @@ extension Signal where E: Error, T: Sendable {
     ///   and without a timer, whatever `timeout` is.
     /// - `timeout` follows the library's rules for waits: zero or negative times out as soon as
     ///   `scheduler` runs the timer unless the signal answers while it starts, and a wait above 100
-    ///   years waits 100 years.
+    ///   years waits 100 years. It is measured from the end of the signal's `start`: a generator that
+    ///   blocks its caller delays the deadline by as long.
     /// - Cancellation (also before the call, when the signal is never started) gives `.cancelled`, never
     ///   `.timedOut`.
     ///
@@ -97,6 +98,12 @@ extension Signal where E: Error, T: Sendable {
         if let outcome = waiter.takeEarlyOutcome() {
             return outcome
         }
+        // Cancelled while the signal started: no timer, whose zero deadline could fire on another
+        // thread before the cancellation handler below is installed.
+        if Task.isCancelled {
+            waiter.giveUp(with: .cancelled)
+            return waiter.takeEarlyOutcome() ?? .cancelled
+        }
         // Armed only now, so an answer given while starting needs no timer. A deadline that passes
         // before the wait below installs its continuation is kept as the early outcome, and the wait
         // returns it at once.
@@ -105,6 +112,11 @@ extension Signal where E: Error, T: Sendable {
         }
         let outcome = await waiter.waitForOutcome(isolation: isolation)
         deadline.dispose()
+        if case .timedOut = outcome, Task.isCancelled {
+            // The timer, on another thread, cannot see the task: a task cancelled before the wait
+            // ended is told it was cancelled, never that the signal was late.
+            return .cancelled
+        }
         return outcome
     }
 }

@@ -64,6 +64,21 @@ import Testing
         #expect(source.starts.value == 0)
     }
 
+    /// A task cancelled while the signal starts, with a deadline that passes at once on another thread:
+    /// the answer is the cancellation, every time (it used to be `.timedOut` now and then).
+    @Test func aTaskCancelledWhileTheSignalStartsIsCancelledNotTimedOut() async {
+        let signal = Signal<Int, NoError> { _ in
+            withUnsafeCurrentTask { $0?.cancel() }
+            return EmptyDisposable
+        }
+        var outcomes: [FirstValueOutcome<Int>: Int] = [:]
+        for _ in 0..<10_000 {
+            let outcome = await Task { await signal.first(within: .zero) }.value
+            outcomes[outcome, default: 0] += 1
+        }
+        #expect(outcomes == [.cancelled: 10_000])
+    }
+
     @Test func theSignalsErrorIsThrownTyped() async {
         let source = InstrumentedSource()
         let failing: Signal<Int, TestError> = source.signal { $0.putError(TestError(code: 9)) }
