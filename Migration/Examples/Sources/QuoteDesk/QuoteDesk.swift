@@ -19,15 +19,17 @@ public enum QuoteLookup: Equatable, Sendable {
 /// Async lookups over the legacy client, and a signal of them for legacy callers.
 public struct QuoteDesk: Sendable {
     private let client: QuoteClient
+    private let timeout: Duration
 
-    /// Makes a desk over `client`.
-    public init(client: QuoteClient) {
+    /// Makes a desk over `client` that waits at most `timeout` for an answer.
+    public init(client: QuoteClient, timeout: Duration = .seconds(2)) {
         self.client = client
+        self.timeout = timeout
     }
 
-    /// Async callers: the legacy signal's first value, at most `timeout` later.
-    public func lookUp(_ symbol: String, timeout: Duration = .seconds(2)) async -> QuoteLookup {
-        switch await self.client.quote(symbol).first(within: timeout) {
+    /// Async callers: the legacy signal's first value, at most the desk's timeout later.
+    public func lookUp(_ symbol: String) async -> QuoteLookup {
+        switch await self.client.quote(symbol).first(within: self.timeout) {
         case .value(let quote): return .found(quote)
         case .empty: return .unknownSymbol
         case .timedOut: return .timedOut

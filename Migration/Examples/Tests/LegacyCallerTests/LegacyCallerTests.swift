@@ -7,12 +7,12 @@ import XCTest
 
 final class LegacyCallerTests: XCTestCase {
     func testLegacyCodeStartsASignalBackedByAsyncCode() {
-        let desk = QuoteDesk(client: QuoteClient(prices: ["ACME": 42]))
+        let desk = QuoteDesk(client: QuoteClient(prices: ["ACME": 42]), timeout: .seconds(600))
         XCTAssertEqual(self.lookUps("ACME", at: desk), [.found(Quote(symbol: "ACME", price: 42))])
     }
 
     func testLegacyCodeGetsUnknownSymbolsAsAValue() {
-        let desk = QuoteDesk(client: QuoteClient(prices: [:]))
+        let desk = QuoteDesk(client: QuoteClient(prices: [:]), timeout: .seconds(600))
         XCTAssertEqual(self.lookUps("NOPE", at: desk), [.unknownSymbol])
     }
 

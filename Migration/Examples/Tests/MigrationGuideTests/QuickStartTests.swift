@@ -7,10 +7,13 @@ import Testing
 
 // MARK: - 1. A legacy request's first value, with a deadline
 
-/// Each way the wait can end has its own case: a client that went away is not a slow backend.
-func profileResponse(_ request: Signal<User, APIError>) async -> (status: Int, body: String) {
+/// Each way the wait can end has its own case: a client that went away is not a slow backend. Tests
+/// pass a virtual-time scheduler to decide when the deadline passes.
+func profileResponse(
+    _ request: Signal<User, APIError>, scheduler: some SignalScheduler = Queue.concurrentDefaultQueue()
+) async -> (status: Int, body: String) {
     do {
-        switch try await request.first(within: .seconds(2)) {
+        switch try await request.first(within: .seconds(2), scheduler: scheduler) {
         case .value(let user): return (200, user.name)
         case .empty: return (404, "no such user")
         case .timedOut: return (504, "the directory did not answer in time")
@@ -73,12 +76,17 @@ final class SessionCounts: Sendable {
 @Suite struct QuickStartTests {
     @Test func aDeadlineAndACancellationAreToldApart() async {
         let api = UserAPI(users: [User(id: "ada", name: "Ada")])
-        #expect(await profileResponse(userSignal(api: api, id: "ada")) == (200, "Ada"))
-        #expect(await profileResponse(.complete()) == (404, "no such user"))
-        #expect(await profileResponse(.fail(.offline)) == (503, "directory error: offline"))
-        let waiting = Task { await profileResponse(.never()) }
+        let time = VirtualTimeScheduler()  // never advanced here: no deadline passes
+        #expect(await profileResponse(userSignal(api: api, id: "ada"), scheduler: time) == (200, "Ada"))
+        #expect(await profileResponse(.complete(), scheduler: time) == (404, "no such user"))
+        #expect(await profileResponse(.fail(.offline), scheduler: time) == (503, "directory error: offline"))
+        let waiting = Task { await profileResponse(.never(), scheduler: time) }
         waiting.cancel()
         #expect(await waiting.value == (499, "the client went away"))
+        async let late = profileResponse(.never(), scheduler: time)
+        await time.waitUntilScheduled(1)
+        time.advance(by: .seconds(2))
+        #expect(await late == (504, "the directory did not answer in time"))
     }
 
     @Test func noTradeSentAtStartIsLost() async {
