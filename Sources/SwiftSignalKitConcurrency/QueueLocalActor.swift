@@ -62,19 +62,36 @@ public actor QueueLocalActor<Value> {
         }
     }
 
-    /// The value, isolated to the actor.
-    private var value: Value {
-        _read { yield self.storage.takeUnretainedValue().value }
-        _modify { yield &self.storage.takeUnretainedValue().value }
+    /// Runs `body` on the value, isolated to the actor, unless another access is already running (then
+    /// stops the process with a message naming `api`: the two would modify the value at once).
+    private func access<Result>(_ api: String, _ body: (inout Value) throws -> Result) rethrows -> Result {
+        let box = self.storage.takeUnretainedValue()
+        if box.isBeingAccessed {
+            misuse(
+                "QueueLocalActor.\(api) called inside another withValue or withValueOnQueue of the same actor, "
+                    + "whose body is changing the value. Pass the value (inout) to the inner code instead of "
+                    + "reaching the actor again.")
+        }
+        box.isBeingAccessed = true
+        defer { box.isBeingAccessed = false }
+        return try body(&box.value)
     }
 
     /// Runs `body` with exclusive access to the value, on the queue.
     ///
+    /// `body` is `sending`: a closure made in another isolation (a `@MainActor` function, a module whose
+    /// default isolation is the main actor) may be passed, as long as it does not capture state of that
+    /// isolation that is not `Sendable`.
+    ///
     /// - Parameter body: Reads or changes the value.
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws.
-    @discardableResult public func withValue<Result: Sendable>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        return try body(&self.value)
+    ///
+    /// > Important: Calling ``withValueOnQueue(_:)`` of the same actor from `body` stops the process with
+    /// > a message saying so: the inner call would change the value while `body` is changing it. Pass
+    /// > the value down instead.
+    @discardableResult public func withValue<Result: Sendable>(_ body: sending (inout Value) throws -> Result) rethrows -> Result {
+        return try self.access("withValue(_:)", body)
     }
 
     /// Runs `body` with exclusive access to the value, from code that is already running on the queue.
@@ -87,14 +104,16 @@ public actor QueueLocalActor<Value> {
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws.
     ///
-    /// > Important: Traps (with a message naming the queue) when called from anywhere but the queue.
+    /// > Important: Traps (with a message naming the queue) when called from anywhere but the queue, and
+    /// > (with a message saying so) when called from the body of another ``withValue(_:)`` or
+    /// > `withValueOnQueue` of the same actor, which is changing the value: pass the value down instead.
     @discardableResult public nonisolated func withValueOnQueue<Result: Sendable>(_ body: (inout Value) throws -> Result) rethrows -> Result
     {
         // Safe: `assumeIsolated` runs the closure inline, on this thread, before returning; `body` never
         // leaves the caller's thread or outlives the call.
         nonisolated(unsafe) let body = body
         return try self.assumeIsolated { actor in
-            try body(&actor.value)
+            try actor.access("withValueOnQueue(_:)", body)
         }
     }
 
@@ -147,6 +166,10 @@ public actor QueueLocalActor<Value> {
 /// queue. Not `Sendable`: the value is reached only through the actor's isolation.
 final class QueueLocalActorStorage<Value> {
     var value: Value
+
+    /// Whether a `withValue` or `withValueOnQueue` body is running; read and written only isolated to
+    /// the actor, on its queue.
+    var isBeingAccessed = false
 
     init(_ value: sending Value) {
         self.value = value

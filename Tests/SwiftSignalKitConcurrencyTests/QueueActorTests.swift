@@ -183,6 +183,58 @@ final class TallyDoor {
         counted.dispose()
     }
 
+    /// The README's snippet from main-actor code: the body is `sending`, so a closure made on the main
+    /// actor may be passed (it used to fail with "sending value of non-Sendable type").
+    @Test @MainActor func withValueFromTheMainActor() async {
+        let sessions = QueueLocalActor(queue: Queue(name: "main-actor-client"), value: ["a": 1])
+        let name = "b"
+        await sessions.withValue { $0[name] = 2 }
+        let count = await sessions.withValue { $0.count }
+        #expect(count == 2)
+    }
+
+    @Test func nestedAccessToTheSameActorStopsWithTheLibrarysMessage() async {
+        // One exit test per way in: an exit test's body captures nothing.
+        let results = [
+            await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                await NestedAccess.onQueueInsideWithValue.run()
+            },
+            await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                await NestedAccess.onQueueInsideOnQueue.run()
+            },
+            await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                await NestedAccess.onQueueInsideAHandlersOnQueue.run()
+            },
+            await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                await NestedAccess.onQueueInsideAHandlersWithValue.run()
+            },
+        ]
+        for result in results {
+            let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+            #expect(message.contains("QueueLocalActor.withValueOnQueue(_:) called inside another withValue or withValueOnQueue"))
+            #expect(message.contains("Pass the value (inout) to the inner code"))
+            #expect(!message.contains("Simultaneous accesses"))
+        }
+    }
+
+    @Test func sequentialAndOtherActorAccessFromABodyStillWork() async {
+        let queue = Queue(name: "two-actors")
+        let first = QueueLocalActor(queue: queue, value: 1)
+        let second = QueueLocalActor(queue: queue, value: 10)
+        let sum = await first.withValue { mine in
+            mine += second.withValueOnQueue { $0 }
+            return mine
+        }
+        #expect(sum == 11)
+        #expect(await first.withValue { $0 } == 11, "the flag is cleared after the body")
+        await onThread {
+            queue.sync {
+                first.withValueOnQueue { $0 += 1 }
+                #expect(first.withValueOnQueue { $0 } == 12)
+            }
+        }
+    }
+
     /// Where the main queue runs (as under this test runner), work sent to `Queue.mainQueue()` is on the
     /// main actor, and signals delivered there reach `@MainActor` state.
     @Test func mainQueueWorkRunsOnTheMainActor() async {
@@ -245,4 +297,47 @@ final class ReleaseProbe: Sendable {
         self.result = result
     }
     deinit { self.result.swap(self.queue.isCurrent()) }
+}
+
+/// The ways a body can reach its own actor again. (`withValue` inside a body does not compile: the body
+/// is not isolated to the actor, so the call would need an `await`.)
+enum NestedAccess: Sendable {
+    case onQueueInsideWithValue
+    case onQueueInsideOnQueue
+    case onQueueInsideAHandlersWithValue
+    case onQueueInsideAHandlersOnQueue
+
+    func run() async {
+        let queue = Queue(name: "nested")
+        let actor = QueueLocalActor(queue: queue, value: 0)
+        switch self {
+        case .onQueueInsideWithValue:
+            await actor.withValue { value in
+                value += actor.withValueOnQueue { $0 }
+            }
+        case .onQueueInsideOnQueue:
+            await onThread {
+                queue.sync {
+                    actor.withValueOnQueue { value in
+                        value += actor.withValueOnQueue { $0 }
+                    }
+                }
+            }
+        case .onQueueInsideAHandlersWithValue, .onQueueInsideAHandlersOnQueue:
+            let nested = self
+            let done = DispatchSemaphore(value: 0)
+            let subscription = actor.subscribe(
+                Signal<Int, NoError>.single(1),
+                next: { isolated, _ in
+                    if nested == .onQueueInsideAHandlersWithValue {
+                        isolated.withValue { value in value += isolated.withValueOnQueue { $0 } }
+                    } else {
+                        isolated.withValueOnQueue { value in value += isolated.withValueOnQueue { $0 } }
+                    }
+                    done.signal()
+                })
+            _ = await wait(done)
+            subscription.dispose()
+        }
+    }
 }
