@@ -45,7 +45,7 @@ func followFeed(
             |> then(.fail(FeedConnectionClosed()))
     }
     // Each retry starts a new connection from the last event applied, after a jittered wait.
-    let followed = connection |> retry(.exponential(initial: 0.05, maxDelay: 2), maxAttempts: .max)
+    let followed = connection |> retry(.exponential(initial: .milliseconds(50), maxDelay: .seconds(2)), maxAttempts: .max)
     return followed.start(next: { event in
         // Events come one at a time, so reading and then writing `applied` is safe here.
         guard event.seq > applied.with({ $0 }) else { return }

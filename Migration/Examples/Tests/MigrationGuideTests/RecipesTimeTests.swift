@@ -11,7 +11,7 @@ import Testing
 func searchRequests<S: SignalScheduler>(
     for text: Signal<String, NoError>, scheduler: S = Queue.concurrentDefaultQueue()
 ) -> Signal<String, NoError> {
-    return text |> debounce(0.3, scheduler: scheduler) |> filter { !$0.isEmpty }
+    return text |> debounce(for: .milliseconds(300), scheduler: scheduler) |> filter { !$0.isEmpty }
 }
 
 /// A user from the API, asked again with backoff while the API is offline, at most 4 times in all.
