@@ -30,6 +30,17 @@ let package = Package(
             name: "Swift6ClientTests",
             dependencies: ["SwiftSignalKit", "SwiftSignalKitConcurrency"]
         ),
+        // A client module as Swift 6.2 creates new targets (approachable concurrency): the main actor by
+        // default, nonisolated async functions on their caller's actor, isolated conformances inferred.
+        .testTarget(
+            name: "ApproachableClientTests",
+            dependencies: ["SwiftSignalKit", "SwiftSignalKitConcurrency", "SwiftSignalKitTesting"],
+            swiftSettings: [
+                .defaultIsolation(MainActor.self),
+                .enableUpcomingFeature("NonisolatedNonsendingByDefault"),
+                .enableUpcomingFeature("InferIsolatedConformances"),
+            ]
+        ),
         // The library used the way its users use it: threads, locks, cancellation under load. Run under
         // ThreadSanitizer and in release mode by `.ci/run`.
         .testTarget(

@@ -4,22 +4,27 @@
 // imports (hence `package`: the blocks are modules of the same throwaway package). A block's own
 // declarations shadow these. Give each name the type a reader would guess from the blocks that use it;
 // the bodies only have to compile.
+//
+// The types are `nonisolated`, as a module whose default isolation is the main actor declares the values
+// its signals carry and the objects that live on a queue (`--approachable` compiles this file so): their
+// conformances (`Equatable` for `ValuePromise`) and methods are used off the main actor, where values
+// are compared and sent and queue work runs.
 
 import SwiftSignalKit
 import SwiftSignalKitConcurrency
 
 // MARK: - An app with users, settings and a status
 
-package struct User: Sendable, Equatable, Identifiable {
+package nonisolated struct User: Sendable, Equatable, Identifiable {
     package let id: String
     package let name: String
 }
 
-package struct Settings: Sendable, Equatable {
+package nonisolated struct Settings: Sendable, Equatable {
     package var darkMode = false
 }
 
-package enum Status: Sendable, Equatable {
+package nonisolated enum Status: Sendable, Equatable {
     case connecting
     case ready
 }
@@ -33,17 +38,17 @@ package func apply(_ settings: Settings) {}
 
 // MARK: - A network API with typed errors
 
-package struct Profile: Sendable, Equatable {
+package nonisolated struct Profile: Sendable, Equatable {
     package let user: User
     package let bio: String
 }
 
-package enum APIError: Error, Equatable {
+package nonisolated enum APIError: Error, Equatable {
     case offline
     case notFound
 }
 
-package final class APIClient: Sendable {
+package nonisolated final class APIClient: Sendable {
     package func profile(_ id: User.ID) async throws(APIError) -> Profile {
         throw .offline
     }
@@ -57,7 +62,7 @@ package func show(_ profile: Profile) {}
 
 // MARK: - Search as you type
 
-package struct SearchResult: Sendable, Equatable {
+package nonisolated struct SearchResult: Sendable, Equatable {
     package let title: String
 }
 
@@ -76,7 +81,7 @@ package func searchRemote(_ text: String) async throws(APIError) -> [SearchResul
 
 // MARK: - A database with rows
 
-package struct Row: Sendable, Equatable {
+package nonisolated struct Row: Sendable, Equatable {
     package let id: Int
 
     package init(id: Int) {
@@ -84,11 +89,11 @@ package struct Row: Sendable, Equatable {
     }
 }
 
-package enum DBError: Error, Equatable {
+package nonisolated enum DBError: Error, Equatable {
     case closed
 }
 
-package final class Database: Sendable {
+package nonisolated final class Database: Sendable {
     /// The rows of a table, one by one.
     package func rows() -> AsyncThrowingStream<Row, any Error> {
         return AsyncThrowingStream { $0.finish() }
@@ -104,7 +109,7 @@ package let db = Database()
 // MARK: - State confined to a queue
 
 /// A session of a logged-in user: mutable, not `Sendable`, kept on one queue.
-package final class Session {
+package nonisolated final class Session {
     package var lastSeen: Double = 0
 
     package init() {}
@@ -113,7 +118,7 @@ package final class Session {
 // MARK: - A log file written from a queue
 
 /// An open file; `write` and `close` are called on one queue.
-package final class LogFile: Sendable {
+package nonisolated final class LogFile: Sendable {
     package func write(_ line: String) {}
     package func close() {}
 }
