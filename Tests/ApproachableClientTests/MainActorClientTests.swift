@@ -83,7 +83,8 @@ final class ProfileScreen {
 
     @Test func mainActorWorkInsideAPipeline() async throws {
         let screen = ProfileScreen()
-        let titled = Signal<String, NoError>.single("Ada")
+        let titled =
+            Signal<String, NoError>.single("Ada")
             |> mapAsync { @MainActor name in
                 screen.title = name
                 return name.count
