@@ -1,0 +1,182 @@
+import Foundation
+import Observation
+import SwiftSignalKit
+
+extension Signal where T: Sendable, E == NoError {
+    /// A signal of what `read` returns from `@Observable` models: the value when the subscription
+    /// starts, then the new value after each change to a property that `read` used.
+    ///
+    /// ```swift
+    /// @MainActor @Observable final class Cart { var items: [Item] = [] }
+    ///
+    /// let totals = Signal.observing { cart.items.reduce(0) { $0 + $1.price } }
+    /// let disposable = totals.start(next: { total in log(total) })
+    /// ```
+    ///
+    /// - `read` runs on the main actor, in actions of `scheduler`: once when the subscription starts,
+    ///   and again after each change. It is tracked with `withObservationTracking`, so every
+    ///   observable property it reads, of any number of models, is watched.
+    /// - Changes are coalesced: a change schedules one read, and the changes made before that read runs
+    ///   (in the same main-actor turn, say) give one value, the latest. Values in between are skipped.
+    ///   Equal values are sent again; add `distinctUntilChanged` if that matters.
+    /// - The signal never completes; disposing stops the reads. A change that comes after `dispose()`
+    ///   schedules nothing.
+    ///
+    /// - Parameters:
+    ///   - scheduler: Runs the reads, and must run them on the main actor: the main queue by default, or
+    ///     a `VirtualTimeScheduler` moved by a test that runs on the main actor.
+    ///   - read: Reads the models, on the main actor.
+    /// - Returns: A cold signal; each subscription tracks on its own.
+    ///
+    /// > Important: A scheduler that runs an action off the main thread stops the process, with a
+    /// > message naming this function.
+    public static func observing(
+        on scheduler: some SignalScheduler = Queue.mainQueue(), _ read: @escaping @MainActor @Sendable () -> T
+    ) -> Signal<T, NoError> {
+        return Signal { subscriber in
+            let tracking = ObservationTracking(subscriber: subscriber, scheduler: scheduler, read: read)
+            tracking.scheduleRead()
+            return ActionDisposable { tracking.stop() }
+        }
+    }
+
+    /// Keeps `object[keyPath: keyPath]` equal to the signal's latest value, setting it on the main actor,
+    /// until the returned disposable is disposed, the object is released or the signal ends.
+    ///
+    /// ```swift
+    /// @MainActor @Observable final class StatusModel { var text = "" }
+    ///
+    /// model.subscription = statusSignal.assign(to: \.text, on: model)
+    /// ```
+    ///
+    /// - Values are set in actions of `scheduler`, on the main actor, in order. Values that arrive faster
+    ///   than the main actor takes them are coalesced: one action sets the latest, so intermediate values
+    ///   may never be set, and the last one always is.
+    /// - The object is held weakly. Storing the disposable in the object ties the subscription to its
+    ///   lifetime with no cycle; once the object is gone, the next value ends the subscription.
+    ///
+    /// - Parameters:
+    ///   - keyPath: The property to keep up to date.
+    ///   - object: The model.
+    ///   - scheduler: Runs the updates on the main actor: the main queue by default, or a
+    ///     `VirtualTimeScheduler` moved by a test that runs on the main actor.
+    /// - Returns: The subscription.
+    @MainActor public func assign<Root: AnyObject>(
+        to keyPath: ReferenceWritableKeyPath<Root, T>, on object: Root,
+        scheduler: some SignalScheduler = Queue.mainQueue()
+    ) -> Disposable {
+        let target = MainActorAssignment(object: object, keyPath: keyPath)
+        let coalescer = LatestValueCoalescer<T>()
+        let subscription = MetaDisposable()
+        subscription.set(
+            self.start(next: { value in
+                guard coalescer.offer(value) else { return }
+                scheduler.schedule {
+                    onMainActor("assign(to:on:scheduler:)") {
+                        guard let value = coalescer.take() else { return }
+                        if !target.set(value) {
+                            subscription.dispose()
+                        }
+                    }
+                }
+            }))
+        return subscription
+    }
+}
+
+/// Runs `body` isolated to the main actor, or stops the process with a message naming `api` when called
+/// off the main thread.
+private func onMainActor(_ api: String, _ body: @MainActor () -> Void) {
+    guard Queue.mainQueue().isCurrent() || Thread.isMainThread else {
+        misuse("\(api): the scheduler ran an action off the main actor; pass Queue.mainQueue(), or move virtual time from the main actor")
+    }
+    MainActor.assumeIsolated(body)
+}
+
+/// One subscription of `Signal.observing(on:_:)`: reads on the scheduler, tracked, until stopped.
+private final class ObservationTracking<T: Sendable>: Sendable {
+    private struct State: Sendable {
+        var stopped = false
+        /// A read is scheduled and has not run yet: a change now needs no other.
+        var readScheduled = false
+    }
+
+    private let subscriber: Subscriber<T, NoError>
+    private let scheduler: any SignalScheduler
+    private let read: @MainActor @Sendable () -> T
+    private let state = LockedState(State())
+
+    init(subscriber: Subscriber<T, NoError>, scheduler: some SignalScheduler, read: @escaping @MainActor @Sendable () -> T) {
+        self.subscriber = subscriber
+        self.scheduler = scheduler
+        self.read = read
+    }
+
+    /// Schedules a read unless one is scheduled already or the subscription stopped.
+    func scheduleRead() {
+        let schedule = self.state.withLock { state -> Bool in
+            if state.stopped || state.readScheduled { return false }
+            state.readScheduled = true
+            return true
+        }
+        if schedule {
+            self.scheduler.schedule { self.readAndTrack() }
+        }
+    }
+
+    private func readAndTrack() {
+        let stopped = self.state.withLock { state -> Bool in
+            state.readScheduled = false
+            return state.stopped
+        }
+        if stopped { return }
+        onMainActor("Signal.observing(on:_:)") {
+            // `onChange` runs once, in the first change's `willSet`, on the changing thread: the new
+            // value is read by the action it schedules, after the change.
+            let value = withObservationTracking({ self.read() }, onChange: { self.scheduleRead() })
+            self.subscriber.putNext(value)
+        }
+    }
+
+    func stop() {
+        self.state.withLock { $0.stopped = true }
+    }
+}
+
+/// The model and property of `assign(to:on:scheduler:)`, reached only on the main actor.
+@MainActor private final class MainActorAssignment<Root: AnyObject, T> {
+    private weak var object: Root?
+    private let keyPath: ReferenceWritableKeyPath<Root, T>
+
+    init(object: Root, keyPath: ReferenceWritableKeyPath<Root, T>) {
+        self.object = object
+        self.keyPath = keyPath
+    }
+
+    /// Sets the value; false once the object is gone.
+    func set(_ value: T) -> Bool {
+        guard let object = self.object else { return false }
+        object[keyPath: self.keyPath] = value
+        return true
+    }
+}
+
+/// The latest value not yet taken, and whether an action to take it is already scheduled.
+private final class LatestValueCoalescer<T: Sendable>: Sendable {
+    private let latest = LockedState<T?>(nil)
+
+    /// Stores `value`; true when nothing was waiting, so the caller schedules the action that takes it.
+    func offer(_ value: T) -> Bool {
+        let replaced = self.latest.withLock { latest -> (wasEmpty: Bool, old: T?) in
+            let old = latest
+            latest = value
+            return (old == nil, old)
+        }
+        // The value it replaced is released here, after unlocking.
+        return replaced.wasEmpty
+    }
+
+    func take() -> T? {
+        return self.latest.withLock { $0.take() }
+    }
+}
