@@ -29,7 +29,7 @@ func eventually(
 /// Tells tasks in `eventually` that something they may wait for has changed. Test helpers that own such
 /// state report their changes (`Counter`, `Recording` in SwiftSignalKitConcurrencyTests); a watchdog
 /// thread reports one every 0.2 seconds, so a condition on other state is checked again then.
-final class TestProgress: Sendable {
+nonisolated final class TestProgress: Sendable {
     static let shared = TestProgress()
     private let state = Atomic<(version: UInt64, waiting: [CheckedContinuation<Void, Never>])>(value: (0, []))
 

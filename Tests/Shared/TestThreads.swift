@@ -34,7 +34,7 @@ private func requireOwnThread(_ helper: String, file: StaticString, line: UInt) 
 }
 
 /// Resumes a continuation once, with the first result offered: the last thread's end, or a deadline.
-private final class OnceResumer<Result: Sendable>: @unchecked Sendable {
+private nonisolated final class OnceResumer<Result: Sendable>: @unchecked Sendable {
     // Safe: `continuation`, `remaining` and `onResume` are read and written only with `lock` held; the continuation is
     // resumed after the lock is released.
     private let lock = NSLock()
@@ -75,7 +75,7 @@ private final class OnceResumer<Result: Sendable>: @unchecked Sendable {
 }
 
 /// A work item that runs at a deadline unless cancelled first.
-private final class Deadline: @unchecked Sendable {
+private nonisolated final class Deadline: @unchecked Sendable {
     // Safe: a DispatchWorkItem's `cancel()` and its scheduling are thread-safe; `item` is never replaced.
     let item: DispatchWorkItem
 
@@ -203,7 +203,7 @@ func yieldProcessor(file: StaticString = #fileID, line: UInt = #line) {
     sched_yield()
 }
 
-private func spinLoop(until condition: () -> Bool, limit: Int) -> Bool {
+nonisolated private func spinLoop(until condition: () -> Bool, limit: Int) -> Bool {
     var checks = 0
     while !condition() {
         checks += 1

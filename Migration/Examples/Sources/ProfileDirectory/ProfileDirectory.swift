@@ -7,7 +7,7 @@
 import SwiftSignalKit
 
 /// A user's public profile.
-public struct Profile: Equatable, Sendable {
+public nonisolated struct Profile: Equatable, Sendable {
     /// The user's identifier.
     public var id: String
     /// The display name.
@@ -24,7 +24,7 @@ public struct Profile: Equatable, Sendable {
 }
 
 /// Whether a user is online.
-public struct Presence: Equatable, Sendable {
+public nonisolated struct Presence: Equatable, Sendable {
     /// True while the user is connected.
     public var isOnline: Bool
 
@@ -35,7 +35,7 @@ public struct Presence: Equatable, Sendable {
 }
 
 /// What the directory answers instead of a profile.
-public enum DirectoryError: Error, Equatable, Sendable {
+public nonisolated enum DirectoryError: Error, Equatable, Sendable {
     /// No user has this identifier.
     case notFound
     /// The directory could not answer now; asking again may work.
@@ -43,7 +43,7 @@ public enum DirectoryError: Error, Equatable, Sendable {
 }
 
 /// A fake remote directory of profiles and presences, with knobs for tests.
-public final class ProfileDirectory: Sendable {
+public nonisolated final class ProfileDirectory: Sendable {
     private struct State: Sendable {
         var profiles: [String: Profile]
         var failuresLeft = 0

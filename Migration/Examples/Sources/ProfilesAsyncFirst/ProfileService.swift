@@ -6,7 +6,7 @@ import SwiftSignalKit
 import SwiftSignalKitConcurrency
 
 /// A profile with its owner's presence.
-public struct ProfileCard: Equatable, Sendable {
+public nonisolated struct ProfileCard: Equatable, Sendable {
     /// The profile.
     public var profile: Profile
     /// Whether its owner is online.
@@ -14,7 +14,7 @@ public struct ProfileCard: Equatable, Sendable {
 }
 
 /// Loads profiles: the cached copy first, then the directory's.
-public final class ProfileService: Sendable {
+public nonisolated final class ProfileService: Sendable {
     /// The card of the user passed to `watch(id:)`, kept current; nil when nothing is watched.
     public let watchedCard = ValuePromise<ProfileCard?>(nil, ignoreRepeated: true)
     /// The async API; new code calls it directly.

@@ -3,7 +3,7 @@
 import ProfileDirectory
 
 /// Why a profile could not be loaded.
-public enum ProfileError: Error, Equatable, Sendable {
+public nonisolated enum ProfileError: Error, Equatable, Sendable {
     case notFound
     case unavailable
 

@@ -6,7 +6,7 @@ import SwiftSignalKit
 import SwiftSignalKitConcurrency
 
 /// Why a profile could not be loaded.
-public enum ProfileError: Error, Equatable, Sendable {
+public nonisolated enum ProfileError: Error, Equatable, Sendable {
     case notFound
     case unavailable
 
@@ -19,7 +19,7 @@ public enum ProfileError: Error, Equatable, Sendable {
 }
 
 /// A profile with its owner's presence.
-public struct ProfileCard: Equatable, Sendable {
+public nonisolated struct ProfileCard: Equatable, Sendable {
     /// The profile.
     public var profile: Profile
     /// Whether its owner is online.
@@ -27,12 +27,12 @@ public struct ProfileCard: Equatable, Sendable {
 }
 
 /// Profiles loaded so far. Not thread-safe: used only on the service's queue.
-final class ProfileCache {
+nonisolated final class ProfileCache {
     var profiles: [String: Profile] = [:]
 }
 
 /// Loads profiles: the cached copy first, then the directory's.
-public final class ProfileService: Sendable {
+public nonisolated final class ProfileService: Sendable {
     /// The card of the user passed to `watch(id:)`, kept current; nil when nothing is watched.
     public let watchedCard = ValuePromise<ProfileCard?>(nil, ignoreRepeated: true)
 

@@ -5,7 +5,7 @@ import SwiftSignalKit
 import SwiftSignalKitConcurrency
 
 /// What a lookup found, with a timeout and a cancellation told apart.
-public enum QuoteLookup: Equatable, Sendable {
+public nonisolated enum QuoteLookup: Equatable, Sendable {
     /// The quote.
     case found(Quote)
     /// The client does not know the symbol.
@@ -17,7 +17,7 @@ public enum QuoteLookup: Equatable, Sendable {
 }
 
 /// Async lookups over the legacy client, and a signal of them for legacy callers.
-public struct QuoteDesk: Sendable {
+public nonisolated struct QuoteDesk: Sendable {
     private let client: QuoteClient
     private let timeout: Duration
 

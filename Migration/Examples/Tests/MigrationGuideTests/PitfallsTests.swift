@@ -14,7 +14,7 @@ func startAuditing(_ connection: Connection, into log: Atomic<[ConnectionStatus]
 }
 
 /// Right: the owner keeps the subscription and ends it when it goes away.
-final class StatusAuditor: Sendable {
+nonisolated final class StatusAuditor: Sendable {
     private let subscription = MetaDisposable()
 
     init(_ connection: Connection, into log: Atomic<[ConnectionStatus]>) {
@@ -46,7 +46,7 @@ func nextEvent(_ events: ValuePipe<String>, within seconds: Double) async throws
 // MARK: - A callback still running after dispose() returned
 
 /// Right: deliver on a serial queue, and end the subscription on that queue.
-final class PriceBoard: Sendable {
+nonisolated final class PriceBoard: Sendable {
     let queue = Queue(name: "PriceBoard")
     private let subscription = MetaDisposable()
     private let latest = Atomic<Int?>(value: nil)
@@ -75,7 +75,7 @@ final class PriceBoard: Sendable {
 
 /// Wrong: code on the queue waits for an actor that runs on the same queue. The actor's job runs only
 /// after this block ends, so the wait cannot succeed; here it gives up at `deadline` instead of hanging.
-func loginAndWait(_ registry: SessionRegistry, id: UserID, deadline: DispatchTime) -> DispatchTimeoutResult {
+nonisolated func loginAndWait(_ registry: SessionRegistry, id: UserID, deadline: DispatchTime) -> DispatchTimeoutResult {
     var result = DispatchTimeoutResult.success
     registry.queue.sync {
         let done = DispatchSemaphore(value: 0)
@@ -98,7 +98,7 @@ extension SessionRegistry {
 // MARK: - Sendable errors when legacy types cross into tasks
 
 /// A legacy class: mutable, not `Sendable`.
-final class ReportBuilder {
+nonisolated final class ReportBuilder {
     var lines: [String] = []
 }
 

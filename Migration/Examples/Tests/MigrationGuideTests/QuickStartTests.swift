@@ -52,7 +52,7 @@ func users(for ids: Signal<UserID, NoError>, api: UserAPI) -> Signal<User, APIEr
 // MARK: - 4. Queue-confined state behind an actor
 
 /// Legacy code on the queue reaches the state synchronously; async code awaits it.
-final class SessionCounts: Sendable {
+nonisolated final class SessionCounts: Sendable {
     let queue = Queue(name: "sessions")
     let counts: QueueLocalActor<[UserID: Int]>
 

@@ -61,7 +61,7 @@ func followStatus(of connection: Connection, into log: Atomic<[ConnectionStatus]
 }
 
 /// The signal side owns the task: disposing the set cancels it.
-final class Refresher: Sendable {
+nonisolated final class Refresher: Sendable {
     private let disposables = DisposableSet()
 
     func start(

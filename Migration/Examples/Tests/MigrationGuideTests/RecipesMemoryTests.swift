@@ -8,7 +8,7 @@ import Testing
 
 /// A price feed with a subscription per connected client: each keeps the prices of the symbols it
 /// watches, above its alert threshold.
-final class PriceAlerts: Sendable {
+nonisolated final class PriceAlerts: Sendable {
     let prices = ValuePipe<(symbol: String, cents: Int)>()
     let clients = Atomic<[String: Disposable]>(value: [:])
 

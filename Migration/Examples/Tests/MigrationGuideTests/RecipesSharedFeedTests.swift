@@ -8,20 +8,20 @@ import Testing
 // MARK: - Following a database's notifications across reconnects
 
 /// An event the database numbered: 1, 2, 3, … with no hole.
-struct NumberedEvent: Sendable, Equatable {
+nonisolated struct NumberedEvent: Sendable, Equatable {
     var seq: Int
     var body: String
 }
 
 /// What a driver gives for one connection: the events after a number, read once the connection
 /// listens, and the notifications from then on.
-struct FeedConnection: Sendable {
+nonisolated struct FeedConnection: Sendable {
     var missed: [NumberedEvent]
     var notifications: AsyncThrowingStream<NumberedEvent, any Error>
 }
 
 /// A connection that closed without an error: for a feed that never ends, a lost connection.
-struct FeedConnectionClosed: Error {}
+nonisolated struct FeedConnectionClosed: Error {}
 
 /// Follows the feed into `apply`, in number order, each event once, until the result is disposed.
 ///
@@ -58,7 +58,7 @@ func followFeed(
 
 @Suite struct RecipesSharedFeedTests {
     /// A database of `count` events whose connections each deliver a few notifications and then drop.
-    final class FlakyDatabase: Sendable {
+    nonisolated final class FlakyDatabase: Sendable {
         let events: [NumberedEvent]
         let connections = Atomic<[Int]>(value: [])
 

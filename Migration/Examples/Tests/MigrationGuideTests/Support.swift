@@ -7,19 +7,19 @@ import Testing
 
 typealias UserID = String
 
-struct User: Equatable, Sendable {
+nonisolated struct User: Equatable, Sendable {
     var id: UserID
     var name: String
 }
 
-enum APIError: Error, Equatable, Sendable {
+nonisolated enum APIError: Error, Equatable, Sendable {
     case offline
     case notFound
     case timedOut
 }
 
 /// A new async client, with typed errors, that counts its calls.
-final class UserAPI: Sendable {
+nonisolated final class UserAPI: Sendable {
     private let users: [UserID: User]
     private let calls = Atomic<Int>(value: 0)
     private let finished = Atomic<Int>(value: 0)
@@ -76,7 +76,7 @@ final class UserAPI: Sendable {
 
 /// A feed of notification texts, fed by the test. Each call to `notifications()` makes a new
 /// `AsyncStream` that starts with every text posted so far.
-final class NotificationFeed: Sendable {
+nonisolated final class NotificationFeed: Sendable {
     private struct State {
         var posted: [String] = []
         var isClosed = false

@@ -16,7 +16,7 @@ import XCTest
     import ProfilesLegacy
 #endif
 
-final class ProfileServiceTests: XCTestCase {
+nonisolated final class ProfileServiceTests: XCTestCase {
     private let ada = Profile(id: "ada", name: "Ada Lovelace")
 
     func testProfileComesFromTheDirectory() {
