@@ -73,16 +73,7 @@ extension Signal where E: Error, T: Sendable {
     @inlinable @inline(__always) func firstOutcome(isolation: isolated (any Actor)?) async -> FirstEvent<T, E> {
         // A task cancelled before the call never starts the signal.
         if Task.isCancelled { return .cancelled }
-        // One object is the subscriber, the subscription and the wait's state (guarded by the
-        // subscriber's mutex). It takes only the first event, and ends the subscription before that
-        // event's handler runs. The handlers capture nothing: they are given the waiter.
-        let waiter = FirstValueWaiter<T, E>(
-            extra: FirstValueWait(),
-            onValue: { waiter, value in FirstValueWaiter<T, E>.of(waiter).record(.value(value)) },
-            onError: { waiter, error in FirstValueWaiter<T, E>.of(waiter).record(.failure(error)) },
-            onCompletion: { waiter in FirstValueWaiter<T, E>.of(waiter).record(.completed) }
-        )
-        waiter.subscribe(to: self)
+        let waiter = FirstValueWaiter<T, E>.started(on: self)
         // Fast path: a signal that answers while starting (a cached value, `single`) needs no suspension.
         // (The first event already ended the subscription.)
         if let outcome = waiter.takeEarlyOutcome() {
@@ -144,6 +135,21 @@ extension Signal where E: Error, T: Sendable {
 }
 
 extension FirstEventSubscriber where T: Sendable, E: Error, Extra == FirstValueWait<T, E> {
+    /// A waiter subscribed to `signal`. One object is the subscriber, the subscription and the wait's
+    /// state (guarded by the subscriber's mutex). It takes only the first event, and ends the
+    /// subscription before that event's handler runs. The handlers capture nothing: they are given the
+    /// waiter.
+    @inlinable @inline(__always) static func started(on signal: Signal<T, E>) -> FirstValueWaiter<T, E> {
+        let waiter = FirstValueWaiter<T, E>(
+            extra: FirstValueWait(),
+            onValue: { waiter, value in FirstValueWaiter<T, E>.of(waiter).record(.value(value)) },
+            onError: { waiter, error in FirstValueWaiter<T, E>.of(waiter).record(.failure(error)) },
+            onCompletion: { waiter in FirstValueWaiter<T, E>.of(waiter).record(.completed) }
+        )
+        waiter.subscribe(to: signal)
+        return waiter
+    }
+
     /// The waiter a handler is given (see `FirstEventHandlers`), which is always one.
     @inlinable @inline(__always) static func of(_ subscriber: FirstEventHandlers<T, E>) -> FirstValueWaiter<T, E> {
         return unsafeDowncast(subscriber, to: FirstValueWaiter<T, E>.self)

@@ -88,13 +88,7 @@ extension Signal where E: Error, T: Sendable {
         within timeout: Duration, scheduler: some SignalScheduler, isolation: isolated (any Actor)?
     ) async -> FirstEvent<T, E> {
         if Task.isCancelled { return .cancelled }
-        let waiter = FirstValueWaiter<T, E>(
-            extra: FirstValueWait(),
-            onValue: { waiter, value in FirstValueWaiter<T, E>.of(waiter).record(.value(value)) },
-            onError: { waiter, error in FirstValueWaiter<T, E>.of(waiter).record(.failure(error)) },
-            onCompletion: { waiter in FirstValueWaiter<T, E>.of(waiter).record(.completed) }
-        )
-        waiter.subscribe(to: self)
+        let waiter = FirstValueWaiter<T, E>.started(on: self)
         if let outcome = waiter.takeEarlyOutcome() {
             return outcome
         }
