@@ -18,7 +18,8 @@ extension Signal where T: Sendable, E == NoError {
     ///   observable property it reads, of any number of models, is watched.
     /// - Changes are coalesced: a change schedules one read, and the changes made before that read runs
     ///   (in the same main-actor turn, say) give one value, the latest. Values in between are skipped.
-    ///   Equal values are sent again; add `distinctUntilChanged` if that matters.
+    ///   A change whose read gives an equal result sends that result again; add `distinctUntilChanged`
+    ///   if that matters. (An `@Observable` property set to an equal value does not count as a change.)
     /// - The signal never completes; disposing stops the reads. A change that comes after `dispose()`
     ///   schedules nothing.
     ///
@@ -53,7 +54,10 @@ extension Signal where T: Sendable, E == NoError {
     ///   than the main actor takes them are coalesced: one action sets the latest, so intermediate values
     ///   may never be set, and the last one always is.
     /// - The object is held weakly. Storing the disposable in the object ties the subscription to its
-    ///   lifetime with no cycle; once the object is gone, the next value ends the subscription.
+    ///   lifetime with no cycle; once the object is gone, the next value ends the subscription. After
+    ///   `dispose()`, no value is set, not even one that was waiting for its action.
+    /// - Call it on the main actor: a key path to a main-actor property is formed there (from a
+    ///   nonisolated async function, `await MainActor.run { signal.assign(to: \.text, on: model) }`).
     ///
     /// - Parameters:
     ///   - keyPath: The property to keep up to date.
@@ -67,8 +71,13 @@ extension Signal where T: Sendable, E == NoError {
     ) -> Disposable {
         let target = MainActorAssignment(object: object, keyPath: keyPath)
         let coalescer = LatestValueCoalescer<T>()
-        let subscription = MetaDisposable()
-        subscription.set(
+        let source = MetaDisposable()
+        // Disposing closes the coalescer first: a value still waiting for its action is then never set.
+        let subscription = ActionDisposable {
+            coalescer.close()
+            source.dispose()
+        }
+        source.set(
             self.start(next: { value in
                 guard coalescer.offer(value) else { return }
                 scheduler.schedule {
@@ -94,28 +103,30 @@ private func onMainActor(_ api: String, _ body: @MainActor () -> Void) {
 }
 
 /// One subscription of `Signal.observing(on:_:)`: reads on the scheduler, tracked, until stopped.
+///
+/// The model's observation registry keeps the last `onChange` closure, and with it this object, until
+/// the next change, which may never come: so stopping drops `read` (and the models it captures) and the
+/// subscriber here, and what the registry keeps is this small object alone.
 private final class ObservationTracking<T: Sendable>: Sendable {
     private struct State: Sendable {
-        var stopped = false
+        var read: (@MainActor @Sendable () -> T)?
+        var subscriber: Subscriber<T, NoError>?
         /// A read is scheduled and has not run yet: a change now needs no other.
         var readScheduled = false
     }
 
-    private let subscriber: Subscriber<T, NoError>
     private let scheduler: any SignalScheduler
-    private let read: @MainActor @Sendable () -> T
-    private let state = LockedState(State())
+    private let state: LockedState<State>
 
     init(subscriber: Subscriber<T, NoError>, scheduler: some SignalScheduler, read: @escaping @MainActor @Sendable () -> T) {
-        self.subscriber = subscriber
         self.scheduler = scheduler
-        self.read = read
+        self.state = LockedState(State(read: read, subscriber: subscriber))
     }
 
     /// Schedules a read unless one is scheduled already or the subscription stopped.
     func scheduleRead() {
         let schedule = self.state.withLock { state -> Bool in
-            if state.stopped || state.readScheduled { return false }
+            if state.read == nil || state.readScheduled { return false }
             state.readScheduled = true
             return true
         }
@@ -125,21 +136,30 @@ private final class ObservationTracking<T: Sendable>: Sendable {
     }
 
     private func readAndTrack() {
-        let stopped = self.state.withLock { state -> Bool in
+        let current = self.state.withLock { state -> (read: @MainActor @Sendable () -> T, subscriber: Subscriber<T, NoError>)? in
             state.readScheduled = false
-            return state.stopped
+            guard let read = state.read, let subscriber = state.subscriber else { return nil }
+            return (read, subscriber)
         }
-        if stopped { return }
+        guard let (read, subscriber) = current else { return }
         onMainActor("Signal.observing(on:_:)") {
             // `onChange` runs once, in the first change's `willSet`, on the changing thread: the new
             // value is read by the action it schedules, after the change.
-            let value = withObservationTracking({ self.read() }, onChange: { self.scheduleRead() })
-            self.subscriber.putNext(value)
+            let value = withObservationTracking({ read() }, onChange: { self.scheduleRead() })
+            subscriber.putNext(value)
         }
     }
 
     func stop() {
-        self.state.withLock { $0.stopped = true }
+        let released = self.state.withLock { state -> (Any?, Any?) in
+            defer {
+                state.read = nil
+                state.subscriber = nil
+            }
+            return (state.read, state.subscriber)
+        }
+        // The models `read` captured are released here, after unlocking.
+        withExtendedLifetime(released) {}
     }
 }
 
@@ -161,22 +181,39 @@ private final class ObservationTracking<T: Sendable>: Sendable {
     }
 }
 
-/// The latest value not yet taken, and whether an action to take it is already scheduled.
+/// The latest value not yet taken, and whether an action to take it is already scheduled; closed when
+/// the subscription is disposed.
 private final class LatestValueCoalescer<T: Sendable>: Sendable {
-    private let latest = LockedState<T?>(nil)
+    private struct State: Sendable {
+        var latest: T?
+        var closed = false
+    }
+
+    private let state = LockedState(State())
 
     /// Stores `value`; true when nothing was waiting, so the caller schedules the action that takes it.
+    /// After ``close()``, keeps nothing and returns false.
     func offer(_ value: T) -> Bool {
-        let replaced = self.latest.withLock { latest -> (wasEmpty: Bool, old: T?) in
-            let old = latest
-            latest = value
+        let (wasEmpty, replaced) = self.state.withLock { state -> (Bool, T?) in
+            if state.closed { return (false, value) }
+            let old = state.latest
+            state.latest = value
             return (old == nil, old)
         }
-        // The value it replaced is released here, after unlocking.
-        return replaced.wasEmpty
+        // The value it replaced (or refused) is released here, after unlocking.
+        withExtendedLifetime(replaced) {}
+        return wasEmpty
     }
 
     func take() -> T? {
-        return self.latest.withLock { $0.take() }
+        return self.state.withLock { $0.latest.take() }
+    }
+
+    func close() {
+        let dropped = self.state.withLock { state -> T? in
+            state.closed = true
+            return state.latest.take()
+        }
+        withExtendedLifetime(dropped) {}
     }
 }

@@ -81,7 +81,9 @@ public actor QueueLocalActor<Value> {
     ///
     /// `body` is `sending`: a closure made in another isolation (a `@MainActor` function, a module whose
     /// default isolation is the main actor) may be passed, as long as it does not capture state of that
-    /// isolation that is not `Sendable`.
+    /// isolation that is not `Sendable`. Code isolated to this actor whose body captures a non-`Sendable`
+    /// local it uses again afterwards calls ``withValueOnQueue(_:)`` instead, which it may (it runs on
+    /// the queue) and which takes any body.
     ///
     /// - Parameter body: Reads or changes the value.
     /// - Returns: What `body` returns.

@@ -90,6 +90,34 @@ import Testing
         #expect(source.subscribers == 0, "the next value found the model gone and ended the subscription")
     }
 
+    /// The model's observation registry keeps the last change handler until the next change; disposing
+    /// must not leave the model (captured by the read) behind with it.
+    @Test func disposingReleasesTheModelsTheReadCaptured() {
+        let scheduler = VirtualTimeScheduler()
+        weak var released: CartModel?
+        do {
+            let cart = CartModel()
+            released = cart
+            let counts = SignalRecorder(Signal.observing(on: scheduler) { cart.items.count }, scheduler: scheduler)
+            scheduler.advance(by: .zero)
+            #expect(counts.values == [0])
+            counts.dispose()
+        }
+        #expect(released == nil)
+    }
+
+    @Test func aValueWaitingWhenDisposedIsNeverSet() {
+        let scheduler = VirtualTimeScheduler()
+        let cart = CartModel()
+        let labels = ValuePipe<String>()
+        let subscription = labels.signal().assign(to: \.label, on: cart, scheduler: scheduler)
+        labels.putNext("pending")
+        subscription.dispose()
+        cart.label = "reset"
+        scheduler.advance(by: .zero)
+        #expect(cart.label == "reset")
+    }
+
     @Test func onTheMainQueueByDefault() async {
         let cart = CartModel()
         cart.items = [1, 2]
