@@ -65,7 +65,7 @@ done.wait()
 
 section("delay postpones the subscription")
 let delayed = DispatchSemaphore(value: 0)
-_ = (Signal<String, NoError>.single("late hello") |> delay(0.05, queue: worker)).start(
+_ = (Signal<String, NoError>.single("late hello") |> delay(for: .milliseconds(50), queue: worker)).start(
     next: { print($0) },
     completed: {
         delayed.signal()

@@ -109,8 +109,8 @@ private func onMainActor(_ api: String, _ body: @MainActor () -> Void) {
 /// subscriber here, and what the registry keeps is this small object alone.
 private final class ObservationTracking<T: Sendable>: Sendable {
     private struct State: Sendable {
-        var read: (@MainActor @Sendable () -> T)?
-        var subscriber: Subscriber<T, NoError>?
+        /// What a read needs; nil once stopped.
+        var active: (read: @MainActor @Sendable () -> T, subscriber: Subscriber<T, NoError>)?
         /// A read is scheduled and has not run yet: a change now needs no other.
         var readScheduled = false
     }
@@ -120,13 +120,13 @@ private final class ObservationTracking<T: Sendable>: Sendable {
 
     init(subscriber: Subscriber<T, NoError>, scheduler: some SignalScheduler, read: @escaping @MainActor @Sendable () -> T) {
         self.scheduler = scheduler
-        self.state = LockedState(State(read: read, subscriber: subscriber))
+        self.state = LockedState(State(active: (read, subscriber)))
     }
 
     /// Schedules a read unless one is scheduled already or the subscription stopped.
     func scheduleRead() {
         let schedule = self.state.withLock { state -> Bool in
-            if state.read == nil || state.readScheduled { return false }
+            if state.active == nil || state.readScheduled { return false }
             state.readScheduled = true
             return true
         }
@@ -136,12 +136,11 @@ private final class ObservationTracking<T: Sendable>: Sendable {
     }
 
     private func readAndTrack() {
-        let current = self.state.withLock { state -> (read: @MainActor @Sendable () -> T, subscriber: Subscriber<T, NoError>)? in
+        let active = self.state.withLock { state in
             state.readScheduled = false
-            guard let read = state.read, let subscriber = state.subscriber else { return nil }
-            return (read, subscriber)
+            return state.active
         }
-        guard let (read, subscriber) = current else { return }
+        guard let (read, subscriber) = active else { return }
         onMainActor("Signal.observing(on:_:)") {
             // `onChange` runs once, in the first change's `willSet`, on the changing thread: the new
             // value is read by the action it schedules, after the change.
@@ -151,13 +150,7 @@ private final class ObservationTracking<T: Sendable>: Sendable {
     }
 
     func stop() {
-        let released = self.state.withLock { state -> (Any?, Any?) in
-            defer {
-                state.read = nil
-                state.subscriber = nil
-            }
-            return (state.read, state.subscriber)
-        }
+        let released = self.state.withLock { $0.active.take() }
         // The models `read` captured are released here, after unlocking.
         withExtendedLifetime(released) {}
     }

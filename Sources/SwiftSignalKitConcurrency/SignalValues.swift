@@ -115,14 +115,13 @@ public struct SignalValues<T: Sendable, E: Error>: AsyncSequence, Sendable {
     ///
     /// - Returns: A new iterator with its own subscription.
     public func makeAsyncIterator() -> Iterator {
-        guard let started = self.started else {
-            return Iterator(storage: SignalValuesStorage(signal: self.signal, bufferingPolicy: self.bufferingPolicy))
-        }
-        if let storage = started.take() {
+        if let storage = self.started?.take() {
             return Iterator(storage: storage)
         }
         let storage = SignalValuesStorage(signal: self.signal, bufferingPolicy: self.bufferingPolicy)
-        storage.startNow()
+        if self.started != nil {
+            storage.startNow()
+        }
         return Iterator(storage: storage)
     }
 
