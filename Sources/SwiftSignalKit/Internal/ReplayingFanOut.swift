@@ -1,26 +1,20 @@
-import Dispatch
-
 /// Shared delivery machinery of ``Promise`` and ``ValuePromise``: a latest value replayed to each new
 /// subscriber and broadcast values, delivered to every subscriber in the order they were published.
 ///
-/// Broadcasts are queued under the lock and run outside it by one thread at a time (whichever thread
-/// finds nobody draining). This is what guarantees ordering: a subscriber never sees an older value after
-/// a newer one.
-///
-/// A publisher that drains delivers its own value and then at most ``drainAllowance`` values published
-/// meanwhile, by other threads or re-entrantly by the subscribers' callbacks on this one (the queue
-/// does not tell them apart); if more are waiting, it hands the drainer's role to a task on a global
-/// Dispatch queue and returns. A new subscriber's backlog is bounded the same way. So neither `set` nor
-/// `start` keeps its caller delivering for other threads without end, even when they publish faster than
-/// the subscribers take values; those values then reach subscribers on a Dispatch thread, still in order.
+/// Broadcasts go through a ``SerialDelivery``: whichever publisher finds nobody delivering delivers its
+/// own value, then what others published meanwhile, outside the lock, handing the rest to a global
+/// Dispatch queue after 64 values published by other threads (values the subscribers' callbacks publish
+/// on the delivering thread do not count). So a subscriber never sees an older value after a newer one,
+/// and neither `set` nor `start` keeps its caller delivering for other threads without end.
 ///
 /// A new subscriber's replay is delivered at once, on the subscribing thread, as the original library
 /// does, also from inside a callback of the same promise and while another thread is delivering. Until
 /// that thread has delivered the replay, the subscriber is a *replaying* member: broadcasts published
-/// meanwhile are not delivered to it by the draining thread but kept in its backlog, which the
-/// subscribing thread delivers after the replay, before the member joins the ordinary broadcasts. So
-/// each subscriber still sees every value once, in order. Values that leave the state (a replaced latest
-/// value, a delivered queue entry, a backlog) are released after unlocking.
+/// meanwhile are not delivered to it by the broadcasting thread but posted to its own backlog (a
+/// ``SerialDelivery`` whose deliverer is the subscribing thread), which the subscribing thread delivers
+/// after the replay, before the member joins the ordinary broadcasts. So each subscriber still sees
+/// every value once, in order. Values that leave the state (a replaced latest value, a delivered
+/// broadcast, a backlog) are released after unlocking.
 @usableFromInline struct ReplayingFanOut<T: Sendable>: Sendable {
     /// A published value with its sequence number.
     @usableFromInline struct Broadcast: Sendable {
@@ -51,15 +45,16 @@ import Dispatch
     @usableFromInline struct Replaying: Sendable {
         @usableFromInline let key: Int
         /// The sequence number of the last broadcast the member must not get: the one its replay
-        /// stands for, then the last one moved into `backlog`.
+        /// stands for, then the last one posted to `backlog`.
         @usableFromInline var lastCovered: UInt64
-        /// Broadcasts published since the member joined, in order, for the subscribing thread.
-        @usableFromInline var backlog: [T]
+        /// Broadcasts published since the member joined, in order, for the subscribing thread, which
+        /// holds the deliverer's role from the start.
+        @usableFromInline var backlog = SerialDelivery<T>()
 
         @inlinable init(key: Int, lastCovered: UInt64) {
             self.key = key
             self.lastCovered = lastCovered
-            self.backlog = []
+            self.backlog.claim()
         }
     }
 
@@ -67,10 +62,7 @@ import Dispatch
         @usableFromInline var value: T?
         @usableFromInline var members = OrderedSlots<FanOutMember>()
         @usableFromInline var sequence: UInt64 = 0
-        /// Consumed entries are set to nil, so their values are released by the draining thread.
-        @usableFromInline var pending: [Broadcast?] = []
-        @usableFromInline var pendingHead = 0
-        @usableFromInline var isDraining = false
+        @usableFromInline var delivery = SerialDelivery<Broadcast>()
         /// Members still receiving their replay; usually empty, which is all a broadcast checks.
         @usableFromInline var replaying: [Replaying] = []
         /// Free for the owner to keep its own bookkeeping under the same lock.
@@ -84,22 +76,24 @@ import Dispatch
             self.value = value
         }
 
-        /// A broadcast of `value` as number `sequence` is about to go to a snapshot of the members: keeps
-        /// it for each replaying member that must get it.
+        /// A broadcast of `value` as number `sequence` is about to go to a snapshot of the members: posts
+        /// it to the backlog of each replaying member that must get it.
         @inlinable mutating func backlog(_ value: T, sequence: UInt64) {
             for index in self.replaying.indices where self.replaying[index].lastCovered < sequence {
-                self.replaying[index].backlog.append(value)
+                _ = self.replaying[index].backlog.post(value)
                 self.replaying[index].lastCovered = sequence
             }
+        }
+
+        /// The broadcast `broadcast` leaves the queue: the work that delivers it to the current members.
+        @inlinable mutating func work(for broadcast: Broadcast) -> Work {
+            if !self.replaying.isEmpty { self.backlog(broadcast.value, sequence: broadcast.sequence) }
+            // Copying the members only retains their storage; they are iterated after unlocking.
+            return Work(value: broadcast.value, sequence: broadcast.sequence, members: self.members)
         }
     }
 
     @usableFromInline let state: LockedState<State>
-
-    /// How many values published meanwhile (by other threads, or re-entrantly from callbacks) a publisher
-    /// delivers after its own before it hands the rest to Dispatch: enough that ordinary contention never
-    /// leaves the publishing threads.
-    @inlinable static var drainAllowance: Int { 64 }
 
     init(value: T?) {
         self.state = .init(State(value: value))
@@ -118,49 +112,8 @@ import Dispatch
         }
         guard let replay else { return key }
         subscriber.putNext(replay)
-        self.deliverBacklog(of: key, to: subscriber, allowance: Self.drainAllowance)
+        ReplayBacklogDelivery(core: self, key: key, subscriber: subscriber).deliverQueued()
         return key
-    }
-
-    /// Delivers a replaying member's backlog until it is empty (then the member joins the ordinary
-    /// broadcasts). After `allowance` values, if more keep coming, the rest is delivered by a task on a
-    /// global queue, so that subscribing does not keep its caller busy while others publish faster than
-    /// the subscriber takes values.
-    func deliverBacklog(of key: Int, to subscriber: Subscriber<T, NoError>, allowance: Int) {
-        var remaining = allowance
-        while let backlog = self.state.withLock({ Self.takeBacklog(of: key, for: subscriber, &$0) }) {
-            for (index, value) in backlog.enumerated() {
-                if remaining == 0 {
-                    // Still replaying (this batch was taken, not yet delivered): hand the rest on.
-                    let rest = Array(backlog[index...])
-                    DispatchQueue.global().async {
-                        for value in rest {
-                            subscriber.putNext(value)
-                        }
-                        self.deliverBacklog(of: key, to: subscriber, allowance: .max)
-                    }
-                    return
-                }
-                remaining -= 1
-                subscriber.putNext(value)
-            }
-        }
-    }
-
-    /// The backlog of a replaying member, or nil once it is empty: then the member joins the ordinary
-    /// broadcasts, after the last one it got from its backlog. Also nil if the member has left.
-    @usableFromInline
-    static func takeBacklog(of key: Int, for subscriber: Subscriber<T, NoError>, _ state: inout State) -> [T]? {
-        guard let index = state.replaying.firstIndex(where: { $0.key == key }) else { return nil }
-        if state.replaying[index].backlog.isEmpty {
-            let finished = state.replaying.remove(at: index)
-            Self.releaseReplayingIfEmpty(&state)
-            state.members.replace(key, with: FanOutMember(subscriber, joinedAfter: finished.lastCovered))
-            return nil
-        }
-        var backlog: [T] = []
-        swap(&backlog, &state.replaying[index].backlog)
-        return backlog
     }
 
     func unsubscribe(_ key: Int) {
@@ -194,10 +147,9 @@ import Dispatch
     /// - Returns: Whether the value was published.
     @inlinable @discardableResult
     func publish(_ value: T, ifGeneration generation: UInt64? = nil, advancing: Bool = false) -> Bool {
-        let (published, sequence, members, replaced) = self.state.withLock {
-            state -> (Bool, UInt64, OrderedSlots<FanOutMember>?, T?) in
+        let (published, work, replaced) = self.state.withLock { state -> (Bool, Work?, T?) in
             if let generation, state.generation != generation {
-                return (false, 0, nil, nil)
+                return (false, nil, nil)
             }
             if advancing {
                 state.generation += 1
@@ -205,66 +157,72 @@ import Dispatch
             let replaced = state.value
             state.value = value
             state.sequence += 1
-            guard Self.claimDrain(&state) else {
-                // Another thread is delivering; it takes this value from the queue in order.
-                state.pending.append(Broadcast(value: value, sequence: state.sequence))
-                return (true, 0, nil, replaced)
+            switch state.delivery.submit(Broadcast(value: value, sequence: state.sequence)) {
+            case .deliverNow(let broadcast):
+                return (true, state.work(for: broadcast), replaced)
+            case .queued, .refused:
+                // Another thread is delivering; it takes this value from the queue in order. (The
+                // fan-out's delivery is never closed.)
+                return (true, nil, replaced)
             }
-            // Nobody is delivering, so the queue is empty (see `takeWork`): this thread delivers this value
-            // without queueing it, then whatever was queued meanwhile.
-            if !state.replaying.isEmpty { state.backlog(value, sequence: state.sequence) }
-            return (true, state.sequence, state.members, replaced)
         }
         withExtendedLifetime(replaced) {}
-        if let members {
-            members.broadcast(value, publishedAs: sequence)
-            self.drain()
+        if let work {
+            FanOutDelivery(core: self).deliverSerially(startingWith: work)
         }
         return published
     }
+}
 
-    @inlinable
-    static func claimDrain(_ state: inout State) -> Bool {
-        if state.isDraining { return false }
-        state.isDraining = true
-        return true
+/// The broadcasts of a ``ReplayingFanOut``, for ``SerialDeliveryHost``.
+@usableFromInline struct FanOutDelivery<T: Sendable>: SerialDeliveryHost {
+    @usableFromInline let core: ReplayingFanOut<T>
+
+    @inlinable init(core: ReplayingFanOut<T>) {
+        self.core = core
     }
 
-    /// Delivers queued work until the queue is empty, then gives up the drainer's role (in `takeWork`, under
-    /// the lock, so a publisher that finds no drainer also finds an empty queue). Call only after claiming
-    /// the role. After `allowance` values, if more are waiting, the role passes to a task on a global
-    /// queue, which drains without limit.
-    @inlinable func drain(allowance: Int = ReplayingFanOut.drainAllowance) {
-        var remaining = allowance
-        while let work = self.state.withLock({ Self.takeWork(&$0) }) {
-            if remaining == 0 {
-                // Still the drainer, with work waiting: hand both to Dispatch (`work` goes first).
-                DispatchQueue.global().async {
-                    work.members.broadcast(work.value, publishedAs: work.sequence)
-                    self.drain(allowance: .max)
-                }
-                return
+    @inlinable func nextDelivery(resuming: Bool) -> SerialDeliveryStep<ReplayingFanOut<T>.Work> {
+        return self.core.state.withLock { state in
+            switch state.delivery.step(resuming: resuming) {
+            case .deliver(let broadcast):
+                return .deliver(state.work(for: broadcast))
+            case .handOff:
+                return .handOff
+            case .idle:
+                return .idle
             }
-            remaining -= 1
-            work.members.broadcast(work.value, publishedAs: work.sequence)
         }
     }
 
-    /// The next broadcast to deliver, or nil (and the drainer's role given up) when none is waiting.
-    @inlinable
-    static func takeWork(_ state: inout State) -> Work? {
-        guard state.pendingHead < state.pending.count else {
-            state.isDraining = false
-            state.pending.removeAll(keepingCapacity: true)
-            state.pendingHead = 0
-            return nil
+    @inlinable func deliver(_ work: ReplayingFanOut<T>.Work) {
+        work.members.broadcast(work.value, publishedAs: work.sequence)
+    }
+}
+
+/// A replaying member's backlog, for ``SerialDeliveryHost``: when it is empty, the member joins the
+/// ordinary broadcasts, after the last one it got from its backlog (in the same critical section).
+struct ReplayBacklogDelivery<T: Sendable>: SerialDeliveryHost {
+    let core: ReplayingFanOut<T>
+    let key: Int
+    let subscriber: Subscriber<T, NoError>
+
+    func nextDelivery(resuming: Bool) -> SerialDeliveryStep<T> {
+        return self.core.state.withLock { state in
+            // The member left: nothing more to deliver.
+            guard let index = state.replaying.firstIndex(where: { $0.key == self.key }) else { return .idle }
+            let step = state.replaying[index].backlog.step(resuming: resuming)
+            if case .idle = step {
+                let finished = state.replaying.remove(at: index)
+                ReplayingFanOut.releaseReplayingIfEmpty(&state)
+                state.members.replace(self.key, with: FanOutMember(self.subscriber, joinedAfter: finished.lastCovered))
+            }
+            return step
         }
-        let broadcast = state.pending[state.pendingHead]!
-        state.pending[state.pendingHead] = nil
-        state.pendingHead += 1
-        if !state.replaying.isEmpty { state.backlog(broadcast.value, sequence: broadcast.sequence) }
-        // Copying the members only retains their storage; they are iterated after unlocking.
-        return Work(value: broadcast.value, sequence: broadcast.sequence, members: state.members)
+    }
+
+    func deliver(_ value: T) {
+        self.subscriber.putNext(value)
     }
 }
 

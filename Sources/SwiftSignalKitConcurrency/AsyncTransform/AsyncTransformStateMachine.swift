@@ -21,20 +21,13 @@ import SwiftSignalKit
     case stop
 }
 
-/// An event for the subscriber, sent by whichever thread drains the outbox.
-@usableFromInline enum AsyncTransformOutgoing<R: Sendable, E: Error>: Sendable {
-    case value(R)
-    case failed(E)
-    case completed
-}
-
 /// The state of one subscription to an async operator; every event returns what to do after
 /// unlocking (``Effects``). Values, results and continuations leave the state in the effects, so that
 /// nothing is released, resumed, cancelled or disposed under the lock.
 @usableFromInline struct AsyncTransformStateMachine<T: Sendable, R: Sendable, E: Error>: Sendable {
     @usableFromInline typealias Work = AsyncTransformWork<T>
     @usableFromInline typealias Command = AsyncTransformCommand<T>
-    @usableFromInline typealias Outgoing = AsyncTransformOutgoing<R, E>
+    @usableFromInline typealias Outgoing = SignalEvent<R, E>
     @usableFromInline typealias Waiter = UnsafeContinuation<Command, Never>
 
     /// The key of the worker when it runs transforms itself (the serial policy).
@@ -43,7 +36,7 @@ import SwiftSignalKit
     @usableFromInline enum Phase: Sendable {
         /// Values are taken and transformed.
         case running
-        /// A terminal event is in the outbox: no more work starts.
+        /// A terminal event is queued for the subscriber: no more work starts.
         case ending
         /// Disposed: nothing is delivered.
         case disposed
@@ -53,7 +46,7 @@ import SwiftSignalKit
     @usableFromInline struct Effects: Sendable {
         /// Resume the waiting worker with this command.
         @usableFromInline var resume: (Waiter, Command)?
-        /// Drain the outbox: this thread became the drainer.
+        /// Deliver the queued events: this thread became the deliverer.
         @usableFromInline var drain = false
         /// Cancel these tasks.
         @usableFromInline var cancel: [Task<Void, Never>] = []
@@ -63,7 +56,7 @@ import SwiftSignalKit
         @usableFromInline var dropped: [T?] = []
         /// Results dropped by the end of the subscription, released here.
         @usableFromInline var droppedResults: [R?] = []
-        @usableFromInline var droppedOutgoing: [Outgoing?] = []
+        @usableFromInline var droppedOutgoing = ValueRing<SerialDelivery<Outgoing>.Entry>()
 
         @inlinable init() {}
     }
@@ -82,7 +75,7 @@ import SwiftSignalKit
     /// Transforms running or about to (a queued command).
     @usableFromInline var busy = 0
     /// Values taken for a transform whose result has not been handed to the subscriber (or dropped) yet:
-    /// running, finished and waiting for an earlier result, or waiting in the outbox. At most `width`, so
+    /// running, finished and waiting for an earlier result, or queued for the subscriber. At most `width`, so
     /// a slow consumer or a slow first value holds back the upstream's values in `waiting`, where the
     /// buffering policy applies, instead of piling up results.
     @usableFromInline var inFlight = 0
@@ -100,8 +93,10 @@ import SwiftSignalKit
     /// (`nil` inside: the value was filtered out).
     @usableFromInline var nextIndexToSend = 0
     @usableFromInline var outOfOrder: [Int: R?] = [:]
-    @usableFromInline var outbox = ValueRing<Outgoing>()
-    @usableFromInline var isDraining = false
+    /// Results and the terminal event on their way to the subscriber.
+    @usableFromInline var delivery = SerialDelivery<Outgoing>()
+    /// A post made this thread the deliverer; the effects tell it to deliver after unlocking.
+    @usableFromInline var mustDeliver = false
     @usableFromInline var upstreamFinished = false
     @usableFromInline var upstream: Disposable?
     @usableFromInline var worker: Task<Void, Never>?
@@ -191,7 +186,7 @@ import SwiftSignalKit
     @inlinable mutating func upstreamFailed(_ error: E) -> Effects {
         var effects = Effects()
         guard case .running = self.phase else { return effects }
-        self.end(with: .failed(error), into: &effects)
+        self.end(with: .Error(error), into: &effects)
         return effects
     }
 
@@ -242,13 +237,13 @@ import SwiftSignalKit
         switch result {
         case .failure(let error):
             self.runnerExited(runner)
-            self.end(with: .failed(error), into: &effects)
+            self.end(with: .Error(error), into: &effects)
             return (effects, nil)
         case .success(let output):
             if self.isOrdered {
                 self.sendInOrder(index: index, output)
             } else if let output {
-                self.outbox.append(.value(output))
+                self.post(.Next(output))
             } else {
                 self.inFlight -= 1
             }
@@ -280,25 +275,17 @@ import SwiftSignalKit
 
     // MARK: - Delivery
 
-    /// The drainer takes the next event to send, with what to do after unlocking; nil ends the drain
-    /// (someone else drains next time).
-    @inlinable mutating func nextOutgoing() -> (Outgoing?, Effects) {
+    /// The deliverer takes the next event to send (see ``SerialDelivery/step(resuming:)``), with what to
+    /// do after unlocking.
+    @inlinable mutating func nextOutgoing(resuming: Bool) -> (SerialDeliveryStep<Outgoing>, Effects) {
         var effects = Effects()
-        if case .disposed = self.phase {
-            self.isDraining = false
-            return (nil, effects)
-        }
-        if self.outbox.isEmpty {
-            self.isDraining = false
-            return (nil, effects)
-        }
-        let outgoing = self.outbox.removeFirst()
-        if case .value = outgoing, case .running = self.phase {
+        let step = self.delivery.step(resuming: resuming)
+        if case .deliver(.Next) = step, case .running = self.phase {
             // Handed to the subscriber: room for another value.
             self.inFlight -= 1
             self.fillRunners(into: &effects)
         }
-        return (outgoing, effects)
+        return (step, effects)
     }
 
     // MARK: - Disposal
@@ -308,7 +295,7 @@ import SwiftSignalKit
         if case .disposed = self.phase { return effects }
         self.phase = .disposed
         self.stopEverything(into: &effects)
-        effects.droppedOutgoing = self.outbox.removeAll()
+        effects.droppedOutgoing = self.delivery.close()
         return effects
     }
 
@@ -366,10 +353,10 @@ import SwiftSignalKit
         } else {
             switch result {
             case .failure(let error):
-                self.end(with: .failed(error), into: &effects)
+                self.end(with: .Error(error), into: &effects)
                 return
             case .success(let output?):
-                self.outbox.append(.value(output))
+                self.post(.Next(output))
             case .success(nil):
                 self.inFlight -= 1
             }
@@ -423,10 +410,10 @@ import SwiftSignalKit
         }
     }
 
-    /// A result whose turn has come: into the outbox, or out of the count when it was filtered out.
+    /// A result whose turn has come: queued for the subscriber, or out of the count when it was filtered out.
     @inlinable mutating func release(_ output: R?) {
         if let output {
-            self.outbox.append(.value(output))
+            self.post(.Next(output))
         } else {
             self.inFlight -= 1
         }
@@ -443,7 +430,7 @@ import SwiftSignalKit
         guard case .running = self.phase, self.upstreamFinished, self.busy == 0, self.waiting.isEmpty,
             self.commands.isEmpty, self.latestPending == nil
         else { return }
-        self.end(with: .completed, into: &effects)
+        self.end(with: .Completion, into: &effects)
     }
 
     /// Queues the terminal event and stops all work. A failure goes first: results not handed to the
@@ -451,10 +438,10 @@ import SwiftSignalKit
     @inlinable mutating func end(with terminal: Outgoing, into effects: inout Effects) {
         self.phase = .ending
         self.stopEverything(into: &effects)
-        if case .failed = terminal {
-            effects.droppedOutgoing = self.outbox.removeAll()
+        if case .Error = terminal {
+            effects.droppedOutgoing = self.delivery.removeQueued()
         }
-        self.outbox.append(terminal)
+        self.post(terminal)
         self.startDrainingIfNeeded(into: &effects)
     }
 
@@ -482,9 +469,15 @@ import SwiftSignalKit
         self.latestCurrent = nil
     }
 
+    @inlinable mutating func post(_ event: Outgoing) {
+        if self.delivery.post(event) {
+            self.mustDeliver = true
+        }
+    }
+
     @inlinable mutating func startDrainingIfNeeded(into effects: inout Effects) {
-        if !self.outbox.isEmpty, !self.isDraining {
-            self.isDraining = true
+        if self.mustDeliver {
+            self.mustDeliver = false
             effects.drain = true
         }
     }

@@ -8,10 +8,10 @@ import SwiftSignalKit
 /// Runner tasks are created by the worker, so they inherit the same. Under the serial policy the worker
 /// runs the transforms itself.
 ///
-/// Delivery: results and the terminal event go through an outbox that one thread at a time drains, so
-/// the subscriber is never called from two threads at once; the subscriber drops whatever arrives after
+/// Delivery: results and the terminal event go through the library's ``SerialDelivery``, so the
+/// subscriber is never called from two threads at once; the subscriber drops whatever arrives after
 /// `dispose()` returned.
-@usableFromInline final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposable {
+@usableFromInline final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposable, SerialDeliveryHost {
     @usableFromInline typealias Machine = AsyncTransformStateMachine<T, R, E>
     @usableFromInline typealias Transform = @Sendable (T) async throws(E) -> R?
 
@@ -112,20 +112,25 @@ import SwiftSignalKit
         }
     }
 
-    /// Sends the outbox to the subscriber until it is empty; only one thread drains at a time.
+    /// Sends the queued events to the subscriber (``SerialDeliveryHost``).
     @inlinable func drain() {
-        while true {
-            let (next, effects) = self.state.withLock { $0.nextOutgoing() }
-            self.perform(effects)
-            guard let outgoing = next else { return }
-            switch outgoing {
-            case .value(let value):
-                self.subscriber.putNext(value)
-            case .failed(let error):
-                self.subscriber.putError(error)
-            case .completed:
-                self.subscriber.putCompletion()
-            }
+        self.deliverQueued()
+    }
+
+    @inlinable func nextDelivery(resuming: Bool) -> SerialDeliveryStep<SignalEvent<R, E>> {
+        let (step, effects) = self.state.withLock { $0.nextOutgoing(resuming: resuming) }
+        self.perform(effects)
+        return step
+    }
+
+    @inlinable func deliver(_ event: SignalEvent<R, E>) {
+        switch event {
+        case .Next(let value):
+            self.subscriber.putNext(value)
+        case .Error(let error):
+            self.subscriber.putError(error)
+        case .Completion:
+            self.subscriber.putCompletion()
         }
     }
 }

@@ -199,68 +199,58 @@ private struct ProbeKey: Hashable, Sendable {
 }
 
 @Suite struct SerialFoldStateMachineTests {
-    typealias Machine = SerialFoldStateMachine<Int, Int, TestError>
+    typealias Machine = SerialFoldStateMachine<Int, TestError>
 
-    @Test func theStateMovesToTheDrainerAndBack() {
-        var machine = Machine(initialState: 5)
-        var owned: Int?
-        #expect(machine.received(.value(1), owned: &owned) == .process(.value(1)))
-        #expect(owned == 5)
-        var other: Int?
-        #expect(machine.received(.value(2), owned: &other) == .none, "queued for the drainer")
-        #expect(other == nil)
-        owned = 6
-        #expect(machine.stepFinished(owned: &owned, mayContinue: true) == .process(.value(2)))
-        #expect(owned == 6, "the drainer keeps the state while it works")
-        owned = 8
-        #expect(machine.stepFinished(owned: &owned, mayContinue: true) == .idle)
-        #expect(owned == nil, "parked")
-        #expect(machine.received(.value(3), owned: &other) == .process(.value(3)))
-        #expect(other == 8)
+    func describe(_ action: Machine.ReceivedAction) -> String {
+        switch action {
+        case .handle(let event): return "handle \(event)"
+        case .none: return "none"
+        case .drop(let event): return "drop \(event)"
+        }
     }
 
-    @Test func aDrainerOutOfAllowanceParksTheStateForTheNextOne() {
-        var machine = Machine(initialState: 0)
-        var owned: Int?
-        _ = machine.received(.value(1), owned: &owned)
-        var other: Int?
-        _ = machine.received(.value(2), owned: &other)
-        owned = 1
-        #expect(machine.stepFinished(owned: &owned, mayContinue: false) == .handOff)
-        #expect(owned == nil)
-        #expect(machine.received(.value(3), owned: &other) == .none, "the role is still taken")
-        var resumed: Int?
-        #expect(machine.resume(owned: &resumed) == .process(.value(2)))
-        #expect(resumed == 1)
+    @Test func theFirstSenderHandlesAndOthersQueue() {
+        var machine = Machine()
+        #expect(describe(machine.received(.Next(1))) == "handle Next(1)")
+        #expect(describe(machine.received(.Next(2))) == "none", "queued for the deliverer")
+        #expect(SwiftSignalKitTests.describe(machine.nextDelivery(resuming: false).step) == "deliver Next(2)")
+        #expect(SwiftSignalKitTests.describe(machine.nextDelivery(resuming: false).step) == "idle")
+        #expect(describe(machine.received(.Next(3))) == "handle Next(3)")
     }
 
-    @Test func theTerminalInputIsLastAndStopsTheDrainer() {
-        var machine = Machine(initialState: 0)
-        var owned: Int?
-        _ = machine.received(.value(1), owned: &owned)
-        var other: Int?
-        #expect(machine.received(.completion, owned: &other) == .none)
-        #expect(machine.received(.value(2), owned: &other) == .none)
-        #expect(machine.received(.error(TestError()), owned: &other) == .none)
-        #expect(machine.stepFinished(owned: &owned, mayContinue: true) == .process(.completion))
-        #expect(machine.stepFinished(owned: &owned, mayContinue: true) == .stop)
-        #expect(owned == 0, "left for the drainer to release outside the lock")
+    @Test func theTerminalEventIsLastAndLaterEventsAreDropped() {
+        var machine = Machine()
+        _ = machine.received(.Next(1))
+        #expect(describe(machine.received(.Completion)) == "none")
+        #expect(describe(machine.received(.Next(2))) == "drop Next(2)")
+        #expect(describe(machine.received(.Error(TestError()))).hasPrefix("drop Error"))
+        #expect(SwiftSignalKitTests.describe(machine.nextDelivery(resuming: false).step) == "deliver Completion")
+        let last = machine.nextDelivery(resuming: false)
+        #expect(SwiftSignalKitTests.describe(last.step) == "idle")
+        #expect(!last.releaseState, "the state is released at disposal, which the completion causes")
     }
 
-    @Test func disposalReturnsTheParkedStateAndStopsAResumedDrainer() {
-        var machine = Machine(initialState: 7)
-        var owned: Int?
-        _ = machine.received(.value(1), owned: &owned)
-        var other: Int?
-        _ = machine.received(.value(2), owned: &other)
-        #expect(machine.stepFinished(owned: &owned, mayContinue: false) == .handOff)
-        let (parked, inputs) = machine.disposed()
-        #expect(parked == 7)
-        #expect(inputs.count == 1)
-        var resumed: Int?
-        #expect(machine.resume(owned: &resumed) == .stop)
-        #expect(resumed == nil)
-        #expect(machine.received(.value(3), owned: &other) == .none)
+    @Test func disposalWhileIdleLetsTheDisposerReleaseTheState() {
+        var machine = Machine()
+        _ = machine.received(.Next(1))
+        _ = machine.nextDelivery(resuming: false)
+        let (undelivered, releaseState) = machine.disposed()
+        #expect(undelivered.isEmpty)
+        #expect(releaseState)
+        #expect(describe(machine.received(.Next(2))) == "drop Next(2)")
+    }
+
+    @Test func disposalWhileDeliveringLeavesTheStateToTheDeliverer() {
+        var machine = Machine()
+        _ = machine.received(.Next(1))
+        _ = machine.received(.Next(2))
+        let (undelivered, releaseState) = machine.disposed()
+        #expect(undelivered.count == 1)
+        #expect(!releaseState)
+        let last = machine.nextDelivery(resuming: false)
+        #expect(SwiftSignalKitTests.describe(last.step) == "idle")
+        #expect(last.releaseState, "the deliverer releases it, after unlocking")
+        #expect(machine.disposed().releaseState == false, "once")
     }
 }
 
@@ -371,39 +361,5 @@ private struct ProbeKey: Hashable, Sendable {
         }
         // A drain handed to Dispatch may still hold its state for a moment after the senders return.
         #expect(await spin(until: { tracker.live.value == 0 }))
-    }
-}
-
-@Suite struct FIFOTests {
-    @Test func keepsOrderAcrossCompaction() {
-        var queue = FIFO<Int>()
-        #expect(queue.popFirst() == nil)
-        var expected: [Int] = []
-        var popped: [Int] = []
-        // One element ahead at all times: the queue never empties, so only compaction bounds it.
-        for value in 0..<1_000 {
-            queue.append(value)
-            expected.append(value)
-            if value > 0 { popped.append(queue.popFirst()!) }
-        }
-        #expect(queue.count == 1)
-        popped.append(queue.popFirst()!)
-        #expect(popped == expected)
-        #expect(queue.isEmpty)
-    }
-
-    @Test func removeAllHandsTheElementsOver() {
-        let tracker = LifetimeTracker()
-        var queue = FIFO<Tracked>()
-        queue.append(tracker.make())
-        queue.append(tracker.make())
-        _ = queue.popFirst()
-        #expect(tracker.live.value == 1, "a popped element leaves with the caller")
-        var removed = queue.removeAll()
-        #expect(queue.isEmpty)
-        #expect(removed.count == 1)
-        #expect(tracker.live.value == 1, "still held by what removeAll returned")
-        removed = FIFO()
-        #expect(tracker.live.value == 0)
     }
 }

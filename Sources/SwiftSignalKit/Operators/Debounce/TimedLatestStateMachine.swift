@@ -1,5 +1,6 @@
 /// The state of ``debounce(_:scheduler:)`` and ``throttle(_:scheduler:)``: the latest value waiting for
-/// its timer, which timer is current, and the events on their way to the subscriber.
+/// its timer, which timer is current, and the events on their way to the subscriber (in a
+/// ``SerialDelivery``).
 ///
 /// Timers are numbered; a timer that fires after it was replaced, or after the end, finds a different
 /// number and does nothing. Values that leave the state unsent (replaced, or dropped by an error or a
@@ -24,8 +25,10 @@ struct TimedLatestStateMachine<T: Sendable, E: Sendable>: Sendable {
         var cancel: Disposable?
         /// A value dropped by an error or a disposal, to release after unlocking.
         var dropped: T?
-        /// Whether the caller must deliver the outbox.
+        /// Whether the caller must deliver the queued events.
         var deliver: Bool
+        /// Events a disposal dropped, to release after unlocking.
+        var undelivered = ValueRing<SerialDelivery<SignalEvent<T, E>>.Entry>()
     }
 
     let mode: Mode
@@ -35,7 +38,7 @@ struct TimedLatestStateMachine<T: Sendable, E: Sendable>: Sendable {
     /// Throttle only: a window is open (its timer is scheduled or about to be).
     private var windowIsOpen = false
     private var isFinished = false
-    var outbox = EventOutbox<T, E>()
+    var delivery = SerialDelivery<SignalEvent<T, E>>()
 
     init(mode: Mode) {
         self.mode = mode
@@ -68,14 +71,14 @@ struct TimedLatestStateMachine<T: Sendable, E: Sendable>: Sendable {
         return nil
     }
 
-    /// Timer `generation` fired: returns whether the caller must deliver the outbox.
+    /// Timer `generation` fired: returns whether the caller must deliver the queued events.
     mutating func timerFired(_ generation: UInt64) -> Bool {
         guard !self.isFinished, generation == self.generation else { return false }
         self.timer = nil
         self.windowIsOpen = false
         guard let value = self.pending else { return false }
         self.pending = nil
-        return self.outbox.post(.next(value))
+        return self.delivery.post(.Next(value))
     }
 
     /// The source completed: the waiting value, if any, is sent at once, then the completion.
@@ -85,9 +88,9 @@ struct TimedLatestStateMachine<T: Sendable, E: Sendable>: Sendable {
         var deliver = false
         if let value = self.pending {
             self.pending = nil
-            deliver = self.outbox.post(.next(value))
+            deliver = self.delivery.post(.Next(value))
         }
-        deliver = self.outbox.post(.completed) || deliver
+        deliver = self.delivery.post(.Completion) || deliver
         return EndAction(cancel: self.takeTimer(), dropped: nil, deliver: deliver)
     }
 
@@ -97,7 +100,7 @@ struct TimedLatestStateMachine<T: Sendable, E: Sendable>: Sendable {
         self.isFinished = true
         let dropped = self.pending
         self.pending = nil
-        let deliver = self.outbox.post(.error(error))
+        let deliver = self.delivery.post(.Error(error))
         return EndAction(cancel: self.takeTimer(), dropped: dropped, deliver: deliver)
     }
 
@@ -106,7 +109,7 @@ struct TimedLatestStateMachine<T: Sendable, E: Sendable>: Sendable {
         self.isFinished = true
         let dropped = self.pending
         self.pending = nil
-        return EndAction(cancel: self.takeTimer(), dropped: dropped, deliver: false)
+        return EndAction(cancel: self.takeTimer(), dropped: dropped, deliver: false, undelivered: self.delivery.close())
     }
 
     private mutating func takeTimer() -> Disposable? {

@@ -42,14 +42,15 @@ final class TimedLatestStorage<T: Sendable, E: Sendable, S: SignalScheduler>: Di
 
     private func end(_ action: TimedLatestStateMachine<T, E>.EndAction) {
         action.cancel?.dispose()
-        withExtendedLifetime(action.dropped) {}
+        withExtendedLifetime((action.dropped, action.undelivered)) {}
         if action.deliver {
             self.deliver()
         }
     }
 
     private func deliver() {
-        self.state.deliverOutbox(to: self.subscriber, \.outbox)
+        EventDeliveryHost(state: self.state, delivery: \.delivery, subscriber: self.subscriber, scheduler: self.scheduler)
+            .deliverQueued()
     }
 
     func dispose() {

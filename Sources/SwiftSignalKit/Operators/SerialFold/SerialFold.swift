@@ -17,9 +17,10 @@
 /// > Note: `f` runs outside the operator's lock, on one thread at a time, each value exactly once, in the
 /// > order the values arrived; the results are sent in the same order. A value sent while a fold is under
 /// > way (by another thread, or from a callback of this operator on the folding thread) is queued and
-/// > folded (and its result sent) by the folding thread, which after 64 queued values hands the rest to
-/// > a global Dispatch queue, so no sender is kept working for others without end. So a callback that
-/// > feeds the source back more than 64 values gets the later results on a Dispatch thread.
+/// > folded (and its result sent) by the folding thread, which after 64 values queued by *other* threads
+/// > hands the rest to a global Dispatch queue, so no sender is kept working for others without end.
+/// > Values a callback feeds back on the folding thread do not count: they stay on that thread.
+/// > See <doc:ThreadingAndDisposal#Ordering>.
 /// > The value and error types are `Sendable` for that reason: a value or an error may be handled by
 /// > another thread than the one that sent it.
 ///

@@ -1,143 +1,81 @@
-/// An event a ``SerialFoldStorage`` received from its source.
-enum SerialFoldInput<T, E> {
-    case value(T)
-    case error(E)
-    case completion
-}
-
-extension SerialFoldInput: Sendable where T: Sendable, E: Sendable {}
-
 /// The state of a serialising fold (``scan(_:_:)``, ``buffer(count:)``, ``distinct(by:)``): the source's
-/// events are handled one at a time, in arrival order, by whichever thread holds the *drainer's role*,
-/// outside the lock, because handling one runs user code (the fold, a key's `hash(into:)` and `==`).
+/// events go through a ``SerialDelivery``, so they are handled one at a time, in arrival order, outside
+/// the lock, because handling one runs user code (the fold, a key's `hash(into:)` and `==`).
 ///
-/// The fold's state (the accumulator, the buffer, the set of keys) is owned by the drainer while it
-/// works and parked here between drains, so it is never read or written under the lock, only moved in
-/// and out. Events that arrive while a drainer works are queued, and the drainer takes them in order.
+/// The fold's own state (the accumulator, the buffer, the set of keys) is not here: it belongs to the
+/// deliverer (see ``SerialFoldStorage``), so it is never read or written under the lock.
 ///
-/// Lifecycle: `active` until a terminal input arrives; after that, later inputs are dropped and the
-/// drainer handles what is queued, the terminal input last, then stops. Disposal drops the queue and
-/// the parked state (both returned, to be released after unlocking) and tells a working drainer to stop.
-struct SerialFoldStateMachine<State, T, E> {
-    /// What the thread that delivered an input does next.
+/// Lifecycle, as an enum carrying its data: `open` until a terminal event arrives; `closing` while the
+/// terminal event waits behind the values queued before it (later events are dropped); `disposed`
+/// after disposal, which empties the queue and refuses later events.
+struct SerialFoldStateMachine<T, E> {
+    typealias Event = SignalEvent<T, E>
+
+    enum Phase {
+        case open
+        /// The terminal event is queued or being handled.
+        case closing
+        case disposed
+    }
+
+    /// What the thread that delivered an event does next, after unlocking.
     enum ReceivedAction {
-        /// It holds the drainer's role now: handle `input` with the state moved into `owned`.
-        case process(SerialFoldInput<T, E>)
-        /// Nothing: the input was queued for the current drainer, or dropped after the end.
+        /// It holds the deliverer's role now: handle the event, then take the queued ones.
+        case handle(Event)
+        /// Nothing: the event was queued for the current deliverer.
         case none
+        /// Release the event: it came after the end.
+        case drop(Event)
     }
 
-    /// What a thread handed the drainer's role does.
-    enum ResumeAction {
-        /// Handle `input` with the state moved into `owned`.
-        case process(SerialFoldInput<T, E>)
-        /// The subscription was disposed meanwhile: nothing to do.
-        case stop
-    }
+    private(set) var phase = Phase.open
+    private var delivery = SerialDelivery<Event>()
 
-    /// What the drainer does after handling an input.
-    enum StepAction {
-        /// Handle this queued input next (with the state it still owns).
-        case process(SerialFoldInput<T, E>)
-        /// More inputs are waiting but the drainer used its allowance: its state was parked, and it
-        /// must hand the role to another thread, which calls ``resume(owned:)``.
-        case handOff
-        /// The queue is empty: the state was parked and the role given up.
-        case idle
-        /// The subscription ended (terminal input handled, or disposed): release the state it owns.
-        case stop
-    }
+    init() {}
 
-    private var inputs = FIFO<SerialFoldInput<T, E>>()
-    /// The fold's state between drains; nil while a drainer owns it, and after the end.
-    private var parked: State?
-    private var isDraining = false
-    /// A terminal input has been received (it is queued or being handled): later inputs are dropped.
-    private var inputClosed = false
-    private var isDisposed = false
-
-    init(initialState: State) {
-        self.parked = initialState
-    }
-
-    /// The source sent `input`. When the caller becomes the drainer, the state is moved into `owned`.
-    mutating func received(_ input: SerialFoldInput<T, E>, owned: inout State?) -> ReceivedAction {
-        guard !self.inputClosed else { return .none }
-        switch input {
-        case .value:
+    /// The source sent `event`.
+    mutating func received(_ event: Event) -> ReceivedAction {
+        switch self.phase {
+        case .closing, .disposed:
+            return .drop(event)
+        case .open:
             break
-        case .error, .completion:
-            self.inputClosed = true
         }
-        if self.isDraining {
-            self.inputs.append(input)
+        switch event {
+        case .Next:
+            break
+        case .Error, .Completion:
+            self.phase = .closing
+        }
+        switch self.delivery.submit(event) {
+        case .deliverNow(let event):
+            return .handle(event)
+        case .queued:
             return .none
+        case .refused(let event):
+            return .drop(event)
         }
-        self.isDraining = true
-        owned = self.parked
-        self.parked = nil
-        return .process(input)
     }
 
-    /// The drainer handled an input. When it goes idle or hands off, its state is moved out of `owned`
-    /// into the machine; when it stops, `owned` keeps the state for the drainer to release unlocked.
-    ///
-    /// - Parameter mayContinue: Whether the drainer still has allowance for another input.
-    mutating func stepFinished(owned: inout State?, mayContinue: Bool) -> StepAction {
-        if self.isDisposed {
-            self.isDraining = false
-            return .stop
+    /// The deliverer's next event; with `releaseState` when the fold's state is no longer wanted (the
+    /// subscription was disposed while this deliverer worked): the deliverer releases it after unlocking.
+    mutating func nextDelivery(resuming: Bool) -> (step: SerialDeliveryStep<Event>, releaseState: Bool) {
+        let step = self.delivery.step(resuming: resuming)
+        if case .idle = step, case .disposed = self.phase {
+            return (step, true)
         }
-        if self.inputs.isEmpty {
-            self.isDraining = false
-            if self.inputClosed {
-                // The input just handled was the terminal one.
-                return .stop
-            }
-            self.parked = owned
-            owned = nil
-            return .idle
-        }
-        guard mayContinue else {
-            self.parked = owned
-            owned = nil
-            return .handOff
-        }
-        return .process(self.inputs.popFirst()!)
+        return (step, false)
     }
 
-    /// A drainer that was handed the role (after ``StepAction/handOff``) starts: the parked state is
-    /// moved into `owned`.
-    mutating func resume(owned: inout State?) -> ResumeAction {
-        precondition(self.isDraining, "SerialFoldStateMachine resumed without a handed-off drain")
-        if self.isDisposed {
-            // `disposed()` took the parked state.
-            self.isDraining = false
-            return .stop
+    /// The subscription was disposed: returns the queued events, to be released after unlocking, and
+    /// whether the caller releases the fold's state (nobody is delivering, and nobody can start to).
+    mutating func disposed() -> (undelivered: ValueRing<SerialDelivery<Event>.Entry>, releaseState: Bool) {
+        if case .disposed = self.phase {
+            return (ValueRing(), false)
         }
-        owned = self.parked
-        self.parked = nil
-        guard let input = self.inputs.popFirst() else {
-            preconditionFailure("SerialFoldStateMachine handed off with nothing queued")
-        }
-        return .process(input)
-    }
-
-    /// The subscription was disposed: returns the parked state and the queued inputs, to be released
-    /// after unlocking. A drainer at work stops after the input it is handling.
-    mutating func disposed() -> (State?, FIFO<SerialFoldInput<T, E>>) {
-        self.isDisposed = true
-        self.inputClosed = true
-        let parked = self.parked
-        self.parked = nil
-        return (parked, self.inputs.removeAll())
+        self.phase = .disposed
+        return (self.delivery.close(), !self.delivery.isDelivering)
     }
 }
 
-extension SerialFoldStateMachine: Sendable where State: Sendable, T: Sendable, E: Sendable {}
-
-// For the state machine's unit tests (synthesised conformances must be declared in this file).
-extension SerialFoldInput: Equatable where T: Equatable, E: Equatable {}
-extension SerialFoldStateMachine.ReceivedAction: Equatable where T: Equatable, E: Equatable {}
-extension SerialFoldStateMachine.ResumeAction: Equatable where T: Equatable, E: Equatable {}
-extension SerialFoldStateMachine.StepAction: Equatable where T: Equatable, E: Equatable {}
+extension SerialFoldStateMachine: Sendable where T: Sendable, E: Sendable {}

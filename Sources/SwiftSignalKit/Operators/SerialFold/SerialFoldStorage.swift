@@ -1,16 +1,18 @@
-import Dispatch
-
 /// The shared state of one subscription to a serialising fold (``scan(_:_:)``, ``buffer(count:)``,
 /// ``distinct(by:)``): runs ``SerialFoldStateMachine``'s actions.
 ///
-/// `step` and `finish` are the operator's: they run outside the lock, one input at a time, on the thread
-/// that holds the drainer's role, with the fold's state passed `inout` (it is owned by that thread while
-/// it works, so mutating it copies nothing).
-final class SerialFoldStorage<State: Sendable, T: Sendable, R, E: Sendable>: Sendable {
-    typealias Machine = SerialFoldStateMachine<State, T, E>
+/// `step` and `finish` are the operator's: they run outside the lock, one event at a time, on the thread
+/// that holds the deliverer's role, with the fold's state passed `inout`.
+final class SerialFoldStorage<State: Sendable, T: Sendable, R, E: Sendable>: SerialDeliveryHost {
+    typealias Machine = SerialFoldStateMachine<T, E>
 
-    private let machine: LockedState<Machine>
+    private let machine = LockedState(Machine())
     private let subscriber: Subscriber<R, E>
+    /// The fold's state. Safe without a lock: only the thread holding the ``SerialDelivery``'s
+    /// deliverer role reads or writes it (the role passes from thread to thread under the machine's
+    /// lock, which orders the accesses), and it is released once, either by the disposing thread when
+    /// nobody delivers and nobody can start to, or by the last deliverer after disposal.
+    private nonisolated(unsafe) var state: State?
     /// Handles a value: updates the state, and returns the value to send, if any.
     private let step: @Sendable (inout State, T) -> R?
     /// Handles completion: returns a last value to send before completing, if any.
@@ -22,93 +24,70 @@ final class SerialFoldStorage<State: Sendable, T: Sendable, R, E: Sendable>: Sen
         step: @escaping @Sendable (inout State, T) -> R?,
         finish: @escaping @Sendable (inout State) -> R?
     ) {
-        self.machine = LockedState(Machine(initialState: initialState))
+        self.state = initialState
         self.subscriber = subscriber
         self.step = step
         self.finish = finish
     }
 
     /// Starts `signal` into this storage; the result is the subscription's disposable, which also drops
-    /// the queued inputs and the fold's state.
+    /// the queued events and the fold's state.
     func start(_ signal: Signal<T, E>) -> Disposable {
         // The source's callbacks own the storage; the cycle through the subscriber is broken when the
         // subscription terminates or is disposed.
         let source = signal.start(
             linkedTo: self.subscriber,
             next: { value in
-                self.received(.value(value))
+                self.received(.Next(value))
             },
             error: { error in
-                self.received(.error(error))
+                self.received(.Error(error))
             },
             completed: {
-                self.received(.completion)
+                self.received(.Completion)
             })
         return ActionDisposable {
-            let dropped = self.machine.withLock { $0.disposed() }
+            let (undelivered, releaseState) = self.machine.withLock { $0.disposed() }
             source.dispose()
-            // The parked state and the queued values are released here, outside the lock.
-            withExtendedLifetime(dropped) {}
+            // Released here, outside the lock.
+            withExtendedLifetime(undelivered) {}
+            if releaseState {
+                self.state = nil
+            }
         }
     }
 
-    private func received(_ input: SerialFoldInput<T, E>) {
-        var owned: State?
-        switch self.machine.withLock({ $0.received(input, owned: &owned) }) {
-        case .process(let input):
-            self.drain(first: input, owned: &owned, allowance: serialDeliveryAllowance)
+    private func received(_ event: SignalEvent<T, E>) {
+        switch self.machine.withLock({ $0.received(event) }) {
+        case .handle(let event):
+            self.deliverSerially(startingWith: event)
         case .none:
             break
+        case .drop(let event):
+            withExtendedLifetime(event) {}
         }
     }
 
-    /// The drainer's loop: handles `first`, then whatever was queued meanwhile, until the queue is empty,
-    /// the subscription ends, or the allowance runs out (then a Dispatch task takes over).
-    private func drain(first: SerialFoldInput<T, E>, owned: inout State?, allowance: Int) {
-        var input = first
-        var remaining = allowance
-        while true {
-            self.handle(input, owned: &owned)
-            remaining -= 1
-            switch self.machine.withLock({ $0.stepFinished(owned: &owned, mayContinue: remaining > 0) }) {
-            case .process(let next):
-                input = next
-            case .handOff:
-                DispatchQueue.global().async {
-                    self.resumeDrain()
-                }
-                return
-            case .idle:
-                return
-            case .stop:
-                // The state is released here, outside the lock.
-                owned = nil
-                return
-            }
+    func nextDelivery(resuming: Bool) -> SerialDeliveryStep<SignalEvent<T, E>> {
+        let (step, releaseState) = self.machine.withLock { $0.nextDelivery(resuming: resuming) }
+        if releaseState {
+            // This deliverer was the last one, after disposal: the state is released outside the lock.
+            self.state = nil
         }
+        return step
     }
 
-    /// A Dispatch task that took over the drainer's role.
-    private func resumeDrain() {
-        var owned: State?
-        switch self.machine.withLock({ $0.resume(owned: &owned) }) {
-        case .process(let input):
-            self.drain(first: input, owned: &owned, allowance: .max)
-        case .stop:
-            break
-        }
-    }
-
-    private func handle(_ input: SerialFoldInput<T, E>, owned: inout State?) {
-        switch input {
-        case .value(let value):
-            if let output = self.step(&owned!, value) {
+    func deliver(_ event: SignalEvent<T, E>) {
+        switch event {
+        case .Next(let value):
+            guard self.state != nil else { return }
+            if let output = self.step(&self.state!, value) {
                 self.subscriber.putNext(output)
             }
-        case .error(let error):
+        case .Error(let error):
             self.subscriber.putError(error)
-        case .completion:
-            if let output = self.finish(&owned!) {
+        case .Completion:
+            if self.state != nil, let output = self.finish(&self.state!) {
                 self.subscriber.putNext(output)
             }
             self.subscriber.putCompletion()

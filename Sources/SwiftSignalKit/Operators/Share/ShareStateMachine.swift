@@ -1,17 +1,18 @@
-/// The state of ``share(replay:connection:)``: the subscribers, each with its own outbox, the values kept
+/// The state of ``share(replay:connection:)``: the subscribers, each with its own queue of events (a
+/// ``SerialDelivery``), the values kept
 /// for replay, and the one upstream connection.
 ///
-/// Every event reaches a subscriber through its outbox, filled under the lock: a new subscriber's replay
+/// Every event reaches a subscriber through its queue, filled under the lock: a new subscriber's replay
 /// is posted in the same critical section that adds it to the broadcasts, so it sees the replay and
 /// then every later value, with no gap and no duplicate, whatever threads the upstream sends from.
-/// Values that leave the state (dropped from the replay buffer, or in a departed subscriber's outbox)
+/// Values that leave the state (dropped from the replay buffer, or in a departed subscriber's queue)
 /// are returned, to be released after unlocking.
 struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
-    typealias Event = EventOutbox<T, E>.Event
+    typealias Event = SignalEvent<T, E>
 
     struct Member: Sendable {
         let subscriber: Subscriber<T, E>
-        var outbox = EventOutbox<T, E>()
+        var delivery = SerialDelivery<Event>()
         /// The member has been sent a terminal event and takes no more broadcasts.
         var isEnded = false
 
@@ -33,14 +34,14 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
 
     struct JoinAction {
         let id: Int
-        /// The caller must deliver the member's outbox.
+        /// The caller must deliver the member's queue.
         let deliver: Bool
         /// The caller must connect, as this generation.
         let connect: UInt64?
     }
 
     struct BroadcastAction {
-        /// The members whose outbox the caller must deliver.
+        /// The members whose queue the caller must deliver.
         var deliver: [Int] = []
         /// The upstream subscription to dispose.
         var disconnect: Disposable?
@@ -74,12 +75,12 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
         var member = Member(subscriber: subscriber)
         var deliver = false
         for value in self.buffer.values {
-            deliver = member.outbox.post(.next(value)) || deliver
+            deliver = member.delivery.post(.Next(value)) || deliver
         }
         var connect: UInt64?
         switch self.connection {
         case .ended(let event):
-            deliver = member.outbox.post(event) || deliver
+            deliver = member.delivery.post(event) || deliver
             member.isEnded = true
         case .idle:
             self.generation += 1
@@ -104,7 +105,7 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
         guard self.isCurrent(generation) else { return BroadcastAction() }
         var action = BroadcastAction()
         action.dropped = self.buffer.append(value, keeping: self.replay)
-        self.post(.next(value), into: &action)
+        self.post(.Next(value), into: &action)
         return action
     }
 
@@ -145,11 +146,12 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
         return (removed, action)
     }
 
-    /// The next events for member `id`, with its subscriber; nil when it has left, an empty batch when
-    /// its outbox is delivered (which ends the caller's turn).
-    mutating func takeBatch(for id: Int) -> (Subscriber<T, E>, [Event])? {
-        guard let index = self.index(of: id) else { return nil }
-        return (self.members[index].member.subscriber, self.members[index].member.outbox.takeBatch())
+    /// The next event for member `id`, with its subscriber (see ``SerialDelivery/step(resuming:)``);
+    /// `.idle` when it has left.
+    mutating func nextDelivery(for id: Int, resuming: Bool) -> SerialDeliveryStep<(Subscriber<T, E>, Event)> {
+        guard let index = self.index(of: id) else { return .idle }
+        let subscriber = self.members[index].member.subscriber
+        return self.members[index].member.delivery.step(resuming: resuming).map { (subscriber, $0) }
     }
 
     enum ListenerCheck {
@@ -225,7 +227,7 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
 
     private mutating func post(_ event: Event, into action: inout BroadcastAction) {
         for index in self.members.indices where !self.members[index].member.isEnded {
-            if self.members[index].member.outbox.post(event) {
+            if self.members[index].member.delivery.post(event) {
                 action.deliver.append(self.members[index].id)
             }
         }

@@ -31,10 +31,10 @@ final class ShareStorage<T: Sendable, E: Sendable>: Sendable {
                 self.perform(self.state.withLock { $0.upstreamSent(value, generation: generation) })
             },
             error: { [self] error in
-                self.perform(self.state.withLock { $0.upstreamEnded(.error(error), generation: generation) })
+                self.perform(self.state.withLock { $0.upstreamEnded(.Error(error), generation: generation) })
             },
             completed: { [self] in
-                self.perform(self.state.withLock { $0.upstreamEnded(.completed, generation: generation) })
+                self.perform(self.state.withLock { $0.upstreamEnded(.Completion, generation: generation) })
             })
         // Stored before the upstream starts, so that the last subscriber leaving while a synchronous
         // upstream runs (`take(1)` downstream, say) disposes it: loops inside its generator see that
@@ -54,13 +54,13 @@ final class ShareStorage<T: Sendable, E: Sendable>: Sendable {
         action.disconnect?.dispose()
     }
 
-    /// Delivers member `id`'s outbox until it is empty or the member has left.
+    /// Delivers member `id`'s queue until it is empty or the member has left.
     private func deliver(to id: Int) {
-        while let (subscriber, batch) = self.state.withLock({ $0.takeBatch(for: id) }), !batch.isEmpty {
-            for event in batch {
-                subscriber.put(event)
-            }
-        }
+        ShareMemberDelivery(storage: self, id: id).deliverQueued()
+    }
+
+    func nextDelivery(for id: Int, resuming: Bool) -> SerialDeliveryStep<(Subscriber<T, E>, SignalEvent<T, E>)> {
+        return self.state.withLock { $0.nextDelivery(for: id, resuming: resuming) }
     }
 
     /// Whether anyone still listens to connection `generation` (see ``ShareListeners``). Once the answer
@@ -82,6 +82,20 @@ final class ShareStorage<T: Sendable, E: Sendable>: Sendable {
                 return true
             }
         }
+    }
+}
+
+/// One member's ``SerialDelivery``.
+struct ShareMemberDelivery<T: Sendable, E: Sendable>: SerialDeliveryHost {
+    let storage: ShareStorage<T, E>
+    let id: Int
+
+    func nextDelivery(resuming: Bool) -> SerialDeliveryStep<(Subscriber<T, E>, SignalEvent<T, E>)> {
+        return self.storage.nextDelivery(for: self.id, resuming: resuming)
+    }
+
+    func deliver(_ delivery: (Subscriber<T, E>, SignalEvent<T, E>)) {
+        delivery.0.put(delivery.1)
     }
 }
 

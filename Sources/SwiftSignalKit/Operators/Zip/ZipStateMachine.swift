@@ -1,57 +1,36 @@
-/// An event ``zip(_:_:)`` has to send, in the order it must be sent.
-enum ZipDelivery<Element, E> {
-    /// One value of every source, by source index.
-    case row([Element])
-    case completion
-    case error(E)
-}
-
-extension ZipDelivery: Sendable where Element: Sendable, E: Sendable {}
-
 /// The state of one ``zip(_:_:)`` subscription: per-source buffers of values not yet paired, and the
-/// outbox of rows and the terminal event waiting to be sent.
+/// rows and the terminal event on their way to the subscriber, in a ``SerialDelivery``.
 ///
-/// Rows are formed under the lock, in the order their last value arrived, and queued in the outbox; one
-/// thread at a time (the *deliverer*) takes them off and sends them outside the lock, so rows reach the
-/// subscriber in the order they were formed even when sources send from several threads at once, and
-/// the terminal event comes after every row formed before it.
+/// Rows are formed under the lock, in the order their last value arrived, and posted to the delivery,
+/// which sends them one at a time outside the lock: rows reach the subscriber in the order they were
+/// formed even when sources send from several threads at once, and the terminal event comes after
+/// every row formed before it.
 ///
 /// - The result completes as soon as a source has completed with an empty buffer: no further row can
 ///   be formed.
 /// - The first error is the result's error; rows formed before it are sent first.
 /// - After the terminal event is queued, values are dropped. Disposal drops everything (returned, to be
-///   released after unlocking) and stops the deliverer.
+///   released after unlocking) and closes the delivery.
 struct ZipStateMachine<Element, E> {
+    typealias Event = SignalEvent<[Element], E>
+
     /// What a thread that changed the state does next.
-    enum Action {
-        /// It became the deliverer: call ``nextDelivery(mayContinue:)`` until it says to stop.
+    enum Action: Equatable {
+        /// It became the deliverer: run the delivery (``SerialDeliveryHost/deliverQueued()``).
         case deliver
         /// Nothing: no row was formed, or another thread is delivering and will send it.
         case none
     }
 
-    /// What the deliverer does next.
-    enum DeliveryAction {
-        /// Send this.
-        case send(ZipDelivery<Element, E>)
-        /// More is waiting but the deliverer used its allowance: another thread must take over the role
-        /// and call ``nextDelivery(mayContinue:)``.
-        case handOff
-        /// Nothing is waiting (or the subscription ended): the role is given up.
-        case idle
-    }
-
-    private var buffers: [FIFO<Element>]
+    private var buffers: [ValueRing<Element>]
     private var completed: [Bool]
-    private var outbox = FIFO<ZipDelivery<Element, E>>()
-    private var isDelivering = false
+    private var delivery = SerialDelivery<Event>()
     /// The terminal event has been queued, or the subscription disposed: later events are dropped.
     private var inputClosed = false
-    private var isDisposed = false
 
     init(arity: Int) {
         precondition(arity > 0, "ZipStateMachine needs at least one source")
-        self.buffers = Array(repeating: FIFO(), count: arity)
+        self.buffers = Array(repeating: ValueRing(), count: arity)
         self.completed = Array(repeating: false, count: arity)
     }
 
@@ -63,13 +42,13 @@ struct ZipStateMachine<Element, E> {
         var row: [Element] = []
         row.reserveCapacity(self.buffers.count)
         for source in self.buffers.indices {
-            row.append(self.buffers[source].popFirst()!)
+            row.append(self.buffers[source].removeFirst())
         }
-        self.outbox.append(.row(row))
+        var deliver = self.delivery.post(.Next(row))
         if self.buffers.indices.contains(where: { self.completed[$0] && self.buffers[$0].isEmpty }) {
-            self.close(with: .completion)
+            deliver = self.close(with: .Completion) || deliver
         }
-        return self.claimDelivery()
+        return deliver ? .deliver : .none
     }
 
     /// Source `index` completed.
@@ -77,56 +56,35 @@ struct ZipStateMachine<Element, E> {
         guard !self.inputClosed else { return .none }
         self.completed[index] = true
         guard self.buffers[index].isEmpty else { return .none }
-        self.close(with: .completion)
-        return self.claimDelivery()
+        return self.close(with: .Completion) ? .deliver : .none
     }
 
     /// A source failed.
     mutating func sourceFailed(_ error: E) -> Action {
         guard !self.inputClosed else { return .none }
-        self.close(with: .error(error))
-        return self.claimDelivery()
+        return self.close(with: .Error(error)) ? .deliver : .none
     }
 
-    /// The deliverer asks for the next thing to send.
-    ///
-    /// - Parameter mayContinue: Whether the deliverer still has allowance for another delivery.
-    mutating func nextDelivery(mayContinue: Bool) -> DeliveryAction {
-        precondition(self.isDelivering, "ZipStateMachine: nextDelivery() without the deliverer's role")
-        if self.isDisposed || self.outbox.isEmpty {
-            self.isDelivering = false
-            return .idle
-        }
-        guard mayContinue else { return .handOff }
-        return .send(self.outbox.popFirst()!)
+    /// The deliverer asks for the next event to send (see ``SerialDelivery/step(resuming:)``).
+    mutating func nextDelivery(resuming: Bool = false) -> SerialDeliveryStep<Event> {
+        return self.delivery.step(resuming: resuming)
     }
 
-    /// The subscription was disposed: returns the buffered values and the unsent outbox, to be released
+    /// The subscription was disposed: returns the buffered values and the unsent events, to be released
     /// after unlocking.
-    mutating func disposed() -> (buffers: [FIFO<Element>], outbox: FIFO<ZipDelivery<Element, E>>) {
-        self.isDisposed = true
+    mutating func disposed() -> (buffers: [ValueRing<Element>], undelivered: ValueRing<SerialDelivery<Event>.Entry>) {
         self.inputClosed = true
         let buffers = self.buffers
-        self.buffers = Array(repeating: FIFO(), count: buffers.count)
-        return (buffers, self.outbox.removeAll())
+        self.buffers = Array(repeating: ValueRing(), count: buffers.count)
+        return (buffers, self.delivery.close())
     }
 
     /// Queues the terminal event; the values still buffered can no longer be paired and are dropped at
-    /// disposal, which the terminal event causes.
-    private mutating func close(with terminal: ZipDelivery<Element, E>) {
+    /// disposal, which the terminal event causes. Returns whether the caller must deliver.
+    private mutating func close(with terminal: Event) -> Bool {
         self.inputClosed = true
-        self.outbox.append(terminal)
-    }
-
-    private mutating func claimDelivery() -> Action {
-        if self.isDelivering || self.outbox.isEmpty { return .none }
-        self.isDelivering = true
-        return .deliver
+        return self.delivery.post(terminal)
     }
 }
 
 extension ZipStateMachine: Sendable where Element: Sendable, E: Sendable {}
-
-// For the state machine's unit tests (synthesised conformances must be declared in this file).
-extension ZipDelivery: Equatable where Element: Equatable, E: Equatable {}
-extension ZipStateMachine.DeliveryAction: Equatable where Element: Equatable, E: Equatable {}

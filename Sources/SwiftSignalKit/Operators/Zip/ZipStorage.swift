@@ -1,11 +1,9 @@
-import Dispatch
-
 /// The shared state of one ``zip(_:_:)`` subscription: runs ``ZipStateMachine``'s actions and sends
-/// rows outside the lock, one thread at a time.
+/// rows through its ``SerialDelivery``.
 ///
 /// `Element` is the type the buffers hold: the sources' common type for the array form, `any Sendable`
 /// for the tuple forms, whose `combine` casts each element back to its source's type.
-final class ZipStorage<Element: Sendable, R, E: Sendable>: Sendable {
+final class ZipStorage<Element: Sendable, R, E: Sendable>: SerialDeliveryHost {
     private let machine: LockedState<ZipStateMachine<Element, E>>
     private let subscriber: Subscriber<R, E>
     /// Builds the result from a row; runs outside the lock.
@@ -52,41 +50,22 @@ final class ZipStorage<Element: Sendable, R, E: Sendable>: Sendable {
     }
 
     private func act(_ action: ZipStateMachine<Element, E>.Action) {
-        switch action {
-        case .deliver:
-            self.deliver(allowance: serialDeliveryAllowance)
-        case .none:
-            break
+        if action == .deliver {
+            self.deliverQueued()
         }
     }
 
-    /// The deliverer's loop: sends what the outbox holds, in order, until it is empty; after `allowance`
-    /// deliveries, if more are waiting, the role passes to a task on a global queue.
-    private func deliver(allowance: Int) {
-        var remaining = allowance
-        while true {
-            switch self.machine.withLock({ $0.nextDelivery(mayContinue: remaining > 0) }) {
-            case .send(let delivery):
-                remaining -= 1
-                self.send(delivery)
-            case .handOff:
-                DispatchQueue.global().async {
-                    self.deliver(allowance: .max)
-                }
-                return
-            case .idle:
-                return
-            }
-        }
+    func nextDelivery(resuming: Bool) -> SerialDeliveryStep<SignalEvent<[Element], E>> {
+        return self.machine.withLock { $0.nextDelivery(resuming: resuming) }
     }
 
-    private func send(_ delivery: ZipDelivery<Element, E>) {
-        switch delivery {
-        case .row(let row):
+    func deliver(_ event: SignalEvent<[Element], E>) {
+        switch event {
+        case .Next(let row):
             self.subscriber.putNext(self.combine(row))
-        case .completion:
+        case .Completion:
             self.subscriber.putCompletion()
-        case .error(let error):
+        case .Error(let error):
             self.subscriber.putError(error)
         }
     }
