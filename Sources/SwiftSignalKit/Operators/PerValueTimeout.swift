@@ -36,113 +36,12 @@ public func timeout<T, E, S: SignalScheduler>(
     }
     return { signal in
         return Signal { subscriber in
-            let watch = GapWatch(seconds: seconds, scheduler: scheduler)
-            let source = MetaDisposable()
-            let fallback = MetaDisposable()
-            let timedOut: @Sendable () -> Void = {
-                source.dispose()
-                fallback.set(alternate.start(forwardingTo: subscriber))
-            }
-            watch.arm(after: 0, onTimeout: timedOut)
-            source.set(
-                signal.start(
-                    linkedTo: subscriber,
-                    next: { value in
-                        guard let generation = watch.sourceSentValue() else { return }
-                        subscriber.putNext(value)
-                        watch.arm(after: generation, onTimeout: timedOut)
-                    },
-                    error: { error in
-                        guard watch.sourceEnded() else { return }
-                        subscriber.putError(error)
-                    },
-                    completed: {
-                        guard watch.sourceEnded() else { return }
-                        subscriber.putCompletion()
-                    }))
+            let storage = TimeoutStorage(
+                mode: .everyGap, seconds: seconds, scheduler: scheduler, alternate: alternate, subscriber: subscriber)
+            storage.start(signal)
             return ActionDisposable {
-                watch.cancel()
-                source.dispose()
-                fallback.dispose()
+                storage.dispose()
             }
         }
-    }
-}
-
-/// The timer of ``timeout(perValue:scheduler:alternate:)``: one wait at a time, numbered, so that a
-/// wait replaced by a later value, or one that fires after the end, does nothing.
-final class GapWatch<S: SignalScheduler>: Sendable {
-    private struct State: Sendable {
-        /// The number of values admitted; a wait armed after value `n` carries `n`.
-        var generation: UInt64 = 0
-        var timer: Disposable?
-        var isOver = false
-    }
-
-    private let state = LockedState(State())
-    private let seconds: Double
-    private let scheduler: S
-
-    init(seconds: Double, scheduler: S) {
-        self.seconds = seconds
-        self.scheduler = scheduler
-    }
-
-    /// A value arrived: returns its number, or nil when the timer already won.
-    func sourceSentValue() -> UInt64? {
-        let (generation, timer) = self.state.withLock { state -> (UInt64?, Disposable?) in
-            guard !state.isOver else { return (nil, nil) }
-            state.generation += 1
-            let timer = state.timer
-            state.timer = nil
-            return (state.generation, timer)
-        }
-        timer?.dispose()
-        return generation
-    }
-
-    /// The source ended: returns whether to pass the event on (the timer has not won).
-    func sourceEnded() -> Bool {
-        let (passOn, timer) = self.state.withLock { state -> (Bool, Disposable?) in
-            guard !state.isOver else { return (false, nil) }
-            state.isOver = true
-            let timer = state.timer
-            state.timer = nil
-            return (true, timer)
-        }
-        timer?.dispose()
-        return passOn
-    }
-
-    /// Starts the wait that follows value `generation` (0: the subscription).
-    func arm(after generation: UInt64, onTimeout: @escaping @Sendable () -> Void) {
-        let timer = self.scheduler.schedule(after: self.seconds) { [self] in
-            let fired = self.state.withLock { state -> Bool in
-                guard !state.isOver, state.generation == generation else { return false }
-                state.isOver = true
-                state.timer = nil
-                return true
-            }
-            if fired {
-                onTimeout()
-            }
-        }
-        let unwanted = self.state.withLock { state -> Disposable? in
-            guard !state.isOver, state.generation == generation else { return timer }
-            state.timer = timer
-            return nil
-        }
-        unwanted?.dispose()
-    }
-
-    /// The subscription was disposed.
-    func cancel() {
-        let timer = self.state.withLock { state -> Disposable? in
-            state.isOver = true
-            let timer = state.timer
-            state.timer = nil
-            return timer
-        }
-        timer?.dispose()
     }
 }

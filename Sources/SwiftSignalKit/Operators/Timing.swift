@@ -47,15 +47,17 @@ private func delayed<T, E>(_ signal: Signal<T, E>, by wait: Wait, on scheduler: 
             // `+infinity`: the source is never started.
             return EmptyDisposable
         }
+        let forwarder = SerialForwarder(subscriber: subscriber, scheduler: scheduler)
         let source = MetaDisposable()
         let pending = scheduler.schedule(after: seconds) {
-            source.set(signal.start(forwardingTo: subscriber))
+            source.set(forwarder.start(signal))
         }
         // The wait is cancelled first; a source started meanwhile is disposed by `source`, whose later
         // `set` disposes what it is given.
         return ActionDisposable {
             pending.dispose()
             source.dispose()
+            forwarder.dispose()
         }
     }
 }
@@ -145,68 +147,11 @@ private func timingOut<T, E>(
         return signal
     }
     return Signal<T, E> { subscriber in
-        let race = LockedState<TimeoutRace>(.waiting)
-        let source = MetaDisposable()
-        let fallback = MetaDisposable()
-        // Scheduled before the source starts, so that a value the source sends synchronously cancels it.
-        let timer = scheduler.schedule(after: seconds) {
-            guard race.withLock({ $0.timerFired() }) else { return }
-            source.dispose()
-            fallback.set(alternate.start(forwardingTo: subscriber))
-        }
-        source.set(
-            signal.start(
-                linkedTo: subscriber,
-                next: { value in
-                    guard race.withLock({ $0.sourceEvent() }) else { return }
-                    timer.dispose()
-                    subscriber.putNext(value)
-                },
-                error: { error in
-                    guard race.withLock({ $0.sourceEvent() }) else { return }
-                    timer.dispose()
-                    subscriber.putError(error)
-                },
-                completed: {
-                    guard race.withLock({ $0.sourceEvent() }) else { return }
-                    timer.dispose()
-                    subscriber.putCompletion()
-                }))
+        let storage = TimeoutStorage(
+            mode: .firstEvent, seconds: seconds, scheduler: scheduler, alternate: alternate, subscriber: subscriber)
+        storage.start(signal)
         return ActionDisposable {
-            timer.dispose()
-            source.dispose()
-            fallback.dispose()
-        }
-    }
-}
-
-/// Who won the race in ``timeout(_:queue:alternate:)``.
-enum TimeoutRace: Sendable {
-    case waiting
-    case sourceWon
-    case timedOut
-
-    /// The source sent an event: returns whether to pass it on.
-    mutating func sourceEvent() -> Bool {
-        switch self {
-        case .waiting:
-            self = .sourceWon
-            return true
-        case .sourceWon:
-            return true
-        case .timedOut:
-            return false
-        }
-    }
-
-    /// The timer fired: returns whether to switch to the alternate.
-    mutating func timerFired() -> Bool {
-        switch self {
-        case .waiting:
-            self = .timedOut
-            return true
-        case .sourceWon, .timedOut:
-            return false
+            storage.dispose()
         }
     }
 }

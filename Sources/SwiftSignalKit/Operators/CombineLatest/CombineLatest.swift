@@ -8,8 +8,9 @@
 /// let header = combineLatest(userName, unreadCount) |> map { name, count in "\(name) (\(count))" }
 /// ```
 ///
-/// > Note: Combined values are built under the operator's lock and sent outside it. When sources send
-/// > from several threads at once, two combined values may reach the subscriber in either order.
+/// > Note: Combined values are built under the operator's lock and sent outside it, one at a time, in
+/// > the order they were built, also when sources send from several threads at once: the last tuple
+/// > delivered holds the latest value of each source. See <doc:ThreadingAndDisposal#Ordering>.
 ///
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.

@@ -1,33 +1,92 @@
-/// The shared state of one `combineLatest` subscription, and the disposable its generator returns.
+/// The state of one `combineLatest` subscription: which phase it is in, how many sources have a value
+/// and how many have completed, the sources' subscriptions, and the combined values and the terminal
+/// event on their way to the subscriber, in a ``SerialDelivery``.
 ///
-/// Each source writes its latest value into a typed slot (no `Any` boxing), under this object's lock;
-/// once every source has a value, each new value produces a combined value, built under the lock and sent
-/// outside it.
+/// A combined value is built under the lock that stores the value it follows, and queued in the same
+/// critical section, so combined values reach the subscriber one at a time, in the order they were
+/// built: the last one delivered is the latest, whatever threads the sources send from.
+@usableFromInline struct CombineLatestStateMachine<R, E> {
+    @usableFromInline enum Phase {
+        /// Values are combined once every source has one.
+        case active
+        /// An error or the last completion is queued: nothing more is combined.
+        case ended
+        /// The subscription was disposed: sources started afterwards are disposed at once.
+        case disposed
+    }
+
+    @usableFromInline typealias Submission = SerialDelivery<SignalEvent<R, E>>.Submission
+
+    @usableFromInline var phase = Phase.active
+    /// How many slots hold a value.
+    @usableFromInline var filledCount: Int
+    @usableFromInline var completedCount = 0
+    /// The sources' subscriptions, for disposal.
+    @usableFromInline var sources: [Disposable] = []
+    @usableFromInline var delivery = SerialDelivery<SignalEvent<R, E>>()
+
+    @inlinable init(filledCount: Int, arity: Int) {
+        self.filledCount = filledCount
+        self.sources.reserveCapacity(arity)
+    }
+
+    @inlinable var acceptsEvents: Bool {
+        if case .active = self.phase { return true }
+        return false
+    }
+
+    /// A source's value was stored in its slot (`filledSlot`: the slot was empty): queues the combined
+    /// value once every source has one.
+    @inlinable mutating func valueStored(filledSlot: Bool, arity: Int, combine: () -> R) -> Submission? {
+        if filledSlot {
+            self.filledCount += 1
+        }
+        guard self.filledCount == arity else { return nil }
+        return self.delivery.submit(.Next(combine()))
+    }
+
+    @inlinable mutating func sourceFailed(_ error: E) -> Submission? {
+        guard self.acceptsEvents else { return nil }
+        self.phase = .ended
+        return self.delivery.submit(.Error(error))
+    }
+
+    @inlinable mutating func sourceCompleted(arity: Int) -> Submission? {
+        guard self.acceptsEvents else { return nil }
+        self.completedCount += 1
+        guard self.completedCount == arity else { return nil }
+        self.phase = .ended
+        return self.delivery.submit(.Completion)
+    }
+
+    /// Source subscription `source` was made: returns it when the subscription was disposed meanwhile.
+    @inlinable mutating func sourceStarted(_ source: Disposable) -> Disposable? {
+        if case .disposed = self.phase { return source }
+        self.sources.append(source)
+        return nil
+    }
+
+    /// Returns the sources to dispose and the undelivered events, to release after unlocking.
+    @usableFromInline mutating func disposed() -> ([Disposable], ValueRing<SerialDelivery<SignalEvent<R, E>>.Entry>) {
+        if case .disposed = self.phase { return ([], ValueRing()) }
+        self.phase = .disposed
+        let sources = self.sources
+        self.sources = []
+        return (sources, self.delivery.close())
+    }
+}
+
+/// The shared state of one `combineLatest` subscription, and the disposable its generator returns:
+/// runs ``CombineLatestStateMachine``'s actions.
+///
+/// Each source writes its latest value into a typed slot (no `Any` boxing), under this object's lock.
 ///
 /// It keeps the sources' subscriptions itself rather than in a `DisposableSet` (a set, its lock and a
 /// dictionary per subscription), and each source is subscribed by a ``CombineLatestSourceSubscriber``
 /// that holds what its callbacks need: a server holding many `combineLatest` subscriptions pays for every
 /// object of each.
-@usableFromInline final class CombineLatestStorage<R, E>: Disposable {
-    @usableFromInline struct State: Sendable {
-        /// How many slots hold a value.
-        @usableFromInline var valueCount: Int
-        @usableFromInline var completedCount = 0
-        /// An error or the last completion was sent, or the subscription was disposed: nothing more is
-        /// combined or sent.
-        @usableFromInline var isTerminated = false
-        /// The subscription was disposed: sources started afterwards are disposed at once.
-        @usableFromInline var isDisposed = false
-        /// The sources' subscriptions, for `dispose()`.
-        @usableFromInline var sources: [Disposable] = []
-
-        @usableFromInline init(valueCount: Int, arity: Int) {
-            self.valueCount = valueCount
-            self.sources.reserveCapacity(arity)
-        }
-    }
-
-    @usableFromInline let state: LockedState<State>
+@usableFromInline final class CombineLatestStorage<R, E>: Disposable, SerialDeliveryHost {
+    @usableFromInline let state: LockedState<CombineLatestStateMachine<R, E>>
     @usableFromInline let subscriber: Subscriber<R, E>
     /// Builds the combined value from the slots; called with the lock held (library code only).
     @usableFromInline let combine: @Sendable () -> R
@@ -36,19 +95,17 @@
     @inlinable
     init(arity: Int, subscriber: Subscriber<R, E>, initiallyFilled: Bool = false, combine: @escaping @Sendable () -> R) {
         self.arity = arity
-        self.state = .init(State(valueCount: initiallyFilled ? arity : 0, arity: arity))
+        self.state = .init(CombineLatestStateMachine(filledCount: initiallyFilled ? arity : 0, arity: arity))
         self.subscriber = subscriber
         self.combine = combine
     }
 
     /// Sends the combined initial values when every slot started filled.
     @inlinable func sendInitialIfFilled() {
-        let value = self.state.withLock { state -> R? in
-            state.valueCount == self.arity ? self.combine() : nil
+        let submission = self.state.withLock { state in
+            state.valueStored(filledSlot: false, arity: self.arity, combine: self.combine)
         }
-        if let value {
-            self.subscriber.putNext(value)
-        }
+        self.perform(submission)
     }
 
     /// Starts source `index`, storing its values in `slot`, and keeps its subscription for `dispose()`.
@@ -56,76 +113,69 @@
     func start<V: Sendable>(_ signal: Signal<V, E>, index: Int, queue: Queue?, slot: CombineLatestSlot<V>) {
         let source = queue.map { signal |> deliverOnQueue($0) } ?? signal
         let subscription = source.run(CombineLatestSourceSubscriber(storage: self, index: index, slot: slot))
-        let rejected = self.state.withLock { state -> Bool in
-            if state.isDisposed { return true }
-            state.sources.append(subscription)
-            return false
-        }
-        if rejected {
-            subscription.dispose()
-        }
+        self.state.withLock { $0.sourceStarted(subscription) }?.dispose()
     }
 
     /// Disposes every source's subscription; later events are dropped.
     @usableFromInline func dispose() {
-        let sources = self.state.withLock { state -> [Disposable] in
-            guard !state.isDisposed else { return [] }
-            state.isDisposed = true
-            state.isTerminated = true
-            defer { state.sources = [] }
-            return state.sources
-        }
+        let (sources, undelivered) = self.state.withLock { $0.disposed() }
         for source in sources {
             source.dispose()
         }
+        // Released here, outside the lock.
+        withExtendedLifetime(undelivered) {}
     }
 
     @inlinable func received<V: Sendable>(index: Int, value: V, slot: CombineLatestSlot<V>) {
-        let (combined, replaced) = self.state.withLock { state -> (R?, V?) in
-            guard !state.isTerminated else { return (nil, nil) }
+        let (submission, replaced) = self.state.withLock { state -> (CombineLatestStateMachine<R, E>.Submission?, V?) in
+            guard state.acceptsEvents else { return (nil, nil) }
             let replaced = slot.value
             slot.value = value
-            if replaced == nil {
-                state.valueCount += 1
-            }
-            return (state.valueCount == self.arity ? self.combine() : nil, replaced)
+            return (state.valueStored(filledSlot: replaced == nil, arity: self.arity, combine: self.combine), replaced)
         }
         // The replaced value is released here, outside the lock.
         withExtendedLifetime(replaced) {}
-        if let combined {
-            self.subscriber.putNext(combined)
-        }
+        self.perform(submission)
     }
 
     @inlinable func failed(_ error: E) {
-        let first = self.state.withLock { state -> Bool in
-            guard !state.isTerminated else { return false }
-            state.isTerminated = true
-            return true
-        }
-        if first {
-            self.subscriber.putError(error)
-        }
+        self.perform(self.state.withLock { $0.sourceFailed(error) })
     }
 
     @inlinable func completed(index: Int) {
-        let all = self.state.withLock { state -> Bool in
-            guard !state.isTerminated else { return false }
-            state.completedCount += 1
-            if state.completedCount == self.arity {
-                state.isTerminated = true
-                return true
-            }
-            return false
+        self.perform(self.state.withLock { $0.sourceCompleted(arity: self.arity) })
+    }
+
+    @inlinable func perform(_ submission: CombineLatestStateMachine<R, E>.Submission?) {
+        switch submission {
+        case .deliverNow(let event):
+            self.deliverSerially(startingWith: event)
+        case .refused(let event):
+            withExtendedLifetime(event) {}
+        case .queued, nil:
+            break
         }
-        if all {
+    }
+
+    @inlinable func nextDelivery(resuming: Bool) -> SerialDeliveryStep<SignalEvent<R, E>> {
+        return self.state.withLock { $0.delivery.step(resuming: resuming) }
+    }
+
+    @inlinable func deliver(_ event: SignalEvent<R, E>) {
+        switch event {
+        case .Next(let value):
+            self.subscriber.putNext(value)
+        case .Error(let error):
+            self.subscriber.putError(error)
+        case .Completion:
             self.subscriber.putCompletion()
         }
     }
 }
 
 // Safe: the mutable state is `state`, behind its lock; the other stored properties are immutable and
-// Sendable; the slots the combine closure reads are read and written only under that lock.
+// Sendable; the slots the combine closure reads are read and written only under that lock. Combined
+// values cross threads as the sources' values would (see ``SerialForwarder``).
 extension CombineLatestStorage: @unchecked Sendable {}
 
 /// The subscriber of one source of a `combineLatest`: its value callback captures only itself, and its
