@@ -5,19 +5,7 @@
 /// recorded and run by the loop that is already on the stack, so 100,000 synchronous restarts take
 /// constant stack depth.
 final class RestartLoop: Sendable {
-    private struct State: Sendable {
-        var isDisposed = false
-        /// A subscription is being started by some thread, which will check `restartRequested` after.
-        var isStarting = false
-        var restartRequested = false
-    }
-
-    private let state = LockedState<State>(State())
-    /// The wait before the next retry and the number of retries so far, for the `retry` operators.
-    private let retries = LockedState<(delay: Double, count: Int)>((0, 0))
-    private let current = MetaDisposable()
-    /// The wait before a scheduled restart, cancelled by ``stop()``.
-    private let pendingWait = MetaDisposable()
+    private let machine = LockedState(RestartLoopStateMachine())
     private let makeSubscription: @Sendable (RestartLoop) -> Disposable
     private let isFinished: @Sendable () -> Bool
 
@@ -37,30 +25,15 @@ final class RestartLoop: Sendable {
 
     /// Asks for a new subscription; runs it now, or after the one being started returns.
     func restart() {
-        let startNow = self.state.withLock { state -> Bool in
-            if state.isDisposed { return false }
-            if state.isStarting {
-                state.restartRequested = true
-                return false
-            }
-            state.isStarting = true
-            return true
-        }
-        guard startNow else { return }
+        guard self.machine.withLock({ $0.restartRequested() }) else { return }
         while true {
             if self.isFinished() {
                 self.stop()
                 return
             }
-            self.current.set(self.makeSubscription(self))
-            let again = self.state.withLock { state -> Bool in
-                if state.restartRequested && !state.isDisposed {
-                    state.restartRequested = false
-                    return true
-                }
-                state.isStarting = false
-                return false
-            }
+            let subscription = self.makeSubscription(self)
+            let (unwanted, again) = self.machine.withLock { $0.subscriptionMade(subscription) }
+            unwanted?.dispose()
             if !again { return }
         }
     }
@@ -69,35 +42,101 @@ final class RestartLoop: Sendable {
     ///
     /// - Returns: The wait before this retry and how many retries there have been, this one included.
     func nextRetryDelay(increment: Double, max: Double) -> (delay: Double, count: Int) {
-        return self.retries.withLock { retries in
-            retries.delay = Swift.min(max, retries.delay + increment)
-            retries.count += 1
-            return retries
-        }
+        return self.machine.withLock { $0.nextRetry(increment: increment, max: max) }
     }
 
     /// Restarts after `delay` seconds of `scheduler`'s time, unless the loop stops first.
     func restart(after delay: Double, on scheduler: some SignalScheduler) {
-        self.pendingWait.set(
-            scheduler.schedule(after: delay) { [self] in
-                self.restart()
-            })
+        let wait = scheduler.schedule(after: delay) { [self] in
+            self.restart()
+        }
+        self.machine.withLock { $0.waitScheduled(wait) }?.dispose()
     }
 
     /// Counts an attempt that failed and returns how many have failed, this one included.
     func countFailure() -> Int {
-        return self.retries.withLock { retries in
-            retries.count += 1
-            return retries.count
-        }
+        return self.machine.withLock { $0.countFailure() }
     }
 
     /// Stops: disposes the current subscription and cancels a scheduled restart; later restarts do
     /// nothing.
     func stop() {
-        self.state.withLock { $0.isDisposed = true }
-        self.pendingWait.dispose()
-        self.current.dispose()
+        let (wait, current) = self.machine.withLock { $0.stopped() }
+        wait?.dispose()
+        current?.dispose()
+    }
+}
+
+/// The state of a ``RestartLoop``, under its one lock: whether a subscription is being started (and
+/// whether another was asked for meanwhile), the current subscription, the scheduled wait before a
+/// retry, and the retry count and wait. Every event returns what to dispose after unlocking.
+struct RestartLoopStateMachine: Sendable {
+    enum Phase: Sendable {
+        /// No subscription is being started.
+        case idle
+        /// A thread is starting a subscription; it starts another after it when `again`.
+        case starting(again: Bool)
+        /// Stopped for good: later subscriptions and waits are disposed at once.
+        case stopped
+    }
+
+    private(set) var phase = Phase.idle
+    private var current: Disposable?
+    private var wait: Disposable?
+    private var retryDelay: Double = 0
+    private var retryCount = 0
+
+    /// A restart was asked for: returns whether the caller starts the subscription now.
+    mutating func restartRequested() -> Bool {
+        switch self.phase {
+        case .idle:
+            self.phase = .starting(again: false)
+            return true
+        case .starting:
+            self.phase = .starting(again: true)
+            return false
+        case .stopped:
+            return false
+        }
+    }
+
+    /// The starting thread made `subscription`: returns the subscription to dispose (the one it
+    /// replaces, or itself after a stop) and whether to start another at once.
+    mutating func subscriptionMade(_ subscription: Disposable) -> (unwanted: Disposable?, again: Bool) {
+        guard case .starting(let again) = self.phase else { return (subscription, false) }
+        let replaced = self.current
+        self.current = subscription
+        self.phase = again ? .starting(again: false) : .idle
+        return (replaced, again)
+    }
+
+    /// A wait before a retry was scheduled: returns the wait to dispose (the one it replaces, or itself
+    /// after a stop).
+    mutating func waitScheduled(_ wait: Disposable) -> Disposable? {
+        if case .stopped = self.phase { return wait }
+        let replaced = self.wait
+        self.wait = wait
+        return replaced
+    }
+
+    mutating func nextRetry(increment: Double, max: Double) -> (delay: Double, count: Int) {
+        self.retryDelay = Swift.min(max, self.retryDelay + increment)
+        self.retryCount += 1
+        return (self.retryDelay, self.retryCount)
+    }
+
+    mutating func countFailure() -> Int {
+        self.retryCount += 1
+        return self.retryCount
+    }
+
+    /// Stops the loop: returns the wait and the subscription to dispose.
+    mutating func stopped() -> (wait: Disposable?, current: Disposable?) {
+        self.phase = .stopped
+        let taken = (self.wait, self.current)
+        self.wait = nil
+        self.current = nil
+        return taken
     }
 }
 
