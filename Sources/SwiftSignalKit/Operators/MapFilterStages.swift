@@ -120,3 +120,15 @@
         }
     }
 }
+
+/// How a signal's next operator may join it as one stage (one subscriber per subscription instead of
+/// two). Only a `map` stage offers one today: a `filter` applied to it makes a ``MapStage`` that maps
+/// and filters. The core type stores this and knows nothing of what it holds.
+@usableFromInline struct SignalFusion<T, E>: Sendable {
+    /// Makes the signal of `filter(predicate)` applied to this signal, as one stage.
+    @usableFromInline let filter: @Sendable (@escaping @Sendable (T) -> Bool) -> Signal<T, E>
+
+    @inlinable init(filter: @escaping @Sendable (@escaping @Sendable (T) -> Bool) -> Signal<T, E>) {
+        self.filter = filter
+    }
+}

@@ -14,9 +14,9 @@
             generator: { [stage] subscriber in
                 return stage.upstream.run(MapSubscriber(target: subscriber, stage: stage))
             },
-            fusingFilter: { [stage] predicate in
+            fusion: SignalFusion(filter: { [stage] predicate in
                 return stage.filtered(by: predicate)
-            })
+            }))
     }
 }
 
@@ -27,7 +27,7 @@
 @inlinable @preconcurrency public func filter<T, E>(_ f: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         // `map { ... } |> filter { ... }` runs as one stage: one subscriber per subscription.
-        if let fuse = signal.fusingFilter {
+        if let fuse = signal.fusion?.filter {
             return fuse(f)
         }
         let stage = FilterStage(upstream: signal, predicate: f)

@@ -123,8 +123,8 @@ func play(
 @Suite(.serialized) struct DebounceThrottleStressTests {
     /// Values from several threads, then a completion: the last value sent is flushed, nothing follows
     /// the completion, and no value is sent twice.
-    @Test(arguments: [TimedLatestStateMachine<Int, NoError>.Mode.debounce, .throttle])
-    func concurrentValuesAndACompletion(mode: TimedLatestStateMachine<Int, NoError>.Mode) async {
+    @Test(arguments: [DebounceThrottleStateMachine<Int, NoError>.Mode.debounce, .throttle])
+    func concurrentValuesAndACompletion(mode: DebounceThrottleStateMachine<Int, NoError>.Mode) async {
         for _ in 0..<200 {
             let captured = CapturedSubscriber<Int, NoError>()
             let events = LockedState<[Event<Int, NoError>]>([])

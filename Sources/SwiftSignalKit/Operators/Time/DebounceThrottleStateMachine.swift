@@ -5,7 +5,7 @@
 /// Timers are numbered; a timer that fires after it was replaced, or after the end, finds a different
 /// number and does nothing. Values that leave the state unsent (replaced, or dropped by an error or a
 /// disposal) are returned so that they are released after unlocking.
-struct TimedLatestStateMachine<T: Sendable, E: Sendable>: Sendable {
+struct DebounceThrottleStateMachine<T: Sendable, E: Sendable>: Sendable {
     enum Mode: Sendable {
         /// Each value restarts the timer: a value is sent once the source has been quiet for the interval.
         case debounce

@@ -61,9 +61,9 @@ public func |> <T, U>(value: T, function: ((T) -> U)) -> U {
 /// > started from any thread.
 public final class Signal<T, E>: Sendable {
     @usableFromInline let generator: @Sendable (Subscriber<T, E>) -> Disposable
-    /// For a `map` stage only: makes the signal of a `filter` applied to it, as one stage (one subscriber
-    /// per subscription instead of two). nil for every other signal. See ``MapStage``.
-    @usableFromInline let fusingFilter: (@Sendable (@escaping @Sendable (T) -> Bool) -> Signal<T, E>)?
+    /// What an operator applied next may fuse with (see ``SignalFusion``, with the operators that use
+    /// it); nil for most signals.
+    @usableFromInline let fusion: SignalFusion<T, E>?
 
     /// Creates a signal from a generator that runs once per subscription.
     ///
@@ -72,16 +72,13 @@ public final class Signal<T, E>: Sendable {
     ///   to stop.
     @preconcurrency public init(_ generator: @escaping @Sendable (Subscriber<T, E>) -> Disposable) {
         self.generator = generator
-        self.fusingFilter = nil
+        self.fusion = nil
     }
 
-    /// Creates a `map` stage's signal, which a `filter` applied to it joins (see ``MapStage``).
-    @inlinable init(
-        generator: @escaping @Sendable (Subscriber<T, E>) -> Disposable,
-        fusingFilter: @escaping @Sendable (@escaping @Sendable (T) -> Bool) -> Signal<T, E>
-    ) {
+    /// Creates a signal that the next operator may fuse with.
+    @inlinable init(generator: @escaping @Sendable (Subscriber<T, E>) -> Disposable, fusion: SignalFusion<T, E>) {
         self.generator = generator
-        self.fusingFilter = fusingFilter
+        self.fusion = fusion
     }
 
     /// Subscribes to the signal.

@@ -1,14 +1,14 @@
 /// One subscription of ``debounce(_:scheduler:)`` or ``throttle(_:scheduler:)``: runs the state
 /// machine's actions outside its lock.
-final class TimedLatestStorage<T: Sendable, E: Sendable, S: SignalScheduler>: Disposable {
-    private let state: LockedState<TimedLatestStateMachine<T, E>>
+final class DebounceThrottleStorage<T: Sendable, E: Sendable, S: SignalScheduler>: Disposable {
+    private let state: LockedState<DebounceThrottleStateMachine<T, E>>
     private let subscriber: Subscriber<T, E>
     private let scheduler: S
     private let interval: Double
     let source = MetaDisposable()
 
-    init(mode: TimedLatestStateMachine<T, E>.Mode, interval: Double, scheduler: S, subscriber: Subscriber<T, E>) {
-        self.state = LockedState(TimedLatestStateMachine(mode: mode))
+    init(mode: DebounceThrottleStateMachine<T, E>.Mode, interval: Double, scheduler: S, subscriber: Subscriber<T, E>) {
+        self.state = LockedState(DebounceThrottleStateMachine(mode: mode))
         self.interval = interval
         self.scheduler = scheduler
         self.subscriber = subscriber
@@ -40,7 +40,7 @@ final class TimedLatestStorage<T: Sendable, E: Sendable, S: SignalScheduler>: Di
         }
     }
 
-    private func end(_ action: TimedLatestStateMachine<T, E>.EndAction) {
+    private func end(_ action: DebounceThrottleStateMachine<T, E>.EndAction) {
         action.cancel?.dispose()
         withExtendedLifetime((action.dropped, action.undelivered)) {}
         if action.deliver {

@@ -41,7 +41,7 @@ public func throttled<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
     }
 }
 
-private func queueSignals<T, E>(_ signal: Signal<Signal<T, E>, E>, mode: QueueStateMachine<T, E>.Mode) -> Signal<T, E> {
+private func queueSignals<T, E>(_ signal: Signal<Signal<T, E>, E>, mode: QueueOperatorStateMachine<T, E>.Mode) -> Signal<T, E> {
     return Signal { subscriber in
         let runner = QueueRunner(subscriber: subscriber, mode: mode)
         let outer = signal.start(
@@ -72,12 +72,12 @@ private func queueSignals<T, E>(_ signal: Signal<Signal<T, E>, E>, mode: QueueSt
 
 /// Starts the inner signals of ``queue(_:)`` and ``throttled(_:)``.
 private final class QueueRunner<T, E>: Sendable {
-    let state: LockedState<QueueStateMachine<T, E>>
+    let state: LockedState<QueueOperatorStateMachine<T, E>>
     let current = MetaDisposable()
     private let subscriber: Subscriber<T, E>
 
-    init(subscriber: Subscriber<T, E>, mode: QueueStateMachine<T, E>.Mode) {
-        self.state = .init(QueueStateMachine(mode: mode))
+    init(subscriber: Subscriber<T, E>, mode: QueueOperatorStateMachine<T, E>.Mode) {
+        self.state = .init(QueueOperatorStateMachine(mode: mode))
         self.subscriber = subscriber
     }
 

@@ -68,7 +68,7 @@ public func throttle<T: Sendable, E: Sendable, S: SignalScheduler>(
 }
 
 private func timedLatest<T: Sendable, E: Sendable, S: SignalScheduler>(
-    _ signal: Signal<T, E>, mode: TimedLatestStateMachine<T, E>.Mode, wait: Wait, scheduler: S
+    _ signal: Signal<T, E>, mode: DebounceThrottleStateMachine<T, E>.Mode, wait: Wait, scheduler: S
 ) -> Signal<T, E> {
     return Signal { subscriber in
         let seconds: Double
@@ -79,7 +79,7 @@ private func timedLatest<T: Sendable, E: Sendable, S: SignalScheduler>(
             // The timer never fires: only the completion flushes.
             seconds = .infinity
         }
-        let storage = TimedLatestStorage(mode: mode, interval: seconds, scheduler: scheduler, subscriber: subscriber)
+        let storage = DebounceThrottleStorage(mode: mode, interval: seconds, scheduler: scheduler, subscriber: subscriber)
         storage.start(signal)
         return storage
     }

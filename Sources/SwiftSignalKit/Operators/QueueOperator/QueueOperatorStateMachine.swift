@@ -3,7 +3,7 @@
 /// An inner signal that completes while it is still being started (synchronously) does not start the
 /// next one from inside its own `start`; the starter loop picks the next one up, so a long run of
 /// synchronous inner signals keeps a constant stack depth.
-struct QueueStateMachine<T, E> {
+struct QueueOperatorStateMachine<T, E> {
     enum Mode {
         /// Keep every waiting inner signal (``queue(_:)``).
         case queue
