@@ -19,7 +19,9 @@
 /// Where callbacks run: on the thread that publishes, or on whichever publishing thread is already
 /// delivering. A `set` (or a new subscription) delivers at most 64 values that other threads published
 /// meanwhile; the rest then reach subscribers, still in order, on a Dispatch global thread, so that no
-/// caller is kept delivering for other threads without end. When values
+/// caller is kept delivering for other threads without end. Values that a subscriber's callback sets on
+/// the delivering thread do not count: they stay on that thread. See
+/// <doc:ThreadingAndDisposal#Ordering>. When values
 /// are published from several threads at once, delivery may happen on whichever of those threads is
 /// already delivering.
 ///

@@ -15,9 +15,9 @@
 /// another thread puts a value gets the replay and then every later value, with no gap and no
 /// duplicate. The replay is delivered on the subscribing thread; ``putNext(_:)`` delivers on the calling
 /// thread, outside any lock. A value put while another delivery is under way (from another thread, or
-/// from a subscriber's callback) is queued and delivered by the delivering thread, which after 64 queued
-/// values hands the rest to a Dispatch thread (as ``Promise`` does): a callback that puts more than 64
-/// values back into the pipe gets the later ones on a Dispatch thread.
+/// from a subscriber's callback) is queued and delivered by the delivering thread, which after 64 values
+/// put by other threads hands the rest to a Dispatch thread (as ``Promise`` does); values a callback puts
+/// back into the pipe on the delivering thread do not count, and stay on that thread.
 public final class ReplayingValuePipe<T: Sendable>: Sendable {
     @usableFromInline let core: ReplayingFanOut<T>
 

@@ -60,6 +60,10 @@
     /// How many events queued by other threads the current deliverer has delivered.
     @usableFromInline package var othersDelivered: Int32 = 0
     @usableFromInline package private(set) var isClosed = false
+    /// Whether an idle delivery keeps its queue's storage: for operators whose every event is queued
+    /// (they ``post(_:)``), so that a steady stream allocates nothing; the others free it, so that an
+    /// idle subscription holds no queue storage.
+    @usableFromInline package let keepsStorage: Bool
 
     @inlinable package static var idle: UInt { 0 }
     @inlinable package static var handedOff: UInt { 1 }
@@ -69,7 +73,10 @@
     /// enough that a thread sending one value returns within a bounded amount of other threads' work.
     @inlinable package static var othersAllowance: Int32 { 64 }
 
-    @inlinable package init() {}
+    /// - Parameter keepingStorage: Keep the queue's storage while idle (see ``keepsStorage``).
+    @inlinable package init(keepingStorage: Bool = false) {
+        self.keepsStorage = keepingStorage
+    }
 
     /// Whether someone (a thread, or a scheduled hand-off) holds the deliverer's role.
     @inlinable package var isDelivering: Bool { self.deliverer != SerialDelivery.idle }
@@ -119,7 +126,7 @@
     @inlinable package mutating func next() -> SerialDeliveryStep<Item> {
         guard !self.queue.isEmpty else {
             self.deliverer = SerialDelivery.idle
-            if !self.queue.slots.isEmpty {
+            if !self.keepsStorage && !self.queue.slots.isEmpty {
                 // Every slot is empty, so freeing them releases no event: an idle subscription keeps
                 // no queue storage.
                 self.queue = ValueRing()

@@ -94,7 +94,7 @@ import SwiftSignalKit
     @usableFromInline var nextIndexToSend = 0
     @usableFromInline var outOfOrder: [Int: R?] = [:]
     /// Results and the terminal event on their way to the subscriber.
-    @usableFromInline var delivery = SerialDelivery<Outgoing>()
+    @usableFromInline var delivery = SerialDelivery<Outgoing>(keepingStorage: true)
     /// A post made this thread the deliverer; the effects tell it to deliver after unlocking.
     @usableFromInline var mustDeliver = false
     @usableFromInline var upstreamFinished = false

@@ -126,7 +126,7 @@ func announcedSignal(_ pipe: ValuePipe<Int>, started: LockedState<Bool>) -> Sign
     /// source's last value, also when both sources send from their own threads at once.
     @Test func combineLatestDeliversTheLatestCombinationLast() async {
         await onThread {
-            for _ in 0..<300 {
+            for _ in 0..<100 {
                 let a = ValuePipe<Int>()
                 let b = ValuePipe<Int>()
                 let last = LockedState<(Int, Int)?>(nil)

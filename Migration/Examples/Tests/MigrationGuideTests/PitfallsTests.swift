@@ -71,6 +71,20 @@ nonisolated final class PriceBoard: Sendable {
     }
 }
 
+// MARK: - A callback entered from two threads at once
+
+/// Wrong: `map` passes each value on, on the thread that sent it, so with several producers the callback
+/// runs on two threads at once, and a count it keeps in a plain variable loses updates.
+func orderNumbers(_ orders: Signal<Int, NoError>) -> Signal<Int, NoError> {
+    return orders |> map { $0 }
+}
+
+/// Right: `scan` serialises. The fold and its results run one value at a time, in the order the values
+/// arrived, whatever threads the orders come from, so the count is exact and arrives in order.
+func runningCount(_ orders: Signal<Int, NoError>) -> Signal<Int, NoError> {
+    return orders |> scan(0) { count, _ in count + 1 }
+}
+
 // MARK: - Queue.sync and actors
 
 /// Wrong: code on the queue waits for an actor that runs on the same queue. The actor's job runs only
@@ -238,6 +252,37 @@ func requiredTheme(_ theme: Signal<String, NoError>) async throws -> String {
         prices.putNext(2)
         await withCheckedContinuation { continuation in board.queue.async { continuation.resume() } }
         #expect(board.latestPrice == 1)
+    }
+
+    @Test func aPassingOperatorLetsTwoThreadsIntoTheCallback() async {
+        let orders = ValuePipe<Int>()
+        let inside = Atomic<Int>(value: 0)
+        let bothInside = Atomic<Bool>(value: false)
+        let subscription = orderNumbers(orders.signal()).start(next: { _ in
+            _ = inside.modify { $0 + 1 }
+            // Each producer waits in the callback for the other to be in it too: with `map`, it comes.
+            if blockingSpin(until: { inside.with { $0 } == 2 }) {
+                _ = bothInside.swap(true)
+            }
+        })
+        await concurrently(2) { order in
+            orders.putNext(order)
+        }
+        subscription.dispose()
+        #expect(bothInside.with { $0 }, "map does not serialise: both producers were in the callback at once")
+    }
+
+    @Test func aSerialisingOperatorCountsExactlyAndInOrder() async {
+        let orders = ValuePipe<Int>()
+        let counts = Atomic<[Int]>(value: [])
+        let subscription = runningCount(orders.signal()).start(next: { count in counts.modify { $0 + [count] } })
+        await concurrently(4) { _ in
+            for order in 0..<500 { orders.putNext(order) }
+        }
+        // Past 64 values from other threads, delivery may continue on a Dispatch thread for a moment.
+        await eventually { counts.with { $0.count } == 2_000 }
+        subscription.dispose()
+        #expect(counts.with { $0 } == Array(1...2_000))
     }
 
     @Test func waitingOnTheQueueForAnActorOnTheSameQueueDeadlocks() async {

@@ -13,6 +13,9 @@ import Dispatch
 /// runs the timer, `+infinity` never subscribes, a value above 100 years waits 100 years, and NaN is a
 /// precondition failure naming the argument and the value.
 ///
+/// > Note: Events from several threads are delivered one at a time, in the order the operator decided
+/// > on them, never while it holds its lock; see <doc:ThreadingAndDisposal#Ordering>.
+///
 /// - Parameters:
 ///   - timeout: Seconds to wait before subscribing (monotonic clock).
 ///   - queue: Where the timer fires and the source starts.
@@ -31,6 +34,9 @@ public func delay<T, E>(_ timeout: Double, queue: Queue) -> (_ signal: Signal<T,
 ///
 /// Like ``delay(_:queue:)``, on any ``SignalScheduler``: a ``Queue`` in production, a virtual-time
 /// scheduler in tests. The argument rules are the same.
+///
+/// > Note: Events from several threads are delivered one at a time, in the order the operator decided
+/// > on them, never while it holds its lock; see <doc:ThreadingAndDisposal#Ordering>.
 ///
 /// - Parameters:
 ///   - timeout: Seconds to wait before subscribing.
@@ -68,6 +74,9 @@ private func delayed<T, E>(_ signal: Signal<T, E>, by wait: Wait, on scheduler: 
 /// `timeout` is checked when the operator is made, as for ``delay(_:queue:)``: 0 or negative subscribes
 /// as soon as possible, `+infinity` never, above 100 years waits 100 years, NaN is a precondition failure.
 ///
+/// > Note: Events from several threads are delivered one at a time, in the order the operator decided
+/// > on them, never while it holds its lock; see <doc:ThreadingAndDisposal#Ordering>.
+///
 /// - Parameters:
 ///   - timeout: Seconds to wait before subscribing (wall clock).
 ///   - granularity: Kept for source compatibility; the wall-clock deadline makes polling unnecessary.
@@ -82,13 +91,15 @@ public func suspendAwareDelay<T, E>(_ timeout: Double, granularity: Double = 4.0
                 // `+infinity`: the source is never started.
                 return EmptyDisposable
             }
+            let forwarder = SerialForwarder(subscriber: subscriber, scheduler: queue)
             let source = MetaDisposable()
-            let pending = queue.scheduleOnce({ source.set(signal.start(forwardingTo: subscriber)) }) { timer in
+            let pending = queue.scheduleOnce({ source.set(forwarder.start(signal)) }) { timer in
                 timer.schedule(wallDeadline: DispatchWallTime.now() + seconds)
             }
             return ActionDisposable {
                 pending.dispose()
                 source.dispose()
+                forwarder.dispose()
             }
         }
     }
@@ -104,6 +115,9 @@ public func suspendAwareDelay<T, E>(_ timeout: Double, granularity: Double = 4.0
 /// itself), 0 or a negative value times out as soon as `queue` runs the timer unless the source sends
 /// first, a value above 100 years waits 100 years, and NaN is a precondition failure naming the argument
 /// and the value.
+///
+/// > Note: Events from several threads are delivered one at a time, in the order the operator decided
+/// > on them, never while it holds its lock; see <doc:ThreadingAndDisposal#Ordering>.
 ///
 /// - Parameters:
 ///   - timeout: Seconds to wait for the first event.
@@ -126,6 +140,9 @@ public func timeout<T, E>(_ timeout: Double, queue: Queue, alternate: Signal<T, 
 /// Like ``timeout(_:queue:alternate:)-(Double,_,_)``, on any ``SignalScheduler``: a ``Queue`` in production, a
 /// virtual-time scheduler in tests. Only the wait for the first event is bounded; see
 /// ``timeout(perValue:scheduler:alternate:)-(Double,_,_)`` for a bound on every gap.
+///
+/// > Note: Events from several threads are delivered one at a time, in the order the operator decided
+/// > on them, never while it holds its lock; see <doc:ThreadingAndDisposal#Ordering>.
 ///
 /// - Parameters:
 ///   - timeout: Seconds to wait for the first event.

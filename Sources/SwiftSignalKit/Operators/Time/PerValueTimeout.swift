@@ -21,6 +21,9 @@
 /// sends first, above 100 years waits 100 years, and NaN is a precondition failure naming the argument
 /// and the value.
 ///
+/// > Note: Events from several threads are delivered one at a time, in the order the operator decided
+/// > on them, never while it holds its lock; see <doc:ThreadingAndDisposal#Ordering>.
+///
 /// - Parameters:
 ///   - interval: The longest gap, in seconds.
 ///   - scheduler: Where the gaps are measured and `alternate` starts; a ``Queue`` by default, a

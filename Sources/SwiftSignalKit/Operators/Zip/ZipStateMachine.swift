@@ -24,7 +24,7 @@ struct ZipStateMachine<Element, E> {
 
     private var buffers: [ValueRing<Element>]
     private var completed: [Bool]
-    private var delivery = SerialDelivery<Event>()
+    private var delivery = SerialDelivery<Event>(keepingStorage: true)
     /// The terminal event has been queued, or the subscription disposed: later events are dropped.
     private var inputClosed = false
 
