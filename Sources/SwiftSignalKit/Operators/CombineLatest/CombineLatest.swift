@@ -10,7 +10,7 @@
 ///
 /// > Note: Combined values are built under the operator's lock and sent outside it, one at a time, in
 /// > the order they were built, also when sources send from several threads at once: the last tuple
-/// > delivered holds the latest value of each source. See <doc:ThreadingAndDisposal#Ordering>.
+/// > delivered holds the latest value of each source. See the Threading and disposal article, "Ordering".
 ///
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.

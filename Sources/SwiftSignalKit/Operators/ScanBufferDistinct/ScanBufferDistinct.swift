@@ -20,7 +20,7 @@
 /// > folded (and its result sent) by the folding thread, which after 64 values queued by *other* threads
 /// > hands the rest to a global Dispatch queue, so no sender is kept working for others without end.
 /// > Values a callback feeds back on the folding thread do not count: they stay on that thread.
-/// > See <doc:ThreadingAndDisposal#Ordering>.
+/// > See the Threading and disposal article, "Ordering".
 /// > The value and error types are `Sendable` for that reason: a value or an error may be handled by
 /// > another thread than the one that sent it.
 ///

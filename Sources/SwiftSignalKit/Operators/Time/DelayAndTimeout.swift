@@ -14,7 +14,7 @@ import Dispatch
 /// precondition failure naming the argument and the value.
 ///
 /// > Note: Events from several threads are delivered one at a time, in the order the operator decided
-/// > on them, never while it holds its lock; see <doc:ThreadingAndDisposal#Ordering>.
+/// > on them, never while it holds its lock; see the Threading and disposal article, "Ordering".
 ///
 /// - Parameters:
 ///   - timeout: Seconds to wait before subscribing (monotonic clock).
@@ -36,7 +36,7 @@ public func delay<T, E>(_ timeout: Double, queue: Queue) -> (_ signal: Signal<T,
 /// scheduler in tests. The argument rules are the same.
 ///
 /// > Note: Events from several threads are delivered one at a time, in the order the operator decided
-/// > on them, never while it holds its lock; see <doc:ThreadingAndDisposal#Ordering>.
+/// > on them, never while it holds its lock; see the Threading and disposal article, "Ordering".
 ///
 /// - Parameters:
 ///   - timeout: Seconds to wait before subscribing.
@@ -75,7 +75,7 @@ private func delayed<T, E>(_ signal: Signal<T, E>, by wait: Wait, on scheduler: 
 /// as soon as possible, `+infinity` never, above 100 years waits 100 years, NaN is a precondition failure.
 ///
 /// > Note: Events from several threads are delivered one at a time, in the order the operator decided
-/// > on them, never while it holds its lock; see <doc:ThreadingAndDisposal#Ordering>.
+/// > on them, never while it holds its lock; see the Threading and disposal article, "Ordering".
 ///
 /// - Parameters:
 ///   - timeout: Seconds to wait before subscribing (wall clock).
@@ -117,7 +117,7 @@ public func suspendAwareDelay<T, E>(_ timeout: Double, granularity: Double = 4.0
 /// and the value.
 ///
 /// > Note: Events from several threads are delivered one at a time, in the order the operator decided
-/// > on them, never while it holds its lock; see <doc:ThreadingAndDisposal#Ordering>.
+/// > on them, never while it holds its lock; see the Threading and disposal article, "Ordering".
 ///
 /// - Parameters:
 ///   - timeout: Seconds to wait for the first event.
@@ -142,7 +142,7 @@ public func timeout<T, E>(_ timeout: Double, queue: Queue, alternate: Signal<T, 
 /// ``timeout(perValue:scheduler:alternate:)-(Double,_,_)`` for a bound on every gap.
 ///
 /// > Note: Events from several threads are delivered one at a time, in the order the operator decided
-/// > on them, never while it holds its lock; see <doc:ThreadingAndDisposal#Ordering>.
+/// > on them, never while it holds its lock; see the Threading and disposal article, "Ordering".
 ///
 /// - Parameters:
 ///   - timeout: Seconds to wait for the first event.

@@ -22,7 +22,7 @@
 /// and the value.
 ///
 /// > Note: Events from several threads are delivered one at a time, in the order the operator decided
-/// > on them, never while it holds its lock; see <doc:ThreadingAndDisposal#Ordering>.
+/// > on them, never while it holds its lock; see the Threading and disposal article, "Ordering".
 ///
 /// - Parameters:
 ///   - interval: The longest gap, in seconds.

@@ -24,7 +24,7 @@
 /// > outside it in that order, one thread at a time: a value that completes a tuple while one is being
 /// > sent (by another thread, or from a callback on the sending thread) is queued, and sent by the
 /// > sending thread, which after 64 tuples queued by other threads hands the rest to a global Dispatch
-/// > queue (see <doc:ThreadingAndDisposal#Ordering>). The
+/// > queue (see the Threading and disposal article, "Ordering"). The
 /// > completion or error comes after every tuple. The value and error types
 /// > are `Sendable` for that reason: they may be sent by another thread than the one that sent them.
 ///
