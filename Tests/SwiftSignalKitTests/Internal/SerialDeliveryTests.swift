@@ -169,7 +169,7 @@ final class LoggingHost: SerialDeliveryHost, @unchecked Sendable {
                 done.signal()
             }
             other.start()
-            done.wait()
+            done.wait()  // blocking-check: in a callback on a thread of onThread's, waiting for the other sender
         }
         box.withLock { $0 = host }
         // The sender runs on a thread of its own: it waits for the other thread inside the callback.

@@ -261,7 +261,12 @@ func requiredTheme(_ theme: Signal<String, NoError>) async throws -> String {
         let subscription = orderNumbers(orders.signal()).start(next: { _ in
             _ = inside.modify { $0 + 1 }
             // Each producer waits in the callback for the other to be in it too: with `map`, it comes.
-            if blockingSpin(until: { inside.with { $0 } == 2 }) {
+            var checks = 0
+            while inside.with({ $0 }) < 2 && checks < 10_000_000 {
+                checks += 1
+                sched_yield()  // blocking-check: in the callback, on a producer thread of concurrently's
+            }
+            if inside.with({ $0 }) == 2 {
                 _ = bothInside.swap(true)
             }
         })
