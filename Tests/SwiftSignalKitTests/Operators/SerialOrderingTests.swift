@@ -36,6 +36,23 @@ final class OrderingProbe: Sendable {
     }
 }
 
+/// A source whose subscriber the test's threads call directly; `started` says when it has been
+/// subscribed (for operators that subscribe later).
+final class DirectSource: Sendable {
+    let subscriber = LockedState<Subscriber<Int, NoError>?>(nil)
+
+    var signal: Signal<Int, NoError> {
+        return Signal { subscriber in
+            self.subscriber.withLock { $0 = subscriber }
+            return EmptyDisposable
+        }
+    }
+
+    var started: Bool { self.subscriber.withLock { $0 != nil } }
+    func send(_ value: Int) { self.subscriber.withLock { $0 }?.putNext(value) }
+    func complete() { self.subscriber.withLock { $0 }?.putCompletion() }
+}
+
 /// A pipe's signal that says when it has been subscribed (for operators that subscribe later).
 func announcedSignal(_ pipe: ValuePipe<Int>, started: LockedState<Bool>) -> Signal<Int, NoError> {
     return Signal { subscriber in
@@ -48,7 +65,7 @@ func announcedSignal(_ pipe: ValuePipe<Int>, started: LockedState<Bool>) -> Sign
 @Suite struct SerialOrderingTests {
     /// The operators that promise serial delivery, fed by four threads at once through one pipe.
     enum Operator: String, CaseIterable, Sendable {
-        case timeoutPerValue, timeout, delay, combineLatest, scan, distinct
+        case timeoutPerValue, timeout, delay, suspendAwareDelay, combineLatest, scan, buffer, distinct, share, valuePromise
 
         func apply(_ signal: Signal<Int, NoError>, scheduler: Queue) -> Signal<Int, NoError> {
             switch self {
@@ -62,8 +79,24 @@ func announcedSignal(_ pipe: ValuePipe<Int>, started: LockedState<Bool>) -> Sign
                 return SwiftSignalKit.combineLatest(signal, Signal<Int, NoError>.single(0)) |> map { value, _ in value }
             case .scan:
                 return signal |> SwiftSignalKit.scan(0) { (_: Int, value: Int) in value }
+            case .suspendAwareDelay:
+                return signal |> SwiftSignalKit.suspendAwareDelay(0, queue: scheduler)
+            case .buffer:
+                return signal |> SwiftSignalKit.buffer(count: 1) |> map { $0[0] }
             case .distinct:
                 return signal |> SwiftSignalKit.distinct
+            case .share:
+                return signal |> SwiftSignalKit.share()
+            case .valuePromise:
+                return Signal { subscriber in
+                    let promise = ValuePromise<Int>(ignoreRepeated: false)
+                    let feeding = signal.start(next: { promise.set($0) }, completed: { subscriber.putCompletion() })
+                    let reading = promise.get().start(next: { subscriber.putNext($0) })
+                    return ActionDisposable {
+                        feeding.dispose()
+                        reading.dispose()
+                    }
+                }
             }
         }
     }
@@ -91,6 +124,27 @@ func announcedSignal(_ pipe: ValuePipe<Int>, started: LockedState<Bool>) -> Sign
             #expect(last[thread, default: -1] < value, "\(op): \(value) after \(last[thread, default: -1])")
             last[thread] = value
         }
+        subscription.dispose()
+    }
+
+    /// (A promise never completes: the case's completion would bypass it.)
+    @Test(arguments: Operator.allCases.filter { $0 != .valuePromise })
+    func aCompletionRacingValuesComesLastAndOnce(_ op: Operator) async {
+        let source = DirectSource()
+        let probe = OrderingProbe()
+        let subscription = probe.start(op.apply(source.signal, scheduler: Queue.concurrentDefaultQueue()))
+        #expect(await spin(until: { source.started }))
+        await concurrently(4) { thread in
+            for value in 0..<(thread == 3 ? 300 : 1_000) {
+                source.send(thread * 1_000_000 + value)
+            }
+            if thread == 3 { source.complete() }
+        }
+        #expect(await spin(until: { probe.isFinished }), "\(op): no completion")
+        let log = probe.log
+        #expect(log.filter { $0 == "c" }.count == 1, "\(op)")
+        #expect(log.last == "c", "\(op): \(log.suffix(3))")
+        #expect(probe.overlaps == 0, "\(op): the callback ran on two threads at once \(probe.overlaps) times")
         subscription.dispose()
     }
 
