@@ -31,13 +31,21 @@ struct DebounceThrottleStateMachine<T: Sendable, E: Sendable>: Sendable {
         var undelivered = ValueRing<SerialDelivery<SignalEvent<T, E>>.Entry>()
     }
 
+    /// The phase, carrying what it needs.
+    enum Phase {
+        /// No value waits.
+        case idle
+        /// `value` waits for timer `generation` (debounce: the quiet period; throttle: the window),
+        /// which is stored once scheduled.
+        case waiting(value: T, generation: UInt64, timer: Disposable?)
+        /// The source ended or the subscription was disposed.
+        case finished
+    }
+
     let mode: Mode
-    private var pending: T?
+    private(set) var phase = Phase.idle
+    /// The number of the latest timer; a timer that fires with another number does nothing.
     private var generation: UInt64 = 0
-    private var timer: Disposable?
-    /// Throttle only: a window is open (its timer is scheduled or about to be).
-    private var windowIsOpen = false
-    private var isFinished = false
     var delivery = SerialDelivery<SignalEvent<T, E>>()
 
     init(mode: Mode) {
@@ -45,76 +53,79 @@ struct DebounceThrottleStateMachine<T: Sendable, E: Sendable>: Sendable {
     }
 
     mutating func valueArrived(_ value: T) -> ValueAction {
-        guard !self.isFinished else { return .none(dropped: value) }
-        let dropped = self.pending
-        self.pending = value
-        switch self.mode {
-        case .debounce:
+        switch self.phase {
+        case .finished:
+            return .none(dropped: value)
+        case .idle:
             self.generation += 1
-            let previous = self.timer
-            self.timer = nil
-            return .arm(generation: self.generation, cancel: previous, dropped: dropped)
-        case .throttle:
-            if self.windowIsOpen {
-                return .none(dropped: dropped)
+            self.phase = .waiting(value: value, generation: self.generation, timer: nil)
+            return .arm(generation: self.generation, cancel: nil, dropped: nil)
+        case .waiting(let replaced, let generation, let timer):
+            switch self.mode {
+            case .debounce:
+                // The quiet period starts again.
+                self.generation += 1
+                self.phase = .waiting(value: value, generation: self.generation, timer: nil)
+                return .arm(generation: self.generation, cancel: timer, dropped: replaced)
+            case .throttle:
+                // The window stays; its latest value changes.
+                self.phase = .waiting(value: value, generation: generation, timer: timer)
+                return .none(dropped: replaced)
             }
-            self.windowIsOpen = true
-            self.generation += 1
-            return .arm(generation: self.generation, cancel: nil, dropped: dropped)
         }
     }
 
     /// Timer `generation` has been scheduled: returns it when it is no longer wanted, to be disposed.
     mutating func timerScheduled(_ generation: UInt64, _ timer: Disposable) -> Disposable? {
-        guard !self.isFinished, generation == self.generation else { return timer }
-        self.timer = timer
+        guard case .waiting(let value, let current, nil) = self.phase, current == generation else { return timer }
+        self.phase = .waiting(value: value, generation: generation, timer: timer)
         return nil
     }
 
     /// Timer `generation` fired: returns whether the caller must deliver the queued events.
     mutating func timerFired(_ generation: UInt64) -> Bool {
-        guard !self.isFinished, generation == self.generation else { return false }
-        self.timer = nil
-        self.windowIsOpen = false
-        guard let value = self.pending else { return false }
-        self.pending = nil
+        guard case .waiting(let value, let current, _) = self.phase, current == generation else { return false }
+        self.phase = .idle
         return self.delivery.post(.Next(value))
     }
 
     /// The source completed: the waiting value, if any, is sent at once, then the completion.
     mutating func sourceCompleted() -> EndAction {
-        guard !self.isFinished else { return EndAction(cancel: nil, dropped: nil, deliver: false) }
-        self.isFinished = true
-        var deliver = false
-        if let value = self.pending {
-            self.pending = nil
-            deliver = self.delivery.post(.Next(value))
+        switch self.phase {
+        case .finished:
+            return EndAction(cancel: nil, dropped: nil, deliver: false)
+        case .idle:
+            self.phase = .finished
+            return EndAction(cancel: nil, dropped: nil, deliver: self.delivery.post(.Completion))
+        case .waiting(let value, _, let timer):
+            self.phase = .finished
+            let deliver = self.delivery.post(.Next(value))
+            return EndAction(cancel: timer, dropped: nil, deliver: self.delivery.post(.Completion) || deliver)
         }
-        deliver = self.delivery.post(.Completion) || deliver
-        return EndAction(cancel: self.takeTimer(), dropped: nil, deliver: deliver)
     }
 
     /// The source failed: the waiting value is dropped, the error is sent.
     mutating func sourceFailed(_ error: E) -> EndAction {
-        guard !self.isFinished else { return EndAction(cancel: nil, dropped: nil, deliver: false) }
-        self.isFinished = true
-        let dropped = self.pending
-        self.pending = nil
-        let deliver = self.delivery.post(.Error(error))
-        return EndAction(cancel: self.takeTimer(), dropped: dropped, deliver: deliver)
+        switch self.phase {
+        case .finished:
+            return EndAction(cancel: nil, dropped: nil, deliver: false)
+        case .idle:
+            self.phase = .finished
+            return EndAction(cancel: nil, dropped: nil, deliver: self.delivery.post(.Error(error)))
+        case .waiting(let value, _, let timer):
+            self.phase = .finished
+            return EndAction(cancel: timer, dropped: value, deliver: self.delivery.post(.Error(error)))
+        }
     }
 
     /// The subscription was disposed.
     mutating func disposed() -> EndAction {
-        self.isFinished = true
-        let dropped = self.pending
-        self.pending = nil
-        return EndAction(cancel: self.takeTimer(), dropped: dropped, deliver: false, undelivered: self.delivery.close())
-    }
-
-    private mutating func takeTimer() -> Disposable? {
-        let timer = self.timer
-        self.timer = nil
-        return timer
+        var action = EndAction(cancel: nil, dropped: nil, deliver: false, undelivered: self.delivery.close())
+        if case .waiting(let value, _, let timer) = self.phase {
+            action.cancel = timer
+            action.dropped = value
+        }
+        self.phase = .finished
+        return action
     }
 }
