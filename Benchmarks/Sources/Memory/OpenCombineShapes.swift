@@ -90,3 +90,60 @@ final class IdleChainOpenCombine: LiveSubscriptions {
         self.held.endAll { $0.cancel() }
     }
 }
+
+/// A fresh `subject.map` for each subscriber.
+final class HotMapPerSubscriberOpenCombine: LiveSubscriptions {
+    let count: Int
+    let sink = Sink()
+    let subject = PassthroughSubject<Int, Never>()
+    var held: Handles<AnyCancellable>
+
+    init(count: Int) {
+        self.count = count
+        self.held = Handles(count: count)
+    }
+
+    func subscribe() async {
+        let sink = self.sink
+        for index in 0..<self.count {
+            self.held[index] = self.subject.map { $0 + 1 }.sink { sink.receive($0) }
+        }
+    }
+
+    func check() async -> String? {
+        self.subject.send(1)
+        return self.sink.expect(self.count, "values through map")
+    }
+
+    func end() async {
+        self.held.endAll { $0.cancel() }
+    }
+}
+
+/// A fresh `Empty(completeImmediately: false).map.filter` for each subscription.
+final class IdleChainPerSubscriptionOpenCombine: LiveSubscriptions {
+    let count: Int
+    let sink = Sink()
+    var held: Handles<AnyCancellable>
+
+    init(count: Int) {
+        self.count = count
+        self.held = Handles(count: count)
+    }
+
+    func subscribe() async {
+        let sink = self.sink
+        for index in 0..<self.count {
+            let chain = Empty<Int, Never>(completeImmediately: false).map { $0 + 1 }.filter { $0 > 0 }
+            self.held[index] = chain.sink { sink.receive($0) }
+        }
+    }
+
+    func check() async -> String? {
+        return self.sink.expect(0, "values from Empty(completeImmediately: false)")
+    }
+
+    func end() async {
+        self.held.endAll { $0.cancel() }
+    }
+}

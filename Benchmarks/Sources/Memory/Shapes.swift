@@ -33,6 +33,12 @@ let allShapes: [Shape] = [
             "floor": { HotMapFloor(count: $0) },
         ]),
     Shape(
+        name: "hot source through map, built per subscriber",
+        implementations: [
+            "SignalKit": { HotMapPerSubscriberSignalKit(count: $0) },
+            "OpenCombine": { HotMapPerSubscriberOpenCombine(count: $0) },
+        ]),
+    Shape(
         name: "ValuePromise with one subscriber",
         implementations: [
             "SignalKit": { PromiseSignalKit(count: $0) },
@@ -45,6 +51,12 @@ let allShapes: [Shape] = [
             "SignalKit": { IdleChainSignalKit(count: $0) },
             "OpenCombine": { IdleChainOpenCombine(count: $0) },
             "floor": { IdleChainFloor(count: $0) },
+        ]),
+    Shape(
+        name: "idle three-stage chain, built per subscription",
+        implementations: [
+            "SignalKit": { IdleChainPerSubscriptionSignalKit(count: $0) },
+            "OpenCombine": { IdleChainPerSubscriptionOpenCombine(count: $0) },
         ]),
     Shape(
         name: "combineLatest of two pipes",

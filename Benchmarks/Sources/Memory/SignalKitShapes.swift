@@ -247,3 +247,61 @@ final class QueueLocalActorSignalKit: LiveSubscriptions {
         }
     }
 }
+
+/// As servers write it: `func quotes(_ symbol: String) -> Signal<Quote, NoError> { feed.signal() |> ... }`,
+/// a fresh chain for each subscriber, kept alive by its subscription.
+final class HotMapPerSubscriberSignalKit: LiveSubscriptions {
+    let count: Int
+    let sink = Sink()
+    let pipe = ValuePipe<Int>()
+    var held: Handles<Disposable>
+
+    init(count: Int) {
+        self.count = count
+        self.held = Handles(count: count)
+    }
+
+    func subscribe() async {
+        let sink = self.sink
+        for index in 0..<self.count {
+            self.held[index] = (self.pipe.signal() |> map { $0 + 1 }).start(next: { sink.receive($0) })
+        }
+    }
+
+    func check() async -> String? {
+        self.pipe.putNext(1)
+        return self.sink.expect(self.count, "values through map")
+    }
+
+    func end() async {
+        self.held.endAll { $0.dispose() }
+    }
+}
+
+/// A fresh `never() |> map |> filter` for each subscription.
+final class IdleChainPerSubscriptionSignalKit: LiveSubscriptions {
+    let count: Int
+    let sink = Sink()
+    var held: Handles<Disposable>
+
+    init(count: Int) {
+        self.count = count
+        self.held = Handles(count: count)
+    }
+
+    func subscribe() async {
+        let sink = self.sink
+        for index in 0..<self.count {
+            let chain = Signal<Int, NoError>.never() |> map { $0 + 1 } |> filter { $0 > 0 }
+            self.held[index] = chain.start(next: { sink.receive($0) })
+        }
+    }
+
+    func check() async -> String? {
+        return self.sink.expect(0, "values from never()")
+    }
+
+    func end() async {
+        self.held.endAll { $0.dispose() }
+    }
+}
