@@ -20,7 +20,8 @@
 /// delivering. A `set` (or a new subscription) delivers at most 64 values that other threads published
 /// meanwhile; the rest then reach subscribers, still in order, on a Dispatch global thread, so that no
 /// caller is kept delivering for other threads without end. Values that a subscriber's callback sets on
-/// the delivering thread do not count: they stay on that thread. See the
+/// the delivering thread do not count (when other threads' values reach the bound, the rest go on in
+/// order, fed-back values included, on the Dispatch thread). See the
 /// Threading and disposal article, "Ordering". When values
 /// are published from several threads at once, delivery may happen on whichever of those threads is
 /// already delivering.

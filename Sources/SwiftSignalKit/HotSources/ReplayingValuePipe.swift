@@ -17,7 +17,7 @@
 /// thread, outside any lock. A value put while another delivery is under way (from another thread, or
 /// from a subscriber's callback) is queued and delivered by the delivering thread, which after 64 values
 /// put by other threads hands the rest to a Dispatch thread (as ``Promise`` does); values a callback puts
-/// back into the pipe on the delivering thread do not count, and stay on that thread.
+/// back into the pipe on the delivering thread do not count.
 public final class ReplayingValuePipe<T: Sendable>: Sendable {
     @usableFromInline let core: ReplayingFanOut<T>
 

@@ -21,8 +21,9 @@
 /// **Fairness.** A deliverer delivers at most ``othersAllowance`` events that *other* threads queued;
 /// then ``next()`` answers ``SerialDeliveryStep/handOff`` and the role passes to a task on the
 /// operator's ``SignalScheduler``, which calls ``resume()``. Events that the deliverer's own callbacks
-/// queue (a feedback loop that sends into the same operator) do not count, so they stay on that thread,
-/// in order, as they would without the operator. So a thread that sends one value is never kept busy
+/// queue (a feedback loop that sends into the same operator) do not count, so a loop alone stays on
+/// that thread, in order, as it would without the operator. Order comes first: once other threads'
+/// events reach the bound, the whole queue is handed off, fed-back events included. So a thread that sends one value is never kept busy
 /// delivering other threads' values without end, and a scheduler that runs tasks in virtual time runs
 /// the hand-off when a test advances it.
 ///

@@ -34,8 +34,10 @@ import SwiftSignalKit
 /// - A transform that throws fails the result with its error as the next event (results not handed to
 ///   the subscriber yet are dropped) and cancels the other transforms. An upstream failure does the
 ///   same.
-/// - Disposing the subscription cancels every running transform and the upstream subscription; no event
-///   is delivered after `dispose()` returns, even from a transform that ignores cancellation.
+/// - Disposing the subscription cancels every running transform and the upstream subscription; no
+///   result that finishes after `dispose()` returns is delivered, even from a transform that ignores
+///   cancellation. (A result another thread was already handing to the subscriber may still reach the
+///   callback just after, as for every subscriber: see `Subscriber` in SwiftSignalKit.)
 /// - The transforms run in tasks created when the subscription starts: they take `priority`, or else
 ///   the priority of the task that started the subscription, and see its task-local values.
 ///

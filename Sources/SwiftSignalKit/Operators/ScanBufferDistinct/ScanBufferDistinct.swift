@@ -19,7 +19,7 @@
 /// > way (by another thread, or from a callback of this operator on the folding thread) is queued and
 /// > folded (and its result sent) by the folding thread, which after 64 values queued by *other* threads
 /// > hands the rest to a global Dispatch queue, so no sender is kept working for others without end.
-/// > Values a callback feeds back on the folding thread do not count: they stay on that thread.
+/// > Values a callback feeds back on the folding thread do not count: a loop alone stays on that thread.
 /// > See the Threading and disposal article, "Ordering".
 /// > The value and error types are `Sendable` for that reason: a value or an error may be handled by
 /// > another thread than the one that sent it.
