@@ -192,4 +192,33 @@ final class LoggingHost: SerialDeliveryHost, @unchecked Sendable {
         #expect(host.log == Array(0...1_000))
         #expect(scheduler.scheduledActionCount == 0, "nothing was handed off")
     }
+
+    /// Order comes first: when another thread's values push the deliverer past the bound, the whole
+    /// queue, the loop's own values included, goes on in the scheduler's task, in order, none lost.
+    @Test func aFeedbackLoopMixedWithAnotherThreadsValuesKeepsItsOrder() async {
+        let scheduler = VirtualTimeScheduler()
+        let box = LockedState<LoggingHost?>(nil)
+        let host = LoggingHost(scheduler: scheduler) { value in
+            guard let host = box.withLock({ $0 }) else { return }
+            if value == 0 {
+                // While the loop's first value is delivered, another thread sends 100 values.
+                let done = DispatchSemaphore(value: 0)
+                let other = Thread {
+                    for value in 1...100 { host.send(1_000 + value) }
+                    done.signal()
+                }
+                other.start()
+                done.wait()  // blocking-check: in a callback on a thread of onThread's, waiting for the other sender
+            }
+            if value < 200 { host.send(value + 1) }
+        }
+        box.withLock { $0 = host }
+        await onThread { host.send(0) }
+        #expect(host.log.count < 301, "handed off: the rest waits for the scheduler")
+        scheduler.run()
+        let log = host.log
+        #expect(log.count == 301)
+        #expect(log.filter { $0 < 1_000 } == Array(0...200), "the loop's values, in order")
+        #expect(log.filter { $0 > 1_000 } == Array(1_001...1_100), "the other thread's, in order")
+    }
 }
