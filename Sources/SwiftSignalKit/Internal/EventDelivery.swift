@@ -18,19 +18,6 @@ struct EventDeliveryHost<Machine: Sendable, T, E, S: SignalScheduler>: SerialDel
     }
 
     var handOffScheduler: any SignalScheduler { self.scheduler }
-
-    /// Acts on what ``SerialDelivery/submit(_:)`` answered, after unlocking: delivers, or releases a
-    /// refused event.
-    func submitted(_ submission: SerialDelivery<SignalEvent<T, E>>.Submission) {
-        switch submission {
-        case .deliverNow(let event):
-            self.deliverSerially(startingWith: event)
-        case .queued:
-            break
-        case .refused(let event):
-            withExtendedLifetime(event) {}
-        }
-    }
 }
 
 extension SerialDelivery {
@@ -42,7 +29,7 @@ extension SerialDelivery {
 
 extension Subscriber {
     /// Sends an event that an operator queued.
-    func put(_ event: SignalEvent<T, E>) {
+    @inlinable package func put(_ event: SignalEvent<T, E>) {
         switch event {
         case .Next(let value):
             self.putNext(value)

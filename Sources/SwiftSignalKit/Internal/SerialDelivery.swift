@@ -250,9 +250,26 @@ extension SerialDeliveryHost {
     }
 
     /// Delivers what was queued meanwhile, for a deliverer that delivered something of its own first
-    /// (after ``SerialDelivery/claim()``).
+    /// (after ``SerialDelivery/claim()``, or a ``SerialDelivery/post(_:)`` that made it the deliverer).
     @inlinable package func deliverQueued() {
-        switch self.nextDelivery(resuming: false) {
+        self.continueDelivering(after: self.nextDelivery(resuming: false))
+    }
+
+    /// Acts on what ``SerialDelivery/submit(_:)`` answered (or nil: nothing was submitted), after
+    /// unlocking: delivers, or releases a refused event.
+    @inlinable package func handle(_ submission: SerialDelivery<Delivery>.Submission?) {
+        switch submission {
+        case .deliverNow(let delivery):
+            self.deliverSerially(startingWith: delivery)
+        case .refused(let delivery):
+            withExtendedLifetime(delivery) {}
+        case .queued, nil:
+            break
+        }
+    }
+
+    @inlinable package func continueDelivering(after step: SerialDeliveryStep<Delivery>) {
+        switch step {
         case .deliver(let next):
             self.deliverSerially(startingWith: next)
         case .handOff:
@@ -265,14 +282,7 @@ extension SerialDeliveryHost {
     /// Passes the deliverer's role to a task on ``handOffScheduler``.
     @usableFromInline package func handOff() {
         self.handOffScheduler.schedule {
-            switch self.nextDelivery(resuming: true) {
-            case .deliver(let next):
-                self.deliverSerially(startingWith: next)
-            case .handOff:
-                self.handOff()
-            case .idle:
-                break
-            }
+            self.continueDelivering(after: self.nextDelivery(resuming: true))
         }
     }
 }

@@ -32,14 +32,7 @@ final class SerialForwarder<T, E, S: SignalScheduler>: SerialDeliveryHost, @unch
     }
 
     private func received(_ event: SignalEvent<T, E>) {
-        switch self.delivery.withLock({ $0.submit(event) }) {
-        case .deliverNow(let event):
-            self.deliverSerially(startingWith: event)
-        case .queued:
-            break
-        case .refused(let event):
-            withExtendedLifetime(event) {}
-        }
+        self.handle(self.delivery.withLock { $0.submit(event) })
     }
 
     var handOffScheduler: any SignalScheduler { self.scheduler }

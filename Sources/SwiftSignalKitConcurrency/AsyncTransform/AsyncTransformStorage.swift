@@ -124,13 +124,6 @@ import SwiftSignalKit
     }
 
     @inlinable func deliver(_ event: SignalEvent<R, E>) {
-        switch event {
-        case .Next(let value):
-            self.subscriber.putNext(value)
-        case .Error(let error):
-            self.subscriber.putError(error)
-        case .Completion:
-            self.subscriber.putCompletion()
-        }
+        self.subscriber.put(event)
     }
 }

@@ -105,7 +105,7 @@
         let submission = self.state.withLock { state in
             state.valueStored(filledSlot: false, arity: self.arity, combine: self.combine)
         }
-        self.perform(submission)
+        self.handle(submission)
     }
 
     /// Starts source `index`, storing its values in `slot`, and keeps its subscription for `dispose()`.
@@ -135,26 +135,15 @@
         }
         // The replaced value is released here, outside the lock.
         withExtendedLifetime(replaced) {}
-        self.perform(submission)
+        self.handle(submission)
     }
 
     @inlinable func failed(_ error: E) {
-        self.perform(self.state.withLock { $0.sourceFailed(error) })
+        self.handle(self.state.withLock { $0.sourceFailed(error) })
     }
 
     @inlinable func completed(index: Int) {
-        self.perform(self.state.withLock { $0.sourceCompleted(arity: self.arity) })
-    }
-
-    @inlinable func perform(_ submission: CombineLatestStateMachine<R, E>.Submission?) {
-        switch submission {
-        case .deliverNow(let event):
-            self.deliverSerially(startingWith: event)
-        case .refused(let event):
-            withExtendedLifetime(event) {}
-        case .queued, nil:
-            break
-        }
+        self.handle(self.state.withLock { $0.sourceCompleted(arity: self.arity) })
     }
 
     @inlinable func nextDelivery(resuming: Bool) -> SerialDeliveryStep<SignalEvent<R, E>> {
@@ -162,14 +151,7 @@
     }
 
     @inlinable func deliver(_ event: SignalEvent<R, E>) {
-        switch event {
-        case .Next(let value):
-            self.subscriber.putNext(value)
-        case .Error(let error):
-            self.subscriber.putError(error)
-        case .Completion:
-            self.subscriber.putCompletion()
-        }
+        self.subscriber.put(event)
     }
 }
 

@@ -186,14 +186,7 @@ final class TimeoutStorage<T, E, S: SignalScheduler>: SerialDeliveryHost, @unche
     private func perform(_ action: TimeoutStateMachine<T, E>.Action) {
         action.cancel?.dispose()
         withExtendedLifetime(action.dropped) {}
-        switch action.submission {
-        case .deliverNow(let item):
-            self.deliverSerially(startingWith: item)
-        case .refused(let item):
-            withExtendedLifetime(item) {}
-        case .queued, nil:
-            break
-        }
+        self.handle(action.submission)
     }
 
     var handOffScheduler: any SignalScheduler { self.scheduler }
