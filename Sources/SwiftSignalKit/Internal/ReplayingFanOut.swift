@@ -184,14 +184,7 @@
 
     @inlinable func nextDelivery(resuming: Bool) -> SerialDeliveryStep<ReplayingFanOut<T>.Work> {
         return self.core.state.withLock { state in
-            switch state.delivery.step(resuming: resuming) {
-            case .deliver(let broadcast):
-                return .deliver(state.work(for: broadcast))
-            case .handOff:
-                return .handOff
-            case .idle:
-                return .idle
-            }
+            state.delivery.step(resuming: resuming).map { state.work(for: $0) }
         }
     }
 

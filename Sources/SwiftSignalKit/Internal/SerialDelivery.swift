@@ -88,10 +88,8 @@
             return .refused(item)
         }
         let thread = currentThreadIdentifier()
-        if self.deliverer == SerialDelivery.idle {
-            // Nobody delivers, so the queue is empty: the caller delivers `item` without queueing it.
-            self.deliverer = thread
-            self.othersDelivered = 0
+        if self.claimIfIdle(thread) {
+            // Nobody delivered, so the queue is empty: the caller delivers `item` without queueing it.
             return .deliverNow(item)
         }
         self.queue.append(Entry(item: item, queuedByOther: self.deliverer != thread))
@@ -105,22 +103,25 @@
     @inlinable package mutating func post(_ item: Item) -> Bool {
         precondition(!self.isClosed, "SerialDelivery posted to after it was closed")
         let thread = currentThreadIdentifier()
-        if self.deliverer == SerialDelivery.idle {
-            self.deliverer = thread
-            self.othersDelivered = 0
-            self.queue.append(Entry(item: item, queuedByOther: false))
-            return true
-        }
+        let claimed = self.claimIfIdle(thread)
         self.queue.append(Entry(item: item, queuedByOther: self.deliverer != thread))
-        return false
+        return claimed
     }
 
     /// Makes the caller the deliverer without an event, for a host that delivers something of its own
     /// first (a promise's replay); it must call ``next()`` afterwards. Only when nobody delivers.
     @inlinable package mutating func claim() {
-        precondition(self.deliverer == SerialDelivery.idle, "SerialDelivery claimed while someone delivers")
-        self.deliverer = currentThreadIdentifier()
+        let claimed = self.claimIfIdle(currentThreadIdentifier())
+        precondition(claimed, "SerialDelivery claimed while someone delivers")
+    }
+
+    /// Makes `thread` the deliverer, with a fresh allowance, if nobody holds the role; returns whether
+    /// it did.
+    @inlinable package mutating func claimIfIdle(_ thread: UInt) -> Bool {
+        guard self.deliverer == SerialDelivery.idle else { return false }
+        self.deliverer = thread
         self.othersDelivered = 0
+        return true
     }
 
     /// The deliverer's next event; or the role handed off, or given up when the queue is empty.
@@ -144,6 +145,11 @@
         return .deliver(self.queue.removeFirst().item)
     }
 
+    /// ``next()``, or ``resume()`` for a hand-off task.
+    @inlinable package mutating func step(resuming: Bool) -> SerialDeliveryStep<Item> {
+        return resuming ? self.resume() : self.next()
+    }
+
     /// The scheduler task that a ``SerialDeliveryStep/handOff`` started takes the role.
     @inlinable package mutating func resume() -> SerialDeliveryStep<Item> {
         precondition(self.deliverer == SerialDelivery.handedOff, "SerialDelivery resumed without a hand-off")
@@ -164,9 +170,7 @@
     /// unlocking.
     @inlinable package mutating func close() -> ValueRing<Entry> {
         self.isClosed = true
-        var dropped = ValueRing<Entry>()
-        swap(&dropped, &self.queue)
-        return dropped
+        return self.removeQueued()
     }
 }
 

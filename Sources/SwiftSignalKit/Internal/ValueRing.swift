@@ -27,11 +27,6 @@
         self.count += 1
     }
 
-    /// The first element, left in place; nil when the buffer is empty.
-    @inlinable package var first: Element? {
-        return self.count == 0 ? nil : self.slots[self.head]
-    }
-
     /// Removes and returns the first element, or nil when the buffer is empty.
     @inlinable package mutating func popFirst() -> Element? {
         return self.count == 0 ? nil : self.removeFirst()

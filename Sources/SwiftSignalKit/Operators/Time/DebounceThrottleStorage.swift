@@ -1,6 +1,6 @@
 /// One subscription of ``debounce(_:scheduler:)`` or ``throttle(_:scheduler:)``: runs the state
 /// machine's actions outside its lock.
-final class DebounceThrottleStorage<T: Sendable, E: Sendable, S: SignalScheduler>: Disposable {
+final class DebounceThrottleStorage<T: Sendable, E: Sendable, S: SignalScheduler>: Disposable, SerialDeliveryHost {
     private let state: LockedState<DebounceThrottleStateMachine<T, E>>
     private let subscriber: Subscriber<T, E>
     private let scheduler: S
@@ -33,7 +33,7 @@ final class DebounceThrottleStorage<T: Sendable, E: Sendable, S: SignalScheduler
             // The scheduler is called outside the lock: it may be a user's own conformance.
             let timer = self.scheduler.schedule(after: self.interval) { [self] in
                 if self.state.withLock({ $0.timerFired(generation) }) {
-                    self.deliver()
+                    self.deliverQueued()
                 }
             }
             self.state.withLock { $0.timerScheduled(generation, timer) }?.dispose()
@@ -44,14 +44,19 @@ final class DebounceThrottleStorage<T: Sendable, E: Sendable, S: SignalScheduler
         action.cancel?.dispose()
         withExtendedLifetime((action.dropped, action.undelivered)) {}
         if action.deliver {
-            self.deliver()
+            self.deliverQueued()
         }
     }
 
-    private func deliver() {
-        EventDeliveryHost(state: self.state, delivery: \.delivery, subscriber: self.subscriber, scheduler: self.scheduler)
-            .deliverQueued()
+    func nextDelivery(resuming: Bool) -> SerialDeliveryStep<SignalEvent<T, E>> {
+        return self.state.withLock { $0.delivery.step(resuming: resuming) }
     }
+
+    func deliver(_ event: SignalEvent<T, E>) {
+        self.subscriber.put(event)
+    }
+
+    var handOffScheduler: any SignalScheduler { self.scheduler }
 
     func dispose() {
         self.end(self.state.withLock { $0.disposed() })

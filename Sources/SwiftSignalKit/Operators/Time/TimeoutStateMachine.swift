@@ -113,18 +113,6 @@ struct TimeoutStateMachine<T, E> {
     }
 }
 
-extension SignalEvent {
-    /// Whether the event ends the signal.
-    var isTerminal: Bool {
-        switch self {
-        case .Next:
-            return false
-        case .Error, .Completion:
-            return true
-        }
-    }
-}
-
 /// One subscription to a timeout: runs ``TimeoutStateMachine``'s actions outside its lock.
 final class TimeoutStorage<T, E, S: SignalScheduler>: SerialDeliveryHost, @unchecked Sendable {
     // Safe: the mutable state is the machine, behind its lock; the other stored properties are
