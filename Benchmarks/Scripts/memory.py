@@ -48,6 +48,10 @@ FLOOR_TARGETS = {"hot source through map": 4.0}
 # the actor shape's 100,000 blocks: 0.4 to 1.9 MiB was seen with 50,000 to 400,000 actors, whatever the
 # count. A leak grows with the count.
 LEFT_AFTER_END = 4 << 20
+# The actor shape's allowance: its leftover is Dispatch's caches, which a busy machine grows further
+# (4.4 MB was seen once in CI on 2026-11-26, 0.9 to 3.1 MB in other runs of the same code). A leak of one
+# actor per subscription would hold 11 MB, so it still fails.
+LEFT_AFTER_END_BY_SHAPE = {"QueueLocalActor": 8 << 20}
 
 
 def build():
@@ -117,7 +121,7 @@ def main():
         stream = results.get((shape, "AsyncStream"))
         row.append(f"{number(stream['resident'])} ({number(stream['heap'])})" if stream else "—")
         row.append(f"{ours['heapAfterEnd']:.1f}")
-        if ours["heapAfterEnd"] * count > LEFT_AFTER_END:
+        if ours["heapAfterEnd"] * count > LEFT_AFTER_END_BY_SHAPE.get(shape, LEFT_AFTER_END):
             failures.append(f"{shape}: {ours['heapAfterEnd']:.1f} bytes per subscription still held after all ended")
         print("| " + " | ".join(row) + " |")
 
