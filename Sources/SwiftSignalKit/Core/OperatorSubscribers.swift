@@ -19,6 +19,10 @@
 //        |- CombineLatestSourceSubscriber     Operators/CombineLatest/          (1, 2, 3)
 //        |- SwitchInnerSubscriber             Operators/SwitchToLatest/         (1, 2, 3)
 //        `- PromiseSource                     HotSources/Promise.swift          (1)
+//
+// `start(next:error:completed:)` of a `map` or `filter` signal makes a plain `SubscriptionSubscriber`
+// whose value callback runs the stage's closures before the caller's (Operators/MapFilterStages.swift):
+// a customisation of kind 1, made where the stage is specialised, not a subclass.
 
 /// A subscriber seen only as "has it ended?", so an operator's subscriber can ask its downstream.
 @usableFromInline

@@ -61,8 +61,8 @@ public func |> <T, U>(value: T, function: ((T) -> U)) -> U {
 /// > started from any thread.
 public final class Signal<T, E>: Sendable {
     @usableFromInline let generator: @Sendable (Subscriber<T, E>) -> Disposable
-    /// What an operator applied next may fuse with (see ``SignalFusion``, with the operators that use
-    /// it); nil for most signals.
+    /// What an operator or `start` applied next may fuse with (see ``SignalFusion``, with the operators
+    /// that use it); nil for most signals.
     @usableFromInline let fusion: SignalFusion<T, E>?
 
     /// Creates a signal from a generator that runs once per subscription.
@@ -99,6 +99,10 @@ public final class Signal<T, E>: Sendable {
         error: (@Sendable (E) -> Void)? = nil,
         completed: (@Sendable () -> Void)? = nil
     ) -> Disposable {
+        // A `map` or `filter` signal starts with one subscriber that runs its stage and the callbacks.
+        if let fusion = self.fusion {
+            return fusion.start(next, error, completed)
+        }
         return self.run(SubscriptionSubscriber<T, E>(next: next, error: error, completed: completed))
     }
 

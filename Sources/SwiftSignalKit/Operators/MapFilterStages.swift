@@ -5,12 +5,21 @@
 // closure: a closure capturing one object needs no context, and an object reference is 8 bytes where a
 // closure is 16. A server that keeps hundreds of thousands of subscriptions pays for every byte.
 //
-// `map { ... } |> filter { ... }` is one stage (``MapFilterStage``): one subscriber per subscription
-// instead of two. The fusion cannot be seen from outside: both closures run on the delivering thread,
-// one after the other, as they did in two stages, and between them the stage asks again whether it is
-// still live (a second stage did so on receiving the mapped value), so a `map` closure that ends the
-// subscription keeps the `filter` closure from running.
-
+// Two fusions save a subscriber per subscription, and neither can be seen from outside: the closures
+// run on the delivering thread, one after the other, as they did in separate stages, and between any
+// two the subscription asks again whether it is still live (the next stage did so on receiving the
+// value), so a closure that ends the subscription keeps the later ones from running.
+//
+// - `map { ... } |> filter { ... }` is one stage (``MapFilterStage``).
+// - `start(next:error:completed:)` of a stage's signal makes one subscriber that runs the stage's
+//   closures and then the caller's (each stage's `start`). That subscriber holds the closures, not the
+//   stage: a chain built for one subscription (`never() |> map |> filter` made per call, as server code
+//   does) is freed, with its upstream signal, once it has started.
+//
+// The closures a signal offers for fusion (``SignalFusion``) are made where `map` and `filter` are
+// specialised for the client's types, so the subscriber's value callback they build is specialised too:
+// made in generic code reached through a class method, it ran unspecialised and its context carried
+// the type metadata (16 bytes more per subscription).
 /// A `map` stage: its upstream and transform.
 ///
 /// `Sendable`: both stored properties are immutable and `Sendable`.
@@ -26,9 +35,33 @@
     /// The signal of `filter(predicate)` applied to this stage: one stage that maps, then filters.
     @inlinable func filtered(by predicate: @escaping @Sendable (R) -> Bool) -> Signal<R, E> {
         let fused = MapFilterStage(upstream: self.upstream, transform: self.transform, predicate: predicate)
-        return Signal<R, E> { [fused] subscriber in
-            return fused.upstream.run(MapFilterSubscriber(target: subscriber, stage: fused))
+        return Signal<R, E>(
+            generator: { [fused] subscriber in
+                return fused.upstream.run(MapFilterSubscriber(target: subscriber, stage: fused))
+            },
+            fusion: SignalFusion(
+                filter: nil,
+                start: { [fused] next, error, completed in
+                    return fused.start(next: next, error: error, completed: completed)
+                }))
+    }
+
+    /// `start(next:error:completed:)` of this stage's signal: one subscriber maps and calls `next`.
+    @inlinable func start(
+        next: (@Sendable (R) -> Void)?,
+        error: (@Sendable (E) -> Void)?,
+        completed: (@Sendable () -> Void)?
+    ) -> Disposable {
+        let subscriber = SubscriptionSubscriber<T, E>(next: nil, error: error, completed: completed)
+        let transform = self.transform
+        // Set before the subscriber is shared, like an initialiser's stores. The closure holds the
+        // subscriber until the subscription ends, which releases the closure and the cycle with it.
+        subscriber.next = { value in
+            let mapped = transform(value)
+            guard let next, subscriber.admitsValues else { return }
+            next(mapped)
         }
+        return self.upstream.run(subscriber)
     }
 }
 
@@ -42,6 +75,21 @@
     @inlinable init(upstream: Signal<T, E>, predicate: @escaping @Sendable (T) -> Bool) {
         self.upstream = upstream
         self.predicate = predicate
+    }
+
+    /// `start(next:error:completed:)` of this stage's signal (see ``MapStage/start(next:error:completed:)``).
+    @inlinable func start(
+        next: (@Sendable (T) -> Void)?,
+        error: (@Sendable (E) -> Void)?,
+        completed: (@Sendable () -> Void)?
+    ) -> Disposable {
+        let subscriber = SubscriptionSubscriber<T, E>(next: nil, error: error, completed: completed)
+        let predicate = self.predicate
+        subscriber.next = { value in
+            guard predicate(value), let next, subscriber.admitsValues else { return }
+            next(value)
+        }
+        return self.upstream.run(subscriber)
     }
 }
 
@@ -61,6 +109,23 @@
         self.upstream = upstream
         self.transform = transform
         self.predicate = predicate
+    }
+
+    /// `start(next:error:completed:)` of this stage's signal (see ``MapStage/start(next:error:completed:)``).
+    @inlinable func start(
+        next: (@Sendable (R) -> Void)?,
+        error: (@Sendable (E) -> Void)?,
+        completed: (@Sendable () -> Void)?
+    ) -> Disposable {
+        let subscriber = SubscriptionSubscriber<T, E>(next: nil, error: error, completed: completed)
+        let transform = self.transform
+        let predicate = self.predicate
+        subscriber.next = { value in
+            let mapped = transform(value)
+            guard subscriber.admitsValues, predicate(mapped), let next, subscriber.admitsValues else { return }
+            next(mapped)
+        }
+        return self.upstream.run(subscriber)
     }
 }
 
@@ -121,14 +186,22 @@
     }
 }
 
-/// How a signal's next operator may join it as one stage (one subscriber per subscription instead of
-/// two). Only a `map` stage offers one today: a `filter` applied to it makes a ``MapStage`` that maps
-/// and filters. The core type stores this and knows nothing of what it holds.
+/// What a signal made by `map` or `filter` offers whoever uses it next, so that two stages become one
+/// subscriber per subscription instead of two: a `filter` applied to a `map` signal, and
+/// `start(next:error:completed:)` of any of them (see the top of this file). The core type stores this
+/// and knows nothing of what it holds.
 @usableFromInline struct SignalFusion<T, E>: Sendable {
-    /// Makes the signal of `filter(predicate)` applied to this signal, as one stage.
-    @usableFromInline let filter: @Sendable (@escaping @Sendable (T) -> Bool) -> Signal<T, E>
+    /// Makes the signal of `filter(predicate)` applied to this signal, as one stage; nil when the stage
+    /// does not join a `filter` (only a `map` stage does).
+    @usableFromInline let filter: (@Sendable (@escaping @Sendable (T) -> Bool) -> Signal<T, E>)?
+    /// Starts the signal with one subscriber that runs the stage's closures, then the given callbacks.
+    @usableFromInline let start: @Sendable ((@Sendable (T) -> Void)?, (@Sendable (E) -> Void)?, (@Sendable () -> Void)?) -> Disposable
 
-    @inlinable init(filter: @escaping @Sendable (@escaping @Sendable (T) -> Bool) -> Signal<T, E>) {
+    @inlinable init(
+        filter: (@Sendable (@escaping @Sendable (T) -> Bool) -> Signal<T, E>)?,
+        start: @escaping @Sendable ((@Sendable (T) -> Void)?, (@Sendable (E) -> Void)?, (@Sendable () -> Void)?) -> Disposable
+    ) {
         self.filter = filter
+        self.start = start
     }
 }

@@ -8,15 +8,19 @@
 /// - Returns: An operator for `|>`.
 @inlinable @preconcurrency public func map<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) -> Signal<R, E> {
     return { signal in
-        // The stage is the only thing both closures capture, so neither needs a context of its own.
+        // The stage is the only thing the closures capture, so none needs a context of its own.
         let stage = MapStage(upstream: signal, transform: f)
         return Signal<R, E>(
             generator: { [stage] subscriber in
                 return stage.upstream.run(MapSubscriber(target: subscriber, stage: stage))
             },
-            fusion: SignalFusion(filter: { [stage] predicate in
-                return stage.filtered(by: predicate)
-            }))
+            fusion: SignalFusion(
+                filter: { [stage] predicate in
+                    return stage.filtered(by: predicate)
+                },
+                start: { [stage] next, error, completed in
+                    return stage.start(next: next, error: error, completed: completed)
+                }))
     }
 }
 
@@ -31,9 +35,15 @@
             return fuse(f)
         }
         let stage = FilterStage(upstream: signal, predicate: f)
-        return Signal<T, E> { [stage] subscriber in
-            return stage.upstream.run(FilterSubscriber(target: subscriber, stage: stage))
-        }
+        return Signal<T, E>(
+            generator: { [stage] subscriber in
+                return stage.upstream.run(FilterSubscriber(target: subscriber, stage: stage))
+            },
+            fusion: SignalFusion(
+                filter: nil,
+                start: { [stage] next, error, completed in
+                    return stage.start(next: next, error: error, completed: completed)
+                }))
     }
 }
 

@@ -65,16 +65,107 @@ func values<T: Sendable, E>(_ values: [T], _ errorType: E.Type = NoError.self) -
 /// subscriptions notices in its memory. Nothing else may differ from two stages.
 @Suite struct MapFilterFusionTests {
     @Test func mapThenFilterSubscribesOnceToItsUpstream() {
+        // Under another operator, the fused stage has a subscriber of its own.
         let captured = CapturedSubscriber<Int, NoError>()
-        let subscription = (captured.signal() |> map { $0 * 10 } |> filter { $0 > 10 }).start()
+        let subscription = (captured.signal() |> map { $0 * 10 } |> filter { $0 > 10 } |> take(5)).start()
         #expect(captured.subscriber is MapFilterSubscriber<Int, Int, NoError>, "the upstream sees one fused stage")
         subscription.dispose()
 
         // Every other order keeps its stages.
-        _ = (captured.signal() |> filter { $0 > 1 } |> map { $0 * 10 }).start()
+        _ = (captured.signal() |> filter { $0 > 1 } |> map { $0 * 10 } |> take(5)).start()
         #expect(captured.subscriber is FilterSubscriber<Int, NoError>)
-        _ = (captured.signal() |> map { $0 * 10 }).start()
+        _ = (captured.signal() |> map { $0 * 10 } |> take(5)).start()
         #expect(captured.subscriber is MapSubscriber<Int, Int, NoError>)
+    }
+
+    /// `start` of a `map`, `filter` or fused signal makes one subscriber for the stage and the callbacks.
+    @Test(arguments: ["map", "filter", "map |> filter"])
+    func startingAStageMakesOneSubscriber(stage: String) {
+        let captured = CapturedSubscriber<Int, NoError>()
+        let recorder = Recorder<Int, NoError>()
+        let signal: Signal<Int, NoError> =
+            switch stage {
+            case "map": captured.signal() |> map { $0 * 10 }
+            case "filter": captured.signal() |> filter { $0 != 2 }
+            default: captured.signal() |> map { $0 * 10 } |> filter { $0 != 20 }
+            }
+        let subscription = signal.start(
+            next: { recorder.append(.next($0)) }, error: { _ in }, completed: { recorder.append(.completed) })
+        #expect(type(of: captured.subscriber!) == SubscriptionSubscriber<Int, NoError>.self)
+        #expect(captured.subscriber === (subscription as AnyObject), "the upstream's subscriber is the disposable")
+        for value in 1...3 { captured.subscriber?.putNext(value) }
+        captured.subscriber?.putCompletion()
+        let expected: [Int] = stage == "filter" ? [1, 3] : (stage == "map" ? [10, 20, 30] : [10, 30])
+        #expect(recorder.events == expected.map { .next($0) } + [.completed])
+    }
+
+    /// A chain built for one subscription, as a server builds one per request, keeps nothing of the
+    /// chain once it has started: the subscription holds the closures, not the stages and their
+    /// upstream signal.
+    @Test(arguments: ["map", "filter", "map |> filter"])
+    func aStartedChainBuiltForOneSubscriptionIsFreed(stage: String) {
+        weak var upstream: Signal<Int, NoError>?
+        let subscription: Disposable = {
+            let source = Signal<Int, NoError>.never()
+            upstream = source
+            let signal: Signal<Int, NoError> =
+                switch stage {
+                case "map": source |> map { $0 + 1 }
+                case "filter": source |> filter { $0 > 0 }
+                default: source |> map { $0 + 1 } |> filter { $0 > 0 }
+                }
+            return signal.start(next: { _ in })
+        }()
+        withExtendedLifetime(subscription) {
+            #expect(upstream == nil, "the started chain still holds its upstream signal")
+        }
+        subscription.dispose()
+    }
+
+    /// Disposing a started chain releases the callbacks and, once the signal is gone, the stage's
+    /// closures too, with nothing left holding them.
+    @Test func disposingAStartedStageReleasesEveryClosure() {
+        let tracker = LifetimeTracker()
+        let subscription: Disposable = {
+            let inTransform = tracker.make()
+            let inPredicate = tracker.make()
+            let inCallback = tracker.make()
+            let signal =
+                Signal<Int, NoError>.never()
+                |> map { [inTransform] in $0 + (inTransform === inPredicate ? 1 : 0) }
+                |> filter { [inPredicate] in $0 > 0 && inPredicate.tracker.made.value > 0 }
+            return signal.start(next: { [inCallback] _ in _ = inCallback })
+        }()
+        #expect(tracker.live.value == 3)
+        subscription.dispose()
+        #expect(tracker.live.value == 0)
+    }
+
+    /// The filter's predicate ends the subscription: the value does not reach the callback, as it
+    /// would not have reached a separate subscriber.
+    @Test func endingTheSubscriptionInsideThePredicateDropsTheValue() {
+        let captured = CapturedSubscriber<Int, NoError>()
+        let log = LockedState<[String]>([])
+        for signal in [
+            captured.signal() |> map { $0 }
+                |> filter { value in
+                    if value == 1 { captured.subscriber?.putCompletion() }
+                    return true
+                },
+            captured.signal()
+                |> filter { value in
+                    if value == 1 { captured.subscriber?.putCompletion() }
+                    return true
+                },
+        ] {
+            log.withLock { $0 = [] }
+            _ = signal.start(
+                next: { value in log.withLock { $0.append("next \(value)") } },
+                completed: { log.withLock { $0.append("completed") } })
+            captured.subscriber?.putNext(0)
+            captured.subscriber?.putNext(1)
+            #expect(log.withLock { $0 } == ["next 0", "completed"])
+        }
     }
 
     @Test func aFusedStageDeliversWhatTwoStagesDid() {
