@@ -10,20 +10,54 @@ import SwiftSignalKit
 ///
 /// A value sent after the subscription was disposed, or after the body returned, is dropped.
 ///
+/// `send(value)` never waits. `await send.waitingForRoom(value)` waits first while a consumer that paces
+/// its producers has no room (a `for await` loop over `values(bufferingPolicy: .bounded(n))`), so a
+/// producer that reads a database or a file reads no faster than its consumer:
+///
+/// ```swift
+/// let rows = Signal<Row, DBError> { (send) throws(DBError) in
+///     for try await row in db.rows() { await send.waitingForRoom(row) }
+/// }
+/// for try await row in rows.values(bufferingPolicy: .bounded(64)) { try await write(row) }
+/// ```
+///
 /// A sender belongs to the body's task and is not `Sendable`: values go to the subscriber one at a
 /// time, from that task. To send what child tasks compute, collect their results in the body (for
 /// example with `for try await` over a task group) and send them from there.
 public struct SignalSender<T, E> {
     @usableFromInline let subscriber: Subscriber<T, E>
+    /// The room of the consumer that paces this subscription, found once when the body starts (the
+    /// chain below the subscriber is complete by then); nil when none does.
+    @usableFromInline let demand: (any SignalDemand)?
 
     init(subscriber: Subscriber<T, E>) {
         self.subscriber = subscriber
+        self.demand = subscriber.demand
     }
 
-    /// Sends `value` to the subscriber, on the calling task.
+    /// Sends `value` to the subscriber, on the calling task. Never waits.
     ///
     /// - Parameter value: The value.
     @inlinable public func callAsFunction(_ value: T) {
+        self.subscriber.putNext(value)
+    }
+
+    /// Waits until the consumer has room for `value`, then sends it.
+    ///
+    /// It waits only when a consumer paces this subscription: a `for await` loop over
+    /// `values(bufferingPolicy: .bounded(n))` (or `startValues`) with `n` values it has not taken yet,
+    /// reached through operators that hand each value on synchronously (`map`, `filter`, `take`, ...;
+    /// the Flow control article lists them). Otherwise it sends at once, as `send(value)` does.
+    ///
+    /// It returns as soon as there is room, or when the task is cancelled or the consumer has gone: the
+    /// value is then sent and dropped like any value sent after the subscription ended, so a loop of
+    /// `await send.waitingForRoom(...)` ends with the task's cancellation if it checks for it.
+    ///
+    /// - Parameter value: The value.
+    @inlinable public func waitingForRoom(_ value: T) async {
+        if let demand = self.demand {
+            await demand.waitForRoom()
+        }
         self.subscriber.putNext(value)
     }
 }

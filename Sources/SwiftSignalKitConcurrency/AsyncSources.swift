@@ -12,15 +12,27 @@ extension Signal where T: Sendable, E: Error {
     /// or the sequence's typed failure. `dispose()` cancels that task; no element is delivered after
     /// `dispose()` returns (an element being delivered at that moment finishes first).
     ///
+    /// The task pulls the next element only when the consumer has room for it, if a consumer paces this
+    /// subscription (a `for await` loop over `values(bufferingPolicy: .bounded(n))` below operators that
+    /// hand values on synchronously): a slow loop then reads the sequence no faster than it takes the
+    /// values. Otherwise it pulls as fast as the sequence gives.
+    ///
     /// - Parameters:
     ///   - sequence: The sequence; iterated once per subscription.
     ///   - priority: The priority of the iterating task.
     public convenience init<S: AsyncSequence & Sendable>(_ sequence: S, priority: TaskPriority? = nil)
     where S.Element == T, S.Failure == E {
         self.init { subscriber in
+            // Found here, where the chain below the subscriber is complete.
+            let demand = subscriber.demand
             let task = Task(priority: priority) {
                 do throws(E) {
-                    for try await element in sequence {
+                    var elements = sequence.makeAsyncIterator()
+                    while true {
+                        // Room first, then the pull: the sequence is not read ahead of the consumer.
+                        if let demand { await demand.waitForRoom() }
+                        if Task.isCancelled { return }
+                        guard let element = try await elements.next(isolation: nil) else { break }
                         if Task.isCancelled { return }
                         subscriber.putNext(element)
                     }

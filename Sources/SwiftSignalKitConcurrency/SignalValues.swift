@@ -8,6 +8,21 @@ public enum SignalBufferingPolicy: Sendable, Equatable {
     case bufferingNewest(Int)
     /// Keep at most this many values, dropping new ones when full.
     case bufferingOldest(Int)
+    /// Keep every value, and make producers that can wait do so while this many values wait for the
+    /// loop: an async generator's `await send.waitingForRoom(value)`, and `Signal(sequence)`, which then
+    /// pulls its next element only when there is room. Nothing is dropped.
+    ///
+    /// - The bound reaches the producer through the operators that hand each value on synchronously
+    ///   (`map`, `filter`, `take`, `skip`, `distinctUntilChanged`, `beforeNext`, ...). Operators that
+    ///   buffer, hop threads or combine (`deliverOn`, `delay`, `debounce`, `mapToSignal`,
+    ///   `combineLatest`, `zip`, `share`, `mapAsync`) are where it stops: the producers above them do
+    ///   not wait. The Flow control article lists every operator.
+    /// - A producer that cannot wait (a synchronous `putNext`, the generator's `send(value)`) is never
+    ///   blocked and loses nothing: its values are kept beyond the bound.
+    /// - With one waiting producer, the buffer never holds more than the bound. 0 is a rendezvous: a
+    ///   waiting producer sends only while the loop waits in `next()`. A negative bound stops the
+    ///   program with a message naming it; `Int.max` never makes a producer wait.
+    case bounded(Int)
 }
 
 extension Signal where E: Error, T: Sendable {
@@ -95,6 +110,8 @@ public struct SignalValues<T: Sendable, E: Error>: AsyncSequence, Sendable {
         switch bufferingPolicy {
         case .bufferingNewest(let limit), .bufferingOldest(let limit):
             if limit < 0 { misuse("values(bufferingPolicy:): a buffering limit must be at least 0, got \(limit)") }
+        case .bounded(let bound):
+            if bound < 0 { misuse("values(bufferingPolicy: .bounded(\(bound))): the bound must be at least 0") }
         case .unbounded:
             break
         }

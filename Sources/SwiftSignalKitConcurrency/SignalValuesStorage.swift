@@ -8,7 +8,11 @@ import SwiftSignalKit
 /// value sent while the signal starts is kept for that consumer (``State/handoff``), whatever the
 /// buffer's size (even 0). The signal is started before the task suspends, not inside the continuation's
 /// closure: a producer thread may then resume the continuation only once it is installed.
-@usableFromInline final class SignalValuesStorage<T: Sendable, E: Error>: Sendable {
+///
+/// Under `.bounded(n)` it is also the consumer's ``SignalDemand``: producers that can wait suspend in
+/// ``waitForRoom()`` while `n` values wait for the loop, and the loop's taking a value (or waiting in
+/// `next()`) resumes them.
+@usableFromInline final class SignalValuesStorage<T: Sendable, E: Error>: SignalDemand, Sendable {
     @usableFromInline typealias Waiter = UnsafeContinuation<Result<T?, E>, Never>
 
     @usableFromInline enum Terminal: Sendable {
@@ -29,8 +33,28 @@ import SwiftSignalKit
         /// The value for that first `next()`; older than anything in `buffer`.
         @usableFromInline var handoff: T?
         @usableFromInline var subscription: Disposable?
+        /// Producers waiting for room under `.bounded` (see ``waitForRoom()``).
+        @usableFromInline var producers = RoomWaiters()
 
         @inlinable init() {}
+
+        /// Whether a producer may send one more value under a bound of `bound`: the loop waits for one
+        /// (or its first `next()` is about to), fewer than `bound` values wait for it, or the iteration is
+        /// over (a value sent then is dropped, and a producer must not wait for a loop that has gone).
+        @inlinable func hasRoom(bound: Int) -> Bool {
+            if self.isFinished || self.terminal != nil || self.waiter != nil || self.firstNextPending {
+                return true
+            }
+            return self.buffer.count + (self.handoff == nil ? 0 : 1) < bound
+        }
+
+        /// Under a bound, the producers to resume once unlocked, when there is room now.
+        @inlinable mutating func takeProducersIfRoom(policy: SignalBufferingPolicy) -> [UnsafeContinuation<Void, Never>] {
+            guard case .bounded(let bound) = policy, !self.producers.isEmpty, self.hasRoom(bound: bound) else {
+                return []
+            }
+            return self.producers.takeAll()
+        }
     }
 
     @usableFromInline let signal: Signal<T, E>
@@ -74,18 +98,23 @@ import SwiftSignalKit
 
     /// Ends the iteration: disposes the subscription and wakes a waiting consumer with nil.
     @inlinable func cancel() {
-        let (waiter, subscription, dropped, handoff) = self.state.withLock { state -> (Waiter?, Disposable?, [T?], T?) in
+        let (waiter, subscription, dropped, handoff, producers) = self.state.withLock {
+            state -> (Waiter?, Disposable?, [T?], T?, [UnsafeContinuation<Void, Never>]) in
             state.isFinished = true
             state.firstNextPending = false
             let waiter = state.waiter
             state.waiter = nil
             let subscription = state.subscription
             state.subscription = nil
-            return (waiter, subscription, state.buffer.removeAll(), state.handoff.take())
+            let producers = state.producers.takeAll()
+            return (waiter, subscription, state.buffer.removeAll(), state.handoff.take(), producers)
         }
         withExtendedLifetime((dropped, handoff)) {}
         waiter?.resume(returning: .success(nil))
         subscription?.dispose()
+        // Nobody will take what they send: they go on, and their values are dropped. After the
+        // disposal, so that a producer task it cancelled sees its cancellation when it wakes.
+        RoomWaiters.resume(producers)
     }
 
     /// Whether this `next()` is the first: then it marks the consumer as waiting and starts the signal.
@@ -109,11 +138,21 @@ import SwiftSignalKit
     /// Starts the subscription; called once, by the first `next()` or by ``startNow()`` (see
     /// ``claimStart(_:)``).
     @inlinable func start() {
-        let subscription = self.signal.start(
-            next: { value in self.received(value) },
-            error: { error in self.ended(.failed(error)) },
-            completed: { self.ended(.completed) }
-        )
+        let subscription: Disposable
+        if case .bounded = self.policy {
+            subscription = self.signal.start(
+                next: { value in self.received(value) },
+                error: { error in self.ended(.failed(error)) },
+                completed: { self.ended(.completed) },
+                pacedBy: self
+            )
+        } else {
+            subscription = self.signal.start(
+                next: { value in self.received(value) },
+                error: { error in self.ended(.failed(error)) },
+                completed: { self.ended(.completed) }
+            )
+        }
         let disposeNow = self.state.withLock { state -> Bool in
             if state.isFinished || state.terminal != nil { return true }
             state.subscription = subscription
@@ -126,7 +165,11 @@ import SwiftSignalKit
 
     /// Hands the consumer what is ready, or registers its wait.
     @inlinable func wait(with continuation: Waiter) {
+        var producers: [UnsafeContinuation<Void, Never>] = []
+        // Taking a value, or waiting for one, may have made room (see `State.hasRoom(bound:)`).
+        defer { RoomWaiters.resume(producers) }
         let ready: Result<T?, E>? = self.state.withLock { state in
+            defer { producers = state.takeProducersIfRoom(policy: self.policy) }
             state.firstNextPending = false
             if let handoff = state.handoff.take() {
                 return .success(handoff)
@@ -167,7 +210,9 @@ import SwiftSignalKit
                 return (nil, nil)
             }
             switch self.policy {
-            case .unbounded:
+            case .unbounded, .bounded:
+                // A bound makes producers that can wait do so (`waitForRoom()`); what the others send
+                // is kept.
                 state.buffer.append(value)
                 return (nil, nil)
             case .bufferingNewest(let limit):
@@ -189,8 +234,12 @@ import SwiftSignalKit
     }
 
     @inlinable func ended(_ terminal: Terminal) {
+        var producers: [UnsafeContinuation<Void, Never>] = []
+        // No more values will arrive: whoever still waits for room goes on.
+        defer { RoomWaiters.resume(producers) }
         let (waiter, subscription) = self.state.withLock { state -> (Waiter?, Disposable?) in
             if state.isFinished || state.terminal != nil { return (nil, nil) }
+            producers = state.producers.takeAll()
             // The subscription ended by itself; it is only released here, after unlocking.
             let subscription = state.subscription
             state.subscription = nil
@@ -208,5 +257,13 @@ import SwiftSignalKit
         case .completed: waiter.resume(returning: .success(nil))
         case .failed(let error): waiter.resume(returning: .failure(error))
         }
+    }
+
+    /// Suspends a producer that can wait until the loop has room for one more value (see
+    /// `SignalBufferingPolicy.bounded`); returns at once without a bound, when there is room, when the
+    /// iteration is over, or when the calling task is cancelled (which also ends a wait under way).
+    @usableFromInline package func waitForRoom() async {
+        guard case .bounded(let bound) = self.policy else { return }
+        await self.state.waitForRoom(\.producers) { $0.hasRoom(bound: bound) }
     }
 }

@@ -5,7 +5,9 @@
 // 1. its value callback: the `next` closure, or `operatorNext` for an operator's stage;
 // 2. where its terminal event goes: `forwardError(_:)` / `forwardCompletion()` overrides send it to a
 //    target subscriber instead of calling closures;
-// 3. whether the downstream has ended: `downstreamIsTerminated`, asked by loops inside generators.
+// 3. whether the downstream has ended: `downstreamIsTerminated`, asked by loops inside generators;
+// 4. whether a producer may wait for the downstream consumer's room: `downstreamDemand` (only where
+//    each value goes on synchronously; see Core/SignalDemand.swift).
 //
 // The tree:
 //
@@ -14,7 +16,8 @@
 //     |  `- FirstEventSubscriber
 //     `- SubscriptionSubscriber               this file: its own disposable
 //        |- LinkedSubscriber                  this file: start(linkedTo:)      (1, 3)
-//        |- TerminalForwardingSubscriber      this file                        (1, 2, 3)
+//        |  `- DemandPassingLinkedSubscriber  this file: start(forwardingTo:)  (1, 3, 4)
+//        |- TerminalForwardingSubscriber      this file                        (1, 2, 3, 4)
 //        |  `- MapSubscriber, FilterSubscriber, MapFilterSubscriber   Operators/MapFilterStages.swift
 //        |- CombineLatestSourceSubscriber     Operators/CombineLatest/          (1, 2, 3)
 //        |- SwitchInnerSubscriber             Operators/SwitchToLatest/         (1, 2, 3)
@@ -28,6 +31,13 @@
 @usableFromInline
 protocol DownstreamLink: AnyObject, Sendable {
     var isTerminated: Bool { get }
+    var demand: (any SignalDemand)? { get }
+}
+
+extension DownstreamLink {
+    /// No room to report: a link that is not one subscriber (`share`'s listeners) is where a consumer's
+    /// pacing stops.
+    @inlinable var demand: (any SignalDemand)? { nil }
 }
 
 /// The subscriber that `Signal.start` creates, which is also the disposable it returns: a subscription
@@ -51,16 +61,31 @@ protocol DownstreamLink: AnyObject, Sendable {
         super.init(operatorNext: next)
     }
 
+    /// A subscriber with the consumer's callbacks and its room, for a consumer that paces its producers.
+    @inlinable init(
+        next: (@Sendable (T) -> Void)?,
+        error: (@Sendable (E) -> Void)?,
+        completed: (@Sendable () -> Void)?,
+        demand: (any SignalDemand)?
+    ) {
+        super.init(next: next, error: error, completed: completed)
+        if let demand {
+            // Set before the subscriber is shared, like an initialiser's stores.
+            self.extras = SubscriberExtras(error: error, completed: completed, demand: demand)
+        }
+    }
+
     @inlinable final func dispose() {
         self.disposeSubscription()
     }
 }
 
 /// The subscriber of `start(linkedTo:)`: callbacks of its own, and a downstream it only asks whether it
-/// has ended (see ``Subscriber/isTerminated``).
+/// has ended (see ``Subscriber/isTerminated``), and, when its values go on to that downstream
+/// synchronously (``DemandPassingLinkedSubscriber``), for its room.
 ///
 /// `@unchecked Sendable`: restated from ``Subscriber``; `downstream` is immutable and `Sendable`.
-@usableFromInline final class LinkedSubscriber<T, E>: SubscriptionSubscriber<T, E>, @unchecked Sendable {
+@usableFromInline class LinkedSubscriber<T, E>: SubscriptionSubscriber<T, E>, @unchecked Sendable {
     @usableFromInline let downstream: any DownstreamLink
 
     @inlinable init(
@@ -73,8 +98,19 @@ protocol DownstreamLink: AnyObject, Sendable {
         super.init(next: next, error: error, completed: completed)
     }
 
-    @inlinable override var downstreamIsTerminated: Bool {
+    @inlinable override final var downstreamIsTerminated: Bool {
         return self.downstream.isTerminated
+    }
+}
+
+/// A ``LinkedSubscriber`` whose value callback hands each value to its downstream on the same thread
+/// (`start(forwardingTo:)`, `start(forwardingValuesTo:)`): a producer upstream may wait for the
+/// downstream consumer's room (see ``SignalDemand``).
+///
+/// `@unchecked Sendable`: restated from ``Subscriber``; it adds no stored state.
+@usableFromInline final class DemandPassingLinkedSubscriber<T, E>: LinkedSubscriber<T, E>, @unchecked Sendable {
+    @inlinable override var downstreamDemand: (any SignalDemand)? {
+        return self.downstream.demand
     }
 }
 
@@ -101,5 +137,11 @@ protocol DownstreamLink: AnyObject, Sendable {
 
     @inlinable override final var downstreamIsTerminated: Bool {
         return self.target.isTerminated
+    }
+
+    /// Every user hands values on to `target` on the sending thread (or drops them): `map`, `filter`,
+    /// `take`, `skip`, `beforeNext`, `afterNext`, `flatMap`, `distinctUntilChanged`.
+    @inlinable override final var downstreamDemand: (any SignalDemand)? {
+        return self.target.demand
     }
 }

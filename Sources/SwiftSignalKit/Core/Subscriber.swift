@@ -218,6 +218,20 @@ public class Subscriber<T, E>: CustomStringConvertible {
     /// to none (see ``isTerminated``).
     @usableFromInline var downstreamIsTerminated: Bool { false }
 
+    /// The room of the consumer this subscriber's values reach synchronously, for a producer that can
+    /// wait for it (see ``SignalDemand``): the consumer's own, or what the subscriber it hands its values
+    /// to reports. Nil when no consumer paces this chain, or once the subscription has ended.
+    @usableFromInline package final var demand: (any SignalDemand)? {
+        if let own = self.withState({ _ in self.extras?.demand }) {
+            return own
+        }
+        return self.downstreamDemand
+    }
+
+    /// What ``demand`` reports beyond the subscriber's own: nil, unless a subclass hands each value on
+    /// synchronously to a downstream subscriber, whose demand it then reports.
+    @usableFromInline var downstreamDemand: (any SignalDemand)? { nil }
+
     /// Keeps `object` alive until the subscriber terminates or is disposed.
     ///
     /// - Parameter object: Any object; released (outside the lock) when the subscription ends, or at once
@@ -372,15 +386,21 @@ extension Subscriber: DownstreamLink {}
 extension Subscriber: @unchecked Sendable {}
 
 /// What few subscribers need: error and completion callbacks (an operator's subscriber forwards its
-/// terminal events instead), and objects given to ``Subscriber/keepAlive(_:)``. Read and written only
+/// terminal events instead), the room of a consumer that paces its producers, and objects given to
+/// ``Subscriber/keepAlive(_:)``. Read and written only
 /// under the owning subscriber's mutex, or by the one thread that took it out of the subscriber.
 @usableFromInline final class SubscriberExtras<E> {
     @usableFromInline let error: (@Sendable (E) -> Void)?
     @usableFromInline let completed: (@Sendable () -> Void)?
+    /// The room of the consumer that made this subscriber, when it paces its producers.
+    @usableFromInline let demand: (any SignalDemand)?
     @usableFromInline var keptAlive: [AnyObject] = []
 
-    @inlinable init(error: (@Sendable (E) -> Void)?, completed: (@Sendable () -> Void)?) {
+    @inlinable init(
+        error: (@Sendable (E) -> Void)?, completed: (@Sendable () -> Void)?, demand: (any SignalDemand)? = nil
+    ) {
         self.error = error
         self.completed = completed
+        self.demand = demand
     }
 }

@@ -23,6 +23,7 @@ extension Signal {
     ) -> Disposable {
         return self.start(
             linkedTo: subscriber,
+            passingDemand: true,
             next: { value in
                 subscriber.putNext(value)
             },

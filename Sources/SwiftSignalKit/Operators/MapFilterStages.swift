@@ -41,18 +41,20 @@
             },
             fusion: SignalFusion(
                 filter: nil,
-                start: { [fused] next, error, completed in
-                    return fused.start(next: next, error: error, completed: completed)
+                start: { [fused] next, error, completed, demand in
+                    return fused.start(next: next, error: error, completed: completed, demand: demand)
                 }))
     }
 
-    /// `start(next:error:completed:)` of this stage's signal: one subscriber maps and calls `next`.
+    /// `start(next:error:completed:)` of this stage's signal: one subscriber maps and calls `next`, with
+    /// the room of the consumer that made it when it paces its producers.
     @inlinable func start(
         next: (@Sendable (R) -> Void)?,
         error: (@Sendable (E) -> Void)?,
-        completed: (@Sendable () -> Void)?
+        completed: (@Sendable () -> Void)?,
+        demand: (any SignalDemand)?
     ) -> Disposable {
-        let subscriber = SubscriptionSubscriber<T, E>(next: nil, error: error, completed: completed)
+        let subscriber = SubscriptionSubscriber<T, E>(next: nil, error: error, completed: completed, demand: demand)
         let transform = self.transform
         // Set before the subscriber is shared, like an initialiser's stores. The closure holds the
         // subscriber until the subscription ends, which releases the closure and the cycle with it.
@@ -81,9 +83,10 @@
     @inlinable func start(
         next: (@Sendable (T) -> Void)?,
         error: (@Sendable (E) -> Void)?,
-        completed: (@Sendable () -> Void)?
+        completed: (@Sendable () -> Void)?,
+        demand: (any SignalDemand)?
     ) -> Disposable {
-        let subscriber = SubscriptionSubscriber<T, E>(next: nil, error: error, completed: completed)
+        let subscriber = SubscriptionSubscriber<T, E>(next: nil, error: error, completed: completed, demand: demand)
         let predicate = self.predicate
         subscriber.next = { value in
             guard predicate(value), let next, subscriber.admitsValues else { return }
@@ -115,9 +118,10 @@
     @inlinable func start(
         next: (@Sendable (R) -> Void)?,
         error: (@Sendable (E) -> Void)?,
-        completed: (@Sendable () -> Void)?
+        completed: (@Sendable () -> Void)?,
+        demand: (any SignalDemand)?
     ) -> Disposable {
-        let subscriber = SubscriptionSubscriber<T, E>(next: nil, error: error, completed: completed)
+        let subscriber = SubscriptionSubscriber<T, E>(next: nil, error: error, completed: completed, demand: demand)
         let transform = self.transform
         let predicate = self.predicate
         subscriber.next = { value in
@@ -194,13 +198,16 @@
     /// Makes the signal of `filter(predicate)` applied to this signal, as one stage; nil when the stage
     /// does not join a `filter` (only a `map` stage does).
     @usableFromInline let filter: (@Sendable (@escaping @Sendable (T) -> Bool) -> Signal<T, E>)?
-    /// Starts the signal with one subscriber that runs the stage's closures, then the given callbacks.
-    @usableFromInline let start: @Sendable ((@Sendable (T) -> Void)?, (@Sendable (E) -> Void)?, (@Sendable () -> Void)?) -> Disposable
+    /// Starts the signal with one subscriber that runs the stage's closures, then the given callbacks;
+    /// the last argument is the room of a consumer that paces its producers (see ``SignalDemand``).
+    @usableFromInline let start: Start
 
-    @inlinable init(
-        filter: (@Sendable (@escaping @Sendable (T) -> Bool) -> Signal<T, E>)?,
-        start: @escaping @Sendable ((@Sendable (T) -> Void)?, (@Sendable (E) -> Void)?, (@Sendable () -> Void)?) -> Disposable
-    ) {
+    @usableFromInline typealias Start =
+        @Sendable (
+            (@Sendable (T) -> Void)?, (@Sendable (E) -> Void)?, (@Sendable () -> Void)?, (any SignalDemand)?
+        ) -> Disposable
+
+    @inlinable init(filter: (@Sendable (@escaping @Sendable (T) -> Bool) -> Signal<T, E>)?, start: @escaping Start) {
         self.filter = filter
         self.start = start
     }

@@ -18,8 +18,8 @@
                 filter: { [stage] predicate in
                     return stage.filtered(by: predicate)
                 },
-                start: { [stage] next, error, completed in
-                    return stage.start(next: next, error: error, completed: completed)
+                start: { [stage] next, error, completed, demand in
+                    return stage.start(next: next, error: error, completed: completed, demand: demand)
                 }))
     }
 }
@@ -41,8 +41,8 @@
             },
             fusion: SignalFusion(
                 filter: nil,
-                start: { [stage] next, error, completed in
-                    return stage.start(next: next, error: error, completed: completed)
+                start: { [stage] next, error, completed, demand in
+                    return stage.start(next: next, error: error, completed: completed, demand: demand)
                 }))
     }
 }

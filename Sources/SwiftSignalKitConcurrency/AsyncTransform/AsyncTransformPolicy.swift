@@ -22,6 +22,8 @@ public struct AsyncTransformPolicy: Sendable, Equatable {
         switch buffering {
         case .bufferingNewest(let limit), .bufferingOldest(let limit):
             if limit < 0 { misuse("AsyncTransformPolicy: a buffering limit must be at least 0, got \(limit)") }
+        case .bounded(let bound):
+            if bound < 0 { misuse("AsyncTransformPolicy: the bound of .bounded must be at least 0, got \(bound)") }
         case .unbounded:
             break
         }
@@ -39,7 +41,9 @@ public struct AsyncTransformPolicy: Sendable, Equatable {
     ///
     /// - Parameter buffering: What to keep while a transform runs: `.unbounded` keeps every value,
     ///   `.bufferingNewest(n)` the newest `n`, `.bufferingOldest(n)` the first `n` (the others are
-    ///   dropped and never transformed).
+    ///   dropped and never transformed). `.bounded(n)` keeps every value and makes producers upstream
+    ///   that can wait (an async generator's `waitingForRoom`, `Signal(sequence)`) wait while `n` values
+    ///   wait for a transform.
     /// - Returns: The policy.
     public static func serial(buffering: SignalBufferingPolicy) -> AsyncTransformPolicy {
         return AsyncTransformPolicy(mode: .serial, buffering: buffering)

@@ -100,6 +100,9 @@ import SwiftSignalKit
     @usableFromInline var upstreamFinished = false
     @usableFromInline var upstream: Disposable?
     @usableFromInline var worker: Task<Void, Never>?
+    /// Producers upstream waiting for room in `waiting`, when the storage paces its input (see
+    /// `AsyncTransformStorage.inputBound`).
+    @usableFromInline var producers = RoomWaiters()
 
     @inlinable init(policy: AsyncTransformPolicy) {
         self.mode = policy.mode
@@ -108,6 +111,15 @@ import SwiftSignalKit
         case .serial, .latest: self.width = 1
         case .concurrent(let max, _): self.width = max
         }
+    }
+
+    /// Whether a producer upstream may send one more value when at most `bound` values may wait: fewer
+    /// wait, or none waits and a transform could take a value now, or no value will be taken any more
+    /// (it is then dropped, and a producer must not wait for it).
+    @inlinable func hasInputRoom(bound: Int) -> Bool {
+        guard case .running = self.phase, !self.upstreamFinished else { return true }
+        if self.waiting.count < bound { return true }
+        return self.waiting.isEmpty && self.busy < self.width && self.inFlight < self.width
     }
 
     @inlinable var isOrdered: Bool {
@@ -377,7 +389,8 @@ import SwiftSignalKit
 
     @inlinable mutating func buffer(_ value: T, into effects: inout Effects) {
         switch self.buffering {
-        case .unbounded:
+        case .unbounded, .bounded:
+            // `.bounded` is refused when the policy is made (see `AsyncTransformPolicy`).
             self.waiting.append(value)
         case .bufferingNewest(let limit):
             if limit == 0 {

@@ -11,7 +11,15 @@ import SwiftSignalKit
 /// Delivery: results and the terminal event go through the library's ``SerialDelivery``, so the
 /// subscriber is never called from two threads at once; the subscriber drops whatever arrives after
 /// `dispose()` returned.
-@usableFromInline final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposable, SerialDeliveryHost {
+///
+/// Flow control (see `SignalDemand`): when a consumer downstream paces its producers, a transform's
+/// result waits for its room before it is handed on, so no new transform starts while the output is
+/// full; and the storage paces its own producers upstream (``inputBound``), so values do not pile up in
+/// `waiting` meanwhile.
+@usableFromInline
+final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposable, SerialDeliveryHost,
+    SignalDemand
+{
     @usableFromInline typealias Machine = AsyncTransformStateMachine<T, R, E>
     @usableFromInline typealias Transform = @Sendable (T) async throws(E) -> R?
 
@@ -19,12 +27,26 @@ import SwiftSignalKit
     @usableFromInline let transform: Transform
     @usableFromInline let priority: TaskPriority?
     @usableFromInline let state: LockedState<Machine>
+    /// The room of the consumer downstream, when one paces this subscription.
+    @usableFromInline let downstreamDemand: (any SignalDemand)?
+    /// How many values may wait for a transform before producers upstream that can wait do so: the
+    /// bound of a `.bounded` policy; 0 (a value waits only for a transform about to take it) when the
+    /// policy keeps every value and a consumer downstream paces; nil (never wait) otherwise.
+    @usableFromInline let inputBound: Int?
 
     @inlinable init(subscriber: Subscriber<R, E>, policy: AsyncTransformPolicy, priority: TaskPriority?, transform: @escaping Transform) {
         self.subscriber = subscriber
         self.transform = transform
         self.priority = priority
         self.state = LockedState(Machine(policy: policy))
+        // Found here, where the chain below the subscriber is complete.
+        let downstreamDemand = subscriber.demand
+        self.downstreamDemand = downstreamDemand
+        switch policy.buffering {
+        case .bounded(let bound): self.inputBound = bound
+        case .unbounded: self.inputBound = downstreamDemand == nil ? nil : 0
+        case .bufferingNewest, .bufferingOldest: self.inputBound = nil
+        }
     }
 
     /// Starts the worker, then the upstream subscription.
@@ -33,11 +55,21 @@ import SwiftSignalKit
             await self.work()
         }
         self.state.withLock { $0.workerStarted(worker) }?.cancel()
-        let subscription = upstream.start(
-            next: { value in self.perform(self.state.withLock { $0.valueArrived(value) }) },
-            error: { error in self.perform(self.state.withLock { $0.upstreamFailed(error) }) },
-            completed: { self.perform(self.state.withLock { $0.upstreamCompleted() }) }
-        )
+        let subscription: Disposable
+        if self.inputBound != nil {
+            subscription = upstream.start(
+                next: { value in self.perform(self.state.withLock { $0.valueArrived(value) }) },
+                error: { error in self.perform(self.state.withLock { $0.upstreamFailed(error) }) },
+                completed: { self.perform(self.state.withLock { $0.upstreamCompleted() }) },
+                pacedBy: self
+            )
+        } else {
+            subscription = upstream.start(
+                next: { value in self.perform(self.state.withLock { $0.valueArrived(value) }) },
+                error: { error in self.perform(self.state.withLock { $0.upstreamFailed(error) }) },
+                completed: { self.perform(self.state.withLock { $0.upstreamCompleted() }) }
+            )
+        }
         self.state.withLock { $0.upstreamStarted(subscription) }?.dispose()
     }
 
@@ -84,6 +116,11 @@ import SwiftSignalKit
             } catch {
                 result = .failure(error)
             }
+            if let demand = self.downstreamDemand, case .success(.some) = result {
+                // The output is full: hold this result, and with it this transform's place, until the
+                // consumer has room, so that no further transform starts meanwhile.
+                await demand.waitForRoom()
+            }
             let (effects, next) = self.state.withLock { $0.transformFinished(runner: runner, index: work.index, result: result) }
             self.perform(effects)
             if let next {
@@ -99,6 +136,14 @@ import SwiftSignalKit
     // MARK: - Effects
 
     @inlinable func perform(_ effects: Machine.Effects) {
+        if let bound = self.inputBound {
+            // Every change of the state may have made room upstream (a value taken for a transform, the
+            // end of the subscription).
+            RoomWaiters.resume(
+                self.state.withLock { state in
+                    state.producers.isEmpty || !state.hasInputRoom(bound: bound) ? [] : state.producers.takeAll()
+                })
+        }
         if let (waiter, command) = effects.resume {
             waiter.resume(returning: command)
         }
@@ -125,5 +170,14 @@ import SwiftSignalKit
 
     @inlinable func deliver(_ event: SignalEvent<R, E>) {
         self.subscriber.put(event)
+    }
+
+    // MARK: - Flow control
+
+    /// Suspends a producer upstream while ``inputBound`` values wait for a transform (see
+    /// `SignalDemand`).
+    @usableFromInline package func waitForRoom() async {
+        guard let bound = self.inputBound else { return }
+        await self.state.waitForRoom(\.producers) { $0.hasInputRoom(bound: bound) }
     }
 }

@@ -1,0 +1,73 @@
+/// Producers waiting for a consumer's room (see ``SignalDemand``), kept in the consumer's locked state
+/// so that "is there room?" and "wait" are one decision under its lock.
+///
+/// `package`: the consumers are in the concurrency module (a `for await` loop's buffer, `mapAsync`'s
+/// input).
+@usableFromInline package struct RoomWaiters: Sendable {
+    @usableFromInline struct Waiter: Sendable {
+        @usableFromInline let id: Int
+        @usableFromInline let continuation: UnsafeContinuation<Void, Never>
+
+        @inlinable init(id: Int, continuation: UnsafeContinuation<Void, Never>) {
+            self.id = id
+            self.continuation = continuation
+        }
+    }
+
+    @usableFromInline var waiters: [Waiter] = []
+    @usableFromInline var nextID = 0
+
+    @inlinable package init() {}
+
+    @inlinable package var isEmpty: Bool { self.waiters.isEmpty }
+
+    /// Removes every waiting producer, to be resumed once the lock is released (see ``resume(_:)``).
+    @inlinable package mutating func takeAll() -> [UnsafeContinuation<Void, Never>] {
+        if self.waiters.isEmpty { return [] }
+        defer { self.waiters = [] }
+        return self.waiters.map(\.continuation)
+    }
+
+    /// Resumes producers taken with ``takeAll()``; call with no lock held.
+    @inlinable package static func resume(_ producers: [UnsafeContinuation<Void, Never>]) {
+        for producer in producers { producer.resume() }
+    }
+}
+
+extension LockedState where State: Sendable {
+    /// Suspends the calling producer until `hasRoom` holds for the state, the state's owner resumes the
+    /// producers in `waiters` (it does so whenever room may have appeared, and when its consumer has
+    /// gone), or the calling task is cancelled (which also ends a wait under way). Returns at once when
+    /// `hasRoom` already holds.
+    ///
+    /// `hasRoom` runs under the lock: it must only read the state.
+    @inlinable package func waitForRoom(
+        _ waiters: WritableKeyPath<State, RoomWaiters> & Sendable,
+        hasRoom: (State) -> Bool
+    ) async {
+        let id: Int? = self.withLock { state in
+            if hasRoom(state) { return nil }
+            defer { state[keyPath: waiters].nextID &+= 1 }
+            return state[keyPath: waiters].nextID
+        }
+        guard let id else { return }
+        await withTaskCancellationHandler {
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+                let resumeNow = self.withLock { state -> Bool in
+                    // Checked under the lock the cancellation handler takes: a task cancelled before this
+                    // point is seen here, one cancelled after finds its entry there.
+                    if hasRoom(state) || Task.isCancelled { return true }
+                    state[keyPath: waiters].waiters.append(RoomWaiters.Waiter(id: id, continuation: continuation))
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = self.withLock { state -> RoomWaiters.Waiter? in
+                guard let index = state[keyPath: waiters].waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return state[keyPath: waiters].waiters.remove(at: index)
+            }
+            waiter?.continuation.resume()
+        }
+    }
+}

@@ -1,0 +1,385 @@
+import Dispatch
+import SwiftSignalKit
+import SwiftSignalKitConcurrency
+import Testing
+
+/// The integers `0..<count` as an `AsyncSequence` that counts how many elements were pulled from it.
+struct CountingSequence: AsyncSequence, Sendable {
+    typealias Element = Int
+    typealias Failure = Never
+
+    let count: Int
+    let pulled: Counter
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let count: Int
+        let pulled: Counter
+        var next = 0
+
+        mutating func next() async -> Int? {
+            guard self.next < self.count else { return nil }
+            defer { self.next += 1 }
+            self.pulled.increment()
+            return self.next
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        return AsyncIterator(count: self.count, pulled: self.pulled)
+    }
+}
+
+/// The operators a consumer's bound passes through, each applied to a signal of integers and keeping
+/// every value (so that every value pulled reaches the loop).
+enum PassingOperator: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case none, map, filter, mapThenFilter, take, skip, distinctUntilChanged, beforeNext, afterNext
+    case mapUnderTake, beforeStarted
+
+    var testDescription: String { self.rawValue }
+
+    func apply(_ signal: Signal<Int, NoError>) -> Signal<Int, NoError> {
+        switch self {
+        case .none: return signal
+        case .map: return signal |> SwiftSignalKit.map { $0 }
+        case .filter: return signal |> SwiftSignalKit.filter { _ in true }
+        case .mapThenFilter: return signal |> SwiftSignalKit.map { $0 } |> SwiftSignalKit.filter { _ in true }
+        case .take: return signal |> SwiftSignalKit.take(1_000_000)
+        case .skip: return signal |> SwiftSignalKit.skip(0)
+        case .distinctUntilChanged: return signal |> SwiftSignalKit.distinctUntilChanged
+        case .beforeNext: return signal |> SwiftSignalKit.beforeNext { _ in }
+        case .afterNext: return signal |> SwiftSignalKit.afterNext { _ in }
+        case .mapUnderTake: return signal |> SwiftSignalKit.map { $0 } |> SwiftSignalKit.take(1_000_000) |> SwiftSignalKit.map { $0 }
+        case .beforeStarted: return signal |> SwiftSignalKit.beforeStarted {}
+        }
+    }
+}
+
+/// A producer's lead over a slow `for await` loop under `.bounded(n)`: how far it got ahead.
+final class Lead: Sendable {
+    let produced = Counter()
+    let taken = Counter()
+    private let largest = Atomic(value: 0)
+
+    var largestLead: Int { self.largest.with { $0 } }
+
+    /// Called by the loop for each value: records how many the producer had produced beyond it.
+    func took() {
+        let taken = self.taken.increment()
+        let lead = self.produced.value - taken
+        self.largest.modify { Swift.max($0, lead) }
+    }
+}
+
+@Suite(.serialized) struct FlowControlTests {
+    static let count = 300
+
+    /// Lets a producer that ignored the bound run ahead, so that the check below would see it.
+    static func giveTheProducerTime() async {
+        for _ in 0..<20 { await Task.yield() }
+    }
+
+    /// `Signal(sequence)` pulls only when the loop has room: never more than the bound plus the value
+    /// handed to a loop that waits in `next()`.
+    @Test(arguments: PassingOperator.allCases, [0, 1, 8])
+    func aSequenceIsReadNoFasterThanTheLoopTakes(through passing: PassingOperator, bound: Int) async {
+        let lead = Lead()
+        let source = Signal(CountingSequence(count: Self.count, pulled: lead.produced))
+        var received: [Int] = []
+        for await value in passing.apply(source).values(bufferingPolicy: .bounded(bound)) {
+            lead.took()
+            received.append(value)
+            await Self.giveTheProducerTime()
+        }
+        #expect(received == Array(0..<Self.count), "every value arrives, in order")
+        #expect(lead.largestLead <= bound + 1, "the sequence was read \(lead.largestLead) ahead of the loop")
+    }
+
+    /// An async generator that sends with `waitingForRoom` waits for the loop the same way.
+    @Test(arguments: [PassingOperator.none, .mapThenFilter, .take, .beforeNext, .mapUnderTake], [0, 1, 8])
+    func aGeneratorWaitsForRoom(through passing: PassingOperator, bound: Int) async {
+        let lead = Lead()
+        let source = Signal<Int, NoError> { send in
+            for value in 0..<Self.count {
+                lead.produced.increment()
+                await send.waitingForRoom(value)
+            }
+        }
+        var received: [Int] = []
+        for await value in passing.apply(source).values(bufferingPolicy: .bounded(bound)) {
+            lead.took()
+            received.append(value)
+            await Self.giveTheProducerTime()
+        }
+        #expect(received == Array(0..<Self.count))
+        // The generator counts a value before it waits for room for it: one more than a sequence.
+        #expect(lead.largestLead <= bound + 2, "the generator got \(lead.largestLead) ahead of the loop")
+    }
+
+    /// `mapAsync` and its family take no more input while their output is full: a result waits for the
+    /// loop's room, and meanwhile the sequence above is not read. The lead allowed beyond the bound: the
+    /// value the loop is about to take, the value taken from the sequence, and per place of the
+    /// operator a value in its transform and a result that found room at the same moment as the others.
+    @Test(arguments: ["serial", "concurrent(max: 4)", "compactMapAsync", "filterAsync"], [0, 1, 8])
+    func anAsyncOperatorPassesTheBoundOn(policy: String, bound: Int) async {
+        let lead = Lead()
+        let source = Signal(CountingSequence(count: Self.count, pulled: lead.produced))
+        let transformed: Signal<Int, NoError> =
+            switch policy {
+            case "serial":
+                source
+                    |> mapAsync { value in
+                        await Task.yield(); return value
+                    }
+            case "compactMapAsync":
+                source
+                    |> compactMapAsync { value in
+                        await Task.yield(); return value
+                    }
+            case "filterAsync":
+                source
+                    |> filterAsync { _ in
+                        await Task.yield(); return true
+                    }
+            default:
+                source
+                    |> mapAsync(.concurrent(max: 4, ordered: true)) { value in
+                        await Task.yield(); return value
+                    }
+            }
+        var received: [Int] = []
+        for await value in (transformed |> map { $0 }).values(bufferingPolicy: .bounded(bound)) {
+            lead.took()
+            received.append(value)
+            await Self.giveTheProducerTime()
+        }
+        #expect(received == Array(0..<Self.count))
+        let width = policy.hasPrefix("concurrent") ? 4 : 1
+        #expect(lead.largestLead <= bound + 2 * width + 1, "the sequence was read \(lead.largestLead) ahead of the loop")
+    }
+
+    /// `.bounded(n)` as an async operator's own buffering: its producers wait while `n` values wait for
+    /// a transform, whatever the consumer below.
+    @Test(arguments: [0, 4])
+    func anAsyncOperatorsOwnBoundPacesItsProducers(bound: Int) async {
+        let pulled = Counter()
+        let transformed = Counter()
+        let largest = Atomic(value: 0)
+        let source = Signal(CountingSequence(count: Self.count, pulled: pulled))
+        let done = Counter()
+        let subscription =
+            (source
+            |> mapAsync(.serial(buffering: .bounded(bound))) { value in
+                let lead = pulled.value - transformed.increment()
+                largest.modify { Swift.max($0, lead) }
+                await Self.giveTheProducerTime()
+                return value
+            }).start(completed: { done.increment() })
+        await eventually { done.value == 1 }
+        subscription.dispose()
+        #expect(transformed.value == Self.count)
+        // The value being transformed, the bound waiting, and one the sequence gave meanwhile.
+        #expect(largest.with { $0 } <= bound + 1, "the sequence was read \(largest.with { $0 }) ahead of the transform")
+    }
+
+    /// The same loop without a bound: the producer runs ahead. Shows that the checks above can fail.
+    @Test func withoutABoundTheProducerRunsAhead() async {
+        let lead = Lead()
+        let source = Signal(CountingSequence(count: Self.count, pulled: lead.produced))
+        for await _ in source.values(bufferingPolicy: .unbounded) {
+            lead.took()
+            if lead.taken.value == 1 {
+                await eventually { lead.produced.value == Self.count }
+            }
+        }
+        // The loop's second value finds the whole sequence read.
+        #expect(lead.largestLead >= Self.count - 2)
+    }
+
+    /// Where the bound stops: above an operator that hops threads, the producer does not wait.
+    @Test func theBoundStopsAtAnOperatorThatHopsThreads() async {
+        let lead = Lead()
+        let source = Signal(CountingSequence(count: Self.count, pulled: lead.produced))
+        for await _ in (source |> deliverOn(Queue())).values(bufferingPolicy: .bounded(1)) {
+            lead.took()
+            if lead.taken.value == 1 {
+                await eventually { lead.produced.value == Self.count }
+            }
+        }
+        #expect(lead.taken.value == Self.count, "nothing is lost either")
+    }
+
+    /// `Int.max` never makes a producer wait.
+    @Test func aBoundOfIntMaxNeverWaits() async {
+        let lead = Lead()
+        let source = Signal(CountingSequence(count: Self.count, pulled: lead.produced))
+        for await _ in source.values(bufferingPolicy: .bounded(Int.max)) {
+            lead.took()
+            if lead.taken.value == 1 {
+                await eventually { lead.produced.value == Self.count }
+            }
+        }
+        #expect(lead.taken.value == Self.count)
+    }
+
+    /// A producer that cannot wait (a synchronous `putNext`, the generator's `send(value)`) is never
+    /// blocked, and nothing it sends is lost: the buffer keeps its values beyond the bound.
+    @Test func aProducerThatCannotWaitLosesNothing() async {
+        let pipe = ValuePipe<Int>()
+        let values = pipe.values(bufferingPolicy: .bounded(2))
+        let sent = await onThread {
+            for value in 0..<100 { pipe.putNext(value) }
+            return 100
+        }
+        var received: [Int] = []
+        for await value in values {
+            received.append(value)
+            if received.count == sent { break }
+        }
+        #expect(received == Array(0..<100))
+
+        let generated = Signal<Int, NoError> { send in
+            for value in 0..<100 { send(value) }
+        }
+        var fromGenerator: [Int] = []
+        for await value in generated.values(bufferingPolicy: .bounded(1)) {
+            fromGenerator.append(value)
+        }
+        #expect(fromGenerator == Array(0..<100))
+    }
+
+    /// Leaving the loop while the producer waits for room releases it: its task is cancelled and its
+    /// wait ends at once.
+    @Test func leavingTheLoopReleasesAWaitingProducer() async {
+        let lead = Lead()
+        let finished = Counter()
+        let source = Signal<Int, NoError> { send in
+            defer { finished.increment() }
+            var value = 0
+            while !Task.isCancelled {
+                lead.produced.increment()
+                await send.waitingForRoom(value)
+                value += 1
+            }
+        }
+        for await _ in (source |> map { $0 }).values(bufferingPolicy: .bounded(1)) {
+            lead.took()
+            if lead.taken.value == 3 { break }
+            await eventually { lead.produced.value >= lead.taken.value + 1 }
+        }
+        await eventually { finished.value == 1 }
+        #expect(lead.largestLead <= 3)
+    }
+
+    /// Cancelling the task that iterates, while the producer waits for room, releases the producer.
+    @Test func cancellingTheConsumerReleasesAWaitingProducer() async {
+        let waiting = Counter()
+        let finished = Counter()
+        let source = Signal<Int, NoError> { send in
+            defer { finished.increment() }
+            await send.waitingForRoom(0)
+            await send.waitingForRoom(1)
+            waiting.increment()
+            await send.waitingForRoom(2)
+        }
+        let values = source.values(bufferingPolicy: .bounded(1))
+        let firstTaken = Counter()
+        let consumer = Task {
+            var received: [Int] = []
+            for await value in values {
+                received.append(value)
+                firstTaken.increment()
+                // Never takes another: the producer waits for room until the task is cancelled.
+                await eventually { Task.isCancelled }
+            }
+            return received
+        }
+        await eventually { firstTaken.value == 1 && waiting.value == 1 }
+        consumer.cancel()
+        await eventually { finished.value == 1 }
+        #expect(await consumer.value == [0])
+    }
+
+    /// A sequence made with `startValues` and dropped while the producer waits releases it.
+    @Test func droppingTheSequenceReleasesAWaitingProducer() async {
+        let finished = Counter()
+        let produced = Counter()
+        let source = Signal<Int, NoError> { send in
+            defer { finished.increment() }
+            for value in 0..<10 where !Task.isCancelled {
+                produced.increment()
+                await send.waitingForRoom(value)
+            }
+        }
+        do {
+            let values = source.startValues(bufferingPolicy: .bounded(2))
+            // Two values kept for the loop, and the third waiting for room.
+            await eventually { produced.value == 3 }
+            for _ in 0..<20 { await Task.yield() }
+            #expect(produced.value == 3)
+            _ = values
+        }
+        await eventually { finished.value == 1 }
+        #expect(produced.value == 3, "the producer's task was cancelled with the sequence")
+    }
+
+    /// The consumer iterates on an actor that the producer also calls into for every value: the wait
+    /// for room holds no actor, so nothing deadlocks.
+    @Test func aProducerAndAConsumerOnOneActorDoNotDeadlock() async {
+        actor Ledger {
+            var notes: [Int] = []
+            var received: [Int] = []
+            func note(_ value: Int) { self.notes.append(value) }
+            func consume(_ signal: Signal<Int, NoError>) async {
+                for await value in signal.values(bufferingPolicy: .bounded(1)) {
+                    self.received.append(value)
+                }
+            }
+        }
+        let ledger = Ledger()
+        let source = Signal<Int, NoError> { send in
+            for value in 0..<50 {
+                await ledger.note(value)
+                await send.waitingForRoom(value)
+            }
+        }
+        await ledger.consume(source)
+        #expect(await ledger.received == Array(0..<50))
+        #expect(await ledger.notes == Array(0..<50))
+    }
+
+    /// The same with the actor on a `Queue` (`QueueLocalActor`'s executor), and the consumer on the
+    /// main actor.
+    @Test @MainActor func aConsumerOnTheMainActorPacesAProducerOnAQueueActor() async {
+        let ledger = QueueLocalActor(queue: Queue(name: "FlowControlTests.ledger"), value: [Int]())
+        let source = Signal<Int, NoError> { send in
+            for value in 0..<50 {
+                await ledger.withValue { $0.append(value) }
+                await send.waitingForRoom(value)
+            }
+        }
+        var received: [Int] = []
+        for await value in source.values(bufferingPolicy: .bounded(0)) {
+            received.append(value)
+        }
+        #expect(received == Array(0..<50))
+        #expect(await ledger.withValue { $0 } == Array(0..<50))
+    }
+
+    /// A negative bound stops the program with a message naming it, where the policy is used.
+    @Test func aNegativeBoundIsRefused() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = Signal<Int, NoError>.never().values(bufferingPolicy: .bounded(-1))
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("values(bufferingPolicy: .bounded(-1)): the bound must be at least 0"))
+    }
+
+    /// A negative bound for an async operator stops the program with a message naming it.
+    @Test func anAsyncOperatorRefusesANegativeBound() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = AsyncTransformPolicy.serial(buffering: .bounded(-4))
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("the bound of .bounded must be at least 0, got -4"))
+    }
+}
