@@ -23,6 +23,16 @@ public enum SignalBufferingPolicy: Sendable, Equatable {
     ///   waiting producer sends only while the loop waits in `next()`. A negative bound stops the
     ///   program with a message naming it; `Int.max` never makes a producer wait.
     case bounded(Int)
+    /// Keep at most this many values; when one more arrives, end this iteration: the loop still takes
+    /// the values kept, then `next()` returns nil, and `SignalValues.Iterator.endedBecauseFull` tells
+    /// this end from the source's completion. The subscription is disposed at once, so the source and
+    /// its other consumers go on, and the value that found the buffer full is dropped.
+    ///
+    /// The policy for one slow client of a shared feed: the client reconnects and resumes from the last
+    /// value it took, instead of the server keeping ever more for it. 0 ends the iteration at the first
+    /// value that arrives while the loop is not waiting in `next()`; a negative limit stops the program
+    /// with a message naming it.
+    case endingWhenFull(Int)
 }
 
 extension Signal where E: Error, T: Sendable {
@@ -112,6 +122,8 @@ public struct SignalValues<T: Sendable, E: Error>: AsyncSequence, Sendable {
             if limit < 0 { misuse("values(bufferingPolicy:): a buffering limit must be at least 0, got \(limit)") }
         case .bounded(let bound):
             if bound < 0 { misuse("values(bufferingPolicy: .bounded(\(bound))): the bound must be at least 0") }
+        case .endingWhenFull(let limit):
+            if limit < 0 { misuse("values(bufferingPolicy: .endingWhenFull(\(limit))): the limit must be at least 0") }
         case .unbounded:
             break
         }
@@ -167,6 +179,19 @@ public struct SignalValues<T: Sendable, E: Error>: AsyncSequence, Sendable {
         @inlinable public mutating func next(isolation actor: isolated (any Actor)?) async throws(E) -> T? {
             if let value = self.lifetime.nextBuffered() { return value }
             return try await self.lifetime.storage.next(isolation: actor)
+        }
+
+        /// Whether the iteration ended because the loop fell behind under
+        /// `SignalBufferingPolicy.endingWhenFull(_:)`, rather than by the source's completion or
+        /// failure, or cancellation. Meaningful once `next()` has returned nil.
+        ///
+        /// ```swift
+        /// var events = feed.values(bufferingPolicy: .endingWhenFull(1_000)).makeAsyncIterator()
+        /// while let event = await events.next() { try await client.write(event) }
+        /// if events.endedBecauseFull { log("client fell behind; it reconnects and resumes") }
+        /// ```
+        public var endedBecauseFull: Bool {
+            return self.lifetime.storage.endedBecauseFull
         }
     }
 }

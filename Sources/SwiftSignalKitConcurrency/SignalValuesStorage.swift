@@ -35,6 +35,8 @@ import SwiftSignalKit
         @usableFromInline var subscription: Disposable?
         /// Producers waiting for room under `.bounded` (see ``waitForRoom()``).
         @usableFromInline var producers = RoomWaiters()
+        /// The iteration ended because the buffer was full under `.endingWhenFull`.
+        @usableFromInline var endedBecauseFull = false
 
         @inlinable init() {}
 
@@ -97,6 +99,11 @@ import SwiftSignalKit
     }
 
     /// Ends the iteration: disposes the subscription and wakes a waiting consumer with nil.
+    /// See `SignalValues.Iterator.endedBecauseFull`.
+    var endedBecauseFull: Bool {
+        return self.state.withLock { $0.endedBecauseFull }
+    }
+
     @inlinable func cancel() {
         let (waiter, subscription, dropped, handoff, producers) = self.state.withLock {
             state -> (Waiter?, Disposable?, [T?], T?, [UnsafeContinuation<Void, Never>]) in
@@ -197,8 +204,9 @@ import SwiftSignalKit
     }
 
     @inlinable func received(_ value: T) {
+        var ended: Disposable?
         let (waiter, dropped) = self.state.withLock { state -> (Waiter?, T?) in
-            if state.isFinished { return (nil, value) }
+            if state.isFinished || state.terminal != nil { return (nil, value) }
             if let waiter = state.waiter {
                 state.waiter = nil
                 return (waiter, nil)
@@ -227,9 +235,22 @@ import SwiftSignalKit
                 if state.buffer.count >= limit { return (nil, value) }
                 state.buffer.append(value)
                 return (nil, nil)
+            case .endingWhenFull(let limit):
+                if state.buffer.count < limit {
+                    state.buffer.append(value)
+                    return (nil, nil)
+                }
+                // The loop fell behind: it takes what is kept, then its iteration ends; the source
+                // stops sending to it now.
+                state.endedBecauseFull = true
+                state.terminal = .completed
+                ended = state.subscription
+                state.subscription = nil
+                return (nil, value)
             }
         }
         withExtendedLifetime(dropped) {}
+        ended?.dispose()
         waiter?.resume(returning: .success(value))
     }
 

@@ -365,6 +365,83 @@ final class Lead: Sendable {
         #expect(await ledger.withValue { $0 } == Array(0..<50))
     }
 
+    /// `.endingWhenFull`: a loop that falls behind takes what was kept, then ends, and can tell that
+    /// end from the source's completion; the source and its other consumers go on.
+    @Test func aSlowConsumerIsEndedAndTheOthersGoOn() async {
+        let pipe = ValuePipe<Int>()
+        let slow = pipe.values(bufferingPolicy: .endingWhenFull(3))
+        let fast = pipe.values
+        await onThread {
+            for value in 0..<10 { pipe.putNext(value) }
+        }
+        var slowIterator = slow.makeAsyncIterator()
+        var slowReceived: [Int] = []
+        while let value = await slowIterator.next() { slowReceived.append(value) }
+        // The first value was handed to the loop's first `next()`, three were kept, the fifth found the
+        // buffer full.
+        #expect(slowReceived == [0, 1, 2, 3])
+        #expect(slowIterator.endedBecauseFull)
+        #expect(await slowIterator.next() == nil, "the iteration stays over")
+        await onThread {
+            for value in 10..<20 { pipe.putNext(value) }
+        }
+        var fastReceived: [Int] = []
+        for await value in fast {
+            fastReceived.append(value)
+            if value == 19 { break }
+        }
+        #expect(fastReceived == Array(0..<20), "the other consumer and the source went on")
+    }
+
+    /// The source's completion, a failure or cancellation is not an end for being full.
+    @Test func endingForAnotherReasonIsNotEndingWhenFull() async throws {
+        var completed = Signal<Int, NoError>.single(1).values(bufferingPolicy: .endingWhenFull(0)).makeAsyncIterator()
+        #expect(await completed.next() == 1)
+        #expect(await completed.next() == nil)
+        #expect(!completed.endedBecauseFull)
+
+        var failed = Signal<Int, TestError>.fail(TestError(code: 1)).values(bufferingPolicy: .endingWhenFull(4))
+            .makeAsyncIterator()
+        await #expect(throws: TestError(code: 1)) { try await failed.next() }
+        #expect(!failed.endedBecauseFull)
+
+        let pipe = ValuePipe<Int>()
+        let cancelled = Task {
+            var iterator = pipe.values(bufferingPolicy: .endingWhenFull(4)).makeAsyncIterator()
+            withUnsafeCurrentTask { $0?.cancel() }
+            _ = await iterator.next()
+            return iterator.endedBecauseFull
+        }
+        #expect(await cancelled.value == false)
+    }
+
+    /// A limit of 0 keeps nothing: a value that arrives while the loop is not waiting ends it.
+    @Test func aLimitOfZeroEndsAtTheFirstValueTheLoopIsNotWaitingFor() async {
+        let pipe = ValuePipe<Int>()
+        var iterator = pipe.values(bufferingPolicy: .endingWhenFull(0)).makeAsyncIterator()
+        await onThread {
+            for value in 0..<3 { pipe.putNext(value) }
+        }
+        #expect(await iterator.next() == 0, "kept for the first next(), as under every policy")
+        #expect(await iterator.next() == nil)
+        #expect(iterator.endedBecauseFull)
+    }
+
+    /// A negative limit, and `.endingWhenFull` for an async operator (whose buffer has no loop to end),
+    /// stop the program with a message naming the problem.
+    @Test func misusedEndingWhenFullIsRefused() async {
+        let negative = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = ValuePipe<Int>().values(bufferingPolicy: .endingWhenFull(-2))
+        }
+        let negativeMessage = String(decoding: negative?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(negativeMessage.contains("values(bufferingPolicy: .endingWhenFull(-2)): the limit must be at least 0"))
+        let operatorPolicy = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = AsyncTransformPolicy.serial(buffering: .endingWhenFull(4))
+        }
+        let operatorMessage = String(decoding: operatorPolicy?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(operatorMessage.contains(".endingWhenFull ends a for await loop"))
+    }
+
     /// A negative bound stops the program with a message naming it, where the policy is used.
     @Test func aNegativeBoundIsRefused() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {

@@ -24,6 +24,10 @@ public struct AsyncTransformPolicy: Sendable, Equatable {
             if limit < 0 { misuse("AsyncTransformPolicy: a buffering limit must be at least 0, got \(limit)") }
         case .bounded(let bound):
             if bound < 0 { misuse("AsyncTransformPolicy: the bound of .bounded must be at least 0, got \(bound)") }
+        case .endingWhenFull:
+            misuse(
+                "AsyncTransformPolicy: .endingWhenFull ends a for await loop (values(bufferingPolicy:)); an async operator's buffer takes .unbounded, .bounded, .bufferingNewest or .bufferingOldest"
+            )
         case .unbounded:
             break
         }

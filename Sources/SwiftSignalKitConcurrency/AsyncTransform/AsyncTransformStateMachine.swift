@@ -389,8 +389,9 @@ import SwiftSignalKit
 
     @inlinable mutating func buffer(_ value: T, into effects: inout Effects) {
         switch self.buffering {
-        case .unbounded, .bounded:
-            // `.bounded` is refused when the policy is made (see `AsyncTransformPolicy`).
+        case .unbounded, .bounded, .endingWhenFull:
+            // `.bounded` makes the producers upstream wait (see `AsyncTransformStorage.inputBound`);
+            // `.endingWhenFull` is refused when the policy is made (see `AsyncTransformPolicy`).
             self.waiting.append(value)
         case .bufferingNewest(let limit):
             if limit == 0 {

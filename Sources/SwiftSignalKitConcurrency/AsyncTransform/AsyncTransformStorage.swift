@@ -45,7 +45,7 @@ final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposabl
         switch policy.buffering {
         case .bounded(let bound): self.inputBound = bound
         case .unbounded: self.inputBound = downstreamDemand == nil ? nil : 0
-        case .bufferingNewest, .bufferingOldest: self.inputBound = nil
+        case .bufferingNewest, .bufferingOldest, .endingWhenFull: self.inputBound = nil
         }
     }
 
