@@ -33,7 +33,7 @@ struct CountingSequence: AsyncSequence, Sendable {
 /// every value (so that every value pulled reaches the loop).
 enum PassingOperator: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case none, map, filter, mapThenFilter, take, skip, distinctUntilChanged, beforeNext, afterNext
-    case mapUnderTake, beforeStarted
+    case mapUnderTake, beforeStarted, castError, withState, takeUntil
 
     var testDescription: String { self.rawValue }
 
@@ -50,6 +50,11 @@ enum PassingOperator: String, CaseIterable, Sendable, CustomTestStringConvertibl
         case .afterNext: return signal |> SwiftSignalKit.afterNext { _ in }
         case .mapUnderTake: return signal |> SwiftSignalKit.map { $0 } |> SwiftSignalKit.take(1_000_000) |> SwiftSignalKit.map { $0 }
         case .beforeStarted: return signal |> SwiftSignalKit.beforeStarted {}
+        case .castError:
+            return signal |> SwiftSignalKit.castError(TestError.self)
+                |> SwiftSignalKit.mapError { (_: TestError) -> NoError in fatalError("the source cannot fail") }
+        case .withState: return SwiftSignalKit.withState(signal, { 0 })
+        case .takeUntil: return signal |> SwiftSignalKit.take(until: Signal<Int, NoError>.never())
         }
     }
 }

@@ -98,6 +98,7 @@ public func castError<T, E>(_ type: E.Type) -> (Signal<T, NoError>) -> Signal<T,
         return Signal<T, E> { subscriber in
             return signal.start(
                 linkedTo: subscriber,
+                passingDemand: true,
                 next: { value in
                     subscriber.putNext(value)
                 },

@@ -120,6 +120,7 @@
         let state = initialState()
         let disposable = signal.start(
             linkedTo: subscriber,
+            passingDemand: true,
             next: { value in
                 next(value, state)
                 subscriber.putNext(value)
