@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Load test of Examples/SignalServer, on loopback only, bounded in requests and time.
 #
-#   bash Examples/LoadTest/run.sh           # the full run: 50 wrk connections for 20 s, 1,000 streams
-#   bash Examples/LoadTest/run.sh --smoke   # a few seconds, for CI: 50 connections for 3 s, 100 streams
+#   bash Examples/LoadTest/run.sh           # the full run: 50 wrk connections for 20 s, 1,000 streams,
+#                                           # 50 slow readers of a 1,000,000-row export for 10 s
+#   bash Examples/LoadTest/run.sh --smoke   # a few seconds, for CI: 50 connections for 3 s, 100 streams,
+#                                           # 10 slow readers of a 100,000-row export for 3 s
 #
 # Builds the server and the streaming client (release for the full run, debug for the smoke run), starts
 # the server on a free port, loads the await routes with wrk (installed from Debian's packages if missing),
@@ -15,8 +17,10 @@ mode=full
 if [[ "${1:-}" == "--smoke" ]]; then mode=smoke; fi
 if [[ $mode == full ]]; then
     config=release; duration=20s; connections=50; clients=1000; trades=200
+    export_clients=50; export_rows=1000000; export_seconds=10
 else
     config=debug; duration=3s; connections=50; clients=100; trades=50
+    export_clients=10; export_rows=100000; export_seconds=3
 fi
 
 if ! command -v wrk > /dev/null; then
@@ -67,7 +71,9 @@ rss_after_wrk="$(rss VmRSS)"
 
 echo "--- $clients streaming clients, $trades trades"
 status=0
-"$load_bin" --url "$url" --pid "$server" --clients "$clients" --trades "$trades" --limit 240 | tee "$work/stream.txt" || status=$?
+"$load_bin" --url "$url" --pid "$server" --clients "$clients" --trades "$trades" --limit 240 \
+    --export-clients "$export_clients" --export-rows "$export_rows" --export-seconds "$export_seconds" \
+    | tee "$work/stream.txt" || status=$?
 
 echo "--- Summary"
 echo "requests per second: $(awk '/Requests\/sec/ {print $2}' "$work/wrk.txt")"

@@ -13,10 +13,11 @@ public enum SignalBufferingPolicy: Sendable, Equatable {
     /// pulls its next element only when there is room. Nothing is dropped.
     ///
     /// - The bound reaches the producer through the operators that hand each value on synchronously
-    ///   (`map`, `filter`, `take`, `skip`, `distinctUntilChanged`, `beforeNext`, ...). Operators that
-    ///   buffer, hop threads or combine (`deliverOn`, `delay`, `debounce`, `mapToSignal`,
-    ///   `combineLatest`, `zip`, `share`, `mapAsync`) are where it stops: the producers above them do
-    ///   not wait. The Flow control article lists every operator.
+    ///   (`map`, `filter`, `take`, `skip`, `distinctUntilChanged`, `beforeNext`, ...) and through
+    ///   `mapAsync`, which holds its results until there is room. Operators that buffer, hop threads or
+    ///   combine (`deliverOn`, `delay`, `debounce`, `mapToSignal`, `combineLatest`, `zip`, `share`) are
+    ///   where it stops: the producers above them do not wait. The Flow control article lists every
+    ///   operator.
     /// - A producer that cannot wait (a synchronous `putNext`, the generator's `send(value)`) is never
     ///   blocked and loses nothing: its values are kept beyond the bound.
     /// - With one waiting producer, the buffer never holds more than the bound. 0 is a rendezvous: a

@@ -20,6 +20,12 @@ struct Options {
     var faults = false
     /// The shell command that restarts the database, for the fault run.
     var restartDatabase: String?
+    /// Clients that read `/export` slowly (about 1 KiB every 10 ms) in the export phase; 0 skips it.
+    var exportClients = 0
+    /// Rows of that export.
+    var exportRows = 1_000_000
+    /// Seconds the slow clients read.
+    var exportSeconds = 10.0
 
     init(_ arguments: [String]) throws {
         var remaining = arguments[...]
@@ -33,6 +39,13 @@ struct Options {
             case "--clients": self.clients = try Self.number(flag, value, at: 1)
             case "--trades": self.trades = try Self.number(flag, value, at: 1)
             case "--publishers": self.publishers = try Self.number(flag, value, at: 1)
+            case "--export-clients": self.exportClients = try Self.number(flag, value, at: 0)
+            case "--export-rows": self.exportRows = try Self.number(flag, value, at: 1)
+            case "--export-seconds":
+                guard let seconds = Double(value), seconds.isFinite, seconds >= 1 else {
+                    throw OptionError("--export-seconds needs a number of seconds from 1, got \(value)")
+                }
+                self.exportSeconds = seconds
             case "--limit":
                 guard let seconds = Double(value), seconds.isFinite, seconds > 0 else {
                     throw OptionError("--limit needs a positive number of seconds, got \(value)")

@@ -36,6 +36,7 @@ struct Metrics: Decodable {
     var streams: Int
     var tradesPublished: Int
     var databaseSessions: Int?
+    var residentBytes: Int?
 }
 
 var configuration = HTTPClient.Configuration()
@@ -247,6 +248,33 @@ if !options.pids.isEmpty {
     let with = rssConnected.compactMap { $0 }.reduce(0, +)
     if before > 0, with > 0 {
         say(String(format: "server memory per connected streaming client: %.1f KiB", Double(with - before) / Double(options.clients)))
+    }
+}
+if options.exportClients > 0 {
+    // The export phase: a result far larger than what the slow clients read, streamed at their pace.
+    let instance = survivors.first ?? 0
+    let pid = options.pids.isEmpty ? nil : options.pids[instance]
+    let url = options.urls[instance]
+    let report = try await exportPhase(
+        client: client, url: url, rows: options.exportRows, slow: options.exportClients, seconds: options.exportSeconds,
+        memory: {
+            if let pid { return residentKiB(pid) }
+            return try? await metrics(instance).residentBytes.map { $0 / 1024 }
+        })
+    say("export: \(report.fastRows) rows read whole by one client\(report.fastInOrder ? ", in order" : ", OUT OF ORDER")")
+    if report.fastRows != options.exportRows || !report.fastInOrder {
+        let order = report.fastInOrder ? "" : " out of order"
+        failures.append("the export gave \(report.fastRows) rows\(order), expected \(options.exportRows)")
+    }
+    say(
+        "export: \(options.exportClients) slow clients read \(report.slowBytes / 1024) KiB in \(Int(options.exportSeconds)) s of a \(options.exportRows)-row result each"
+    )
+    let shown = report.samples.map { String(format: "%.1f", Double($0) / 1024) }.joined(separator: " ")
+    say("export: server memory every 0.5 s while they read (MiB): \(shown)")
+    // After the first second (the clients connecting), memory must not grow with what they read.
+    let settled = Array(report.samples.dropFirst(2))
+    if let first = settled.first, let most = settled.max(), most - first > 64 * 1024 {
+        failures.append("server memory grew by \(mib(most - first)) while slow clients read the export")
     }
 }
 try await client.shutdown().get()

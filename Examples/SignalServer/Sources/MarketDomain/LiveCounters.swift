@@ -30,6 +30,9 @@ public final class LiveCounters: Sendable {
     public let bridgedTasks = Gauge()
     /// Event streams (server-sent events) open now.
     public let streams = Gauge()
+    /// Event streams ended so far because their client read slower than events came (a count that
+    /// only grows).
+    public let streamsBehind = Gauge()
 
     /// Creates counters at zero.
     public init() {}

@@ -33,10 +33,12 @@ enum ShutdownPolicy: Sendable {
 ///
 /// The stream ends, and its subscription is disposed, when the client disconnects (the request's
 /// inbound side closes) or when the server shuts down gracefully (see ``ShutdownPolicy``); the end event
-/// is sent last. A client that falls behind is disconnected instead, without an end event (it is not
-/// reading): when a write stays pending for longer than ``ServerConfiguration/slowClientLimit`` (it
-/// stopped reading), or when more than ``ServerConfiguration/maximumBacklog`` events wait for it (it
-/// reads slower than events come). That bounds what even an unbounded buffer holds for one client.
+/// is sent last. A client that stops reading is disconnected, without an end event, when a write stays
+/// pending for longer than ``ServerConfiguration/slowClientLimit``. A client that reads slower than
+/// events come is ended by the buffering policy: under `.endingWhenFull(n)` its subscription goes as
+/// soon as `n` events wait for it (the feed and the other streams go on), it receives the `n` events,
+/// then `end` with reason `behind`, and resumes by reconnecting with `Last-Event-ID`. Those two bound
+/// what the server holds for one client.
 ///
 /// - Parameters:
 ///   - heartbeats: Whether to merge heartbeat events into the stream; a stream that makes its own (see
@@ -56,16 +58,7 @@ func eventStream(
         if heartbeats {
             sources.append(ticks(every: configuration.heartbeat, on: services.timerQueue) |> filter { $0 > 0 } |> map { _ in .heartbeat })
         }
-        // Events buffered for the client and not yet written: one more as each is buffered, one fewer as
-        // each is taken.
-        let backlog = Atomic(value: 0)
-        let maximumBacklog = configuration.maximumBacklog
-        let events =
-            merge(sources)
-            |> until(end)
-            |> afterNext { _ in
-                if backlog.modify({ $0 + 1 }) > maximumBacklog { channel.close(promise: nil) }
-            }
+        let events = merge(sources) |> until(end)
 
         // A client that does not read leaves our write pending: close its connection after the limit.
         let pendingWrite = PendingWrite()
@@ -81,9 +74,19 @@ func eventStream(
         try await request.body.consumeWithInboundCloseHandler { _ in
             try await withGracefulShutdownHandler {
                 var stream = StreamWriter()
-                for await event in events.values(bufferingPolicy: policy) {
-                    backlog.modify { $0 - 1 }
+                var lastSeq: Int?
+                var iterator = events.values(bufferingPolicy: policy).makeAsyncIterator()
+                while let event = await iterator.next() {
+                    if case .trade(let trade) = event { lastSeq = trade.seq }
                     for message in stream.messages(for: event) {
+                        pendingWrite.begin()
+                        try await writer.write(ByteBuffer(string: message))
+                        pendingWrite.end()
+                    }
+                }
+                if iterator.endedBecauseFull {
+                    services.counters.streamsBehind.increment()
+                    for message in stream.messages(for: .end(.behind, lastSeq: lastSeq)) {
                         pendingWrite.begin()
                         try await writer.write(ByteBuffer(string: message))
                         pendingWrite.end()

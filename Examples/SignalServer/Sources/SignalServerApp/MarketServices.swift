@@ -32,6 +32,8 @@ public final class MarketServices: Sendable {
     private let ledgerSubscription = MetaDisposable()
     /// Where the stream heartbeats tick.
     let timerQueue = Queue(name: "heartbeats")
+    /// Where the services log (the export's database queries).
+    let logger: Logger
 
     /// Creates the services of a server that runs alone (the market numbers trades) and starts
     /// recording trades in the ledger. `configuration.database` is not used; see ``connect(configuration:logger:)``.
@@ -51,6 +53,7 @@ public final class MarketServices: Sendable {
     }
 
     private init(configuration: ServerConfiguration, database: PostgresTradeLog.Database?, logger: Logger) {
+        self.logger = logger
         self.exchange = SimulatedExchange(listings: configuration.listings, behaviour: configuration.exchange)
         self.store = QuoteStore()
         self.loader = QuoteLoader(store: self.store, exchange: self.exchange, retryPolicy: configuration.retries, counters: self.counters)

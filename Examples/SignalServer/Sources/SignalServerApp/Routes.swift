@@ -49,15 +49,17 @@ func addRoutes(to router: Router<MarketRequestContext>, services: MarketServices
         return try json(await services.ledger.withValue { $0.stats(for: symbol) })
     }
 
-    // Every trade, lossless: the buffer grows rather than drop a trade for a slow client (one that stops
-    // reading altogether is disconnected after the slow-client limit). A client that reconnects with
-    // Last-Event-ID resumes after that trade, on this instance or any other that shares the log.
+    // Every trade, lossless: a client that reads slower than trades come gets what was kept for it (at
+    // most the backlog limit), then `end` `behind`; one that stops reading altogether is disconnected
+    // after the slow-client limit. A client that reconnects with Last-Event-ID resumes after that
+    // trade, on this instance or any other that shares the log.
     router.get("events") { request, context -> Response in
         let symbol = try request.uri.queryParameters.get("symbol").map(validSymbol)
         if let symbol, !services.exchange.lists(symbol) { throw APIError(MarketError.unknownSymbol(symbol)) }
         let resumeAfter = try lastEventID(of: request)
         return eventStream(
-            request, context: context, services: services, configuration: configuration, policy: .unbounded, heartbeats: true,
+            request, context: context, services: services, configuration: configuration,
+            policy: .endingWhenFull(configuration.maximumBacklog), heartbeats: true,
             onShutdown: .closeMarket
         ) {
             resumableFeed(services.market.feed(), after: resumeAfter, log: services.log)
@@ -92,12 +94,22 @@ func addRoutes(to router: Router<MarketRequestContext>, services: MarketServices
         }
     }
 
+    // A large result streamed at the client's pace: rows from PostgreSQL (with --database) or generated,
+    // each read only when the client has room for it, so memory does not grow with the result.
+    router.get("export") { request, _ -> Response in
+        let count = try rowCount(of: request)
+        return exportResponse(
+            rows: exportRows(count: count, database: services.postgres?.pool, logger: services.logger),
+            room: configuration.exportRoom)
+    }
+
     router.get("metrics") { _, _ -> Response in
         let counters = services.counters
         return try json(
             Metrics(
                 subscriptions: counters.subscriptions.value, bridgedTasks: counters.bridgedTasks.value,
-                streams: counters.streams.value, tradesPublished: services.market.lastSeq,
+                streams: counters.streams.value, streamsBehind: counters.streamsBehind.value,
+                tradesPublished: services.market.lastSeq, residentBytes: residentBytes(),
                 exchangeRequests: services.exchange.requests, databaseSessions: services.postgres?.sessions.with { $0 }))
     }
 }
@@ -148,6 +160,26 @@ func resumableFeed(_ feed: Signal<Market.FeedEvent, NoError>, after: Int?, log: 
         |> queue
 }
 
+/// The `rows` parameter of `/export`: 1,000,000 when absent.
+///
+/// - Throws: ``APIError/badRequest(_:)`` for a value that is not a whole number from 0 to 100,000,000.
+func rowCount(of request: Request) throws(APIError) -> Int {
+    guard let text = request.uri.queryParameters.get("rows") else { return 1_000_000 }
+    guard let count = Int(text), (0...100_000_000).contains(count) else {
+        let shown = text.count > 24 ? "\(text.prefix(24))…" : text
+        throw APIError.badRequest("rows must be a whole number from 0 to 100000000, got \(shown)")
+    }
+    return count
+}
+
+/// The process's resident memory in bytes, from `/proc/self/statm`; 0 where it cannot be read.
+func residentBytes() -> Int {
+    guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+    let fields = statm.split(separator: " ")
+    guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+}
+
 /// The `Last-Event-ID` header as a trade number, if there is one.
 ///
 /// - Throws: ``APIError/badRequest(_:)`` for a value that is not a whole number from 0 up.
@@ -187,9 +219,13 @@ struct Metrics: Codable, Equatable {
     var bridgedTasks: Int
     /// Open event streams.
     var streams: Int
+    /// Streams ended so far because their client read slower than events came (`end` `behind`).
+    var streamsBehind: Int
     /// The last trade this instance's market has: published here, or, with a shared log, published
     /// by any instance and received.
     var tradesPublished: Int
+    /// The server's resident memory, in bytes (Linux; 0 where it cannot be read).
+    var residentBytes: Int
     /// Requests the exchange has received.
     var exchangeRequests: Int
     /// With a shared log: connections to it opened so far for following it, the first included (more

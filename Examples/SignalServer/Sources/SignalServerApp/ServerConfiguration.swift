@@ -11,9 +11,14 @@ public struct ServerConfiguration: Sendable {
     /// Seconds a stream's write may stay pending (its client not reading) before the server closes the
     /// connection. Bounds what a lossless stream buffers for a client that stopped reading.
     public var slowClientLimit: Double = 10
-    /// Events a stream may hold for a client that reads slower than they come before the server closes
-    /// the connection. Bounds what a lossless stream buffers for a client that keeps reading, slowly.
+    /// Events `/events` may hold for a client that reads slower than they come: one more ends the
+    /// client's stream with `end` `behind` (`SignalBufferingPolicy.endingWhenFull`), and the client
+    /// resumes with `Last-Event-ID`. Bounds what the lossless stream buffers for a client that keeps
+    /// reading, slowly.
     public var maximumBacklog = 10_000
+    /// Rows the export holds for a client beyond what it is writing (`.bounded`): the database or the
+    /// generator waits for the client meanwhile.
+    public var exportRoom = 256
     /// The deadline of a quote request without a `deadline_ms` parameter, in seconds.
     public var defaultDeadline: Double = 1
     /// Symbols and their prices in USD.

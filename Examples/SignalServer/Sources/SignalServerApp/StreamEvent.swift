@@ -30,6 +30,9 @@ enum StreamEnd: String, Sendable, Equatable {
     /// The trades to resume from could not be read from the shared log now; reconnect with the same
     /// Last-Event-ID later.
     case unavailable
+    /// The client read slower than events came: it has every event the server kept for it; reconnect
+    /// with the Last-Event-ID of the last trade to resume.
+    case behind
 }
 
 /// Turns stream events into `text/event-stream` messages. A ``StreamEvent/latest(_:beat:)`` event becomes

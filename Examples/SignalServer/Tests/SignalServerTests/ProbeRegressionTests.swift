@@ -133,13 +133,47 @@ import Testing
         }
     }
 
-    @Test func aClientThatReadsSlowerThanEventsComeIsCutOffAtTheBacklogLimit() async throws {
+    /// `.endingWhenFull` instead of a hand-written cut-off: a client that falls behind loses its
+    /// subscription at once (the feed keeps nothing more for it), reads what was kept, then `end`
+    /// `behind`, and resumes with `Last-Event-ID`.
+    @Test func aClientThatReadsSlowerThanEventsComeIsEndedAtTheBacklogLimitAndResumes() async throws {
         // The pending-write limit is an hour, so only the backlog limit can end this stream.
         try await withServer({
             $0.slowClientLimit = 3600
             $0.maximumBacklog = 200
         }) { server in
-            try await self.stallAClientUntilItIsCutOff(server)
+            let before = try await server.metrics()
+            let socket = try StalledClient(port: server.port, path: "/events")
+            try await eventually("the stream is open") { try await server.metrics().streams == before.streams + 1 }
+            var published = 0
+            while try await server.metrics().streamsBehind == before.streamsBehind && published < 1_000_000 {
+                for _ in 0..<1_000 { server.services.market.publish(Trade(symbol: "ACME", price: 1, size: 1)).start() }
+                _ = try await server.services.market.publish(Trade(symbol: "ACME", price: 1, size: 1)).get()
+                published += 1_001
+            }
+            // Its subscription is gone, although it has not read a byte: the feed keeps nothing for it.
+            try await eventually("its subscription is gone") {
+                try await server.metrics().subscriptions == before.subscriptions
+            }
+
+            // It reads what was kept for it, then the end.
+            let text = try await socket.read(until: "\r\n0\r\n\r\n")
+            let seqs = text.split(separator: "\n").filter { $0.hasPrefix("id: ") }.compactMap { Int($0.dropFirst(4)) }
+            let end = try #require(text.range(of: "event: end\ndata: {\"reason\":\"behind\",\"lastSeq\":"))
+            let lastSeq = Int(text[end.upperBound...].prefix { $0.isNumber })
+            #expect(lastSeq == seqs.last, "the end names the last trade the client received")
+            // `ready` at 0, then every trade up to the end.
+            #expect(seqs == Array(0...(seqs.last ?? 0)), "no trade is missing before the end")
+            #expect(seqs.count > 200, "the backlog's 200 events were all kept for it")
+            try await eventually("the stream is over") { try await server.metrics().streams == before.streams }
+
+            // It resumes: with a log that keeps no trades (one instance), the stream says so with
+            // `resynced` at the market's number, which is where it goes on.
+            let resumed = server.stream("events", lastEventID: String(lastSeq ?? 0))
+            let first = try await resumed.next()
+            #expect(first?.name == "resynced")
+            resumed.disconnect()
+            withExtendedLifetime(socket) {}
         }
     }
 
@@ -287,6 +321,25 @@ final class StalledClient {
         guard connected == 0 else { throw TestFailure("connect() failed") }
         let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
         _ = request.withCString { send(self.descriptor, $0, strlen($0), 0) }
+    }
+
+    /// Reads, on a thread of its own, until the text read ends with `marker` or the connection closes;
+    /// returns all of it.
+    func read(until marker: String) async throws -> String {
+        let descriptor = self.descriptor
+        return try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                var bytes: [UInt8] = []
+                var chunk = [UInt8](repeating: 0, count: 1 << 16)
+                while true {
+                    let count = recv(descriptor, &chunk, chunk.count, 0)
+                    if count <= 0 { break }
+                    bytes += chunk[..<count]
+                    if bytes.count >= marker.utf8.count, bytes.suffix(marker.utf8.count).elementsEqual(marker.utf8) { break }
+                }
+                continuation.resume(returning: String(decoding: bytes, as: UTF8.self))
+            }
+        }
     }
 
     deinit {

@@ -1,0 +1,86 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import PostgresNIO
+import SwiftSignalKit
+import SwiftSignalKitConcurrency
+
+/// One row of `GET /export`: a numbered trade-like record.
+struct ExportRow: Sendable, Equatable {
+    var seq: Int
+    var symbol: String
+    var price: Double
+    var size: Int
+
+    /// The row as a line of CSV.
+    var csvLine: String {
+        return "\(self.seq),\(self.symbol),\(self.price),\(self.size)\n"
+    }
+
+    /// The row numbered `seq` of the made-up result: the same for a generated export and a database's.
+    static func made(_ seq: Int) -> ExportRow {
+        let symbols = ["ACME", "GLOBEX", "INITECH"]
+        return ExportRow(seq: seq, symbol: symbols[seq % 3], price: Double(100 + seq % 50), size: 1 + seq % 9)
+    }
+}
+
+/// The rows `1...count`, each made when the iteration asks for it: nothing is made ahead of the reader.
+struct GeneratedRows: AsyncSequence, Sendable {
+    typealias Element = ExportRow
+    typealias Failure = Never
+
+    let count: Int
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let count: Int
+        var next = 1
+
+        mutating func next() async -> ExportRow? {
+            guard self.next <= self.count else { return nil }
+            defer { self.next += 1 }
+            return ExportRow.made(self.next)
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        return AsyncIterator(count: self.count)
+    }
+}
+
+/// The rows of an export: from PostgreSQL when the server has a database (a `generate_series` query,
+/// whose rows the driver reads from the socket as they are asked for), generated otherwise. Either way
+/// a row is read only when the client's stream has room for it (see ``exportResponse(count:rows:)``).
+func exportRows(count: Int, database: PostgresClient?, logger: Logger) -> Signal<ExportRow, any Error> {
+    guard let database else {
+        return Signal(GeneratedRows(count: count)) |> castError((any Error).self)
+    }
+    return Signal { (send) throws(any Error) in
+        let rows = try await database.query(
+            "SELECT g, (ARRAY['ACME','GLOBEX','INITECH'])[g % 3 + 1], (100 + g % 50)::float8, 1 + g % 9 FROM generate_series(1, \(count)) AS g",
+            logger: logger)
+        for try await (seq, symbol, price, size) in rows.decode((Int, String, Double, Int).self) {
+            await send.waitingForRoom(ExportRow(seq: seq, symbol: symbol, price: price, size: size))
+        }
+    }
+}
+
+/// `rows` as CSV, written as the client reads: the loop takes a row only when the previous writes have
+/// gone out, and the bounded buffer makes the producer wait meanwhile, so a slow client holds the server
+/// to about `room` rows and one chunk, whatever the size of the result.
+func exportResponse(rows: Signal<ExportRow, any Error>, room: Int = 256) -> Response {
+    let body = ResponseBody { writer in
+        var chunk = ByteBuffer()
+        chunk.reserveCapacity(16 << 10)
+        for try await line in (rows |> map { $0.csvLine }).values(bufferingPolicy: .bounded(room)) {
+            chunk.writeString(line)
+            if chunk.readableBytes >= 16 << 10 {
+                try await writer.write(chunk)
+                chunk.clear()
+            }
+        }
+        if chunk.readableBytes > 0 { try await writer.write(chunk) }
+        try await writer.finish(nil)
+    }
+    return Response(status: .ok, headers: [.contentType: "text/csv"], body: body)
+}

@@ -1,0 +1,78 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import SwiftSignalKit
+import SwiftSignalKitConcurrency
+import Testing
+
+@testable import SignalServerApp
+
+/// `GET /export`: a large result streamed at the client's pace.
+@Suite struct ExportTests {
+    @Test func theExportIsEveryRowInOrder() async throws {
+        try await withServer { server in
+            let reply = try await server.get("export?rows=20000")
+            #expect(reply.status == 200)
+            let lines = reply.body.split(separator: "\n")
+            #expect(lines.count == 20_000)
+            #expect(lines.first == "1,GLOBEX,101.0,2")
+            #expect(lines.map { Int($0.prefix { $0 != "," }) } == Array(1...20_000))
+            #expect(try await server.get("export?rows=0").body == "")
+        }
+    }
+
+    @Test func aRowCountThatIsNotOneIs400() async throws {
+        try await withServer { server in
+            for bad in ["-1", "abc", "100000001", "1.5"] {
+                let reply = try await server.get("export?rows=\(bad)")
+                #expect(reply.status == 400, "rows=\(bad)")
+                #expect(reply.body.contains("rows must be a whole number from 0 to 100000000"))
+            }
+        }
+    }
+
+    /// The rows are made only as the client takes them: with a client that has not read, the generator
+    /// is held at the response's room plus what the socket buffers, not at the end of the result.
+    @Test func rowsAreMadeAtTheClientsPace() async throws {
+        let made = GeneratedRowsProbe()
+        let rows = Signal(GeneratedRows(count: 1_000_000)) |> beforeNext { _ in made.count.modify { $0 + 1 } }
+        let response = exportResponse(rows: rows |> castError((any Error).self), room: 16)
+        let writer = SlowWriter()
+        let task = Task { try await response.body.write(writer) }
+        try await eventually("the second chunk waits for the client") { writer.chunks.with { $0 } >= 2 }
+        for _ in 0..<50 { await Task.yield() }
+        let whileStalled = made.count.with { $0 }
+        // The writer holds the second write: the loop cannot take more rows, so the generator waits
+        // once the response's room of 16 is full. Two 16 KiB chunks are about 1,800 rows.
+        #expect(whileStalled < 4_000, "\(whileStalled) rows were made for a client that read one chunk")
+        writer.release()
+        try await task.value
+        #expect(made.count.with { $0 } == 1_000_000)
+    }
+}
+
+/// Counts the rows a generator made.
+final class GeneratedRowsProbe: Sendable {
+    let count = Atomic(value: 0)
+}
+
+/// A response body writer whose first write completes at once and whose later writes wait until
+/// ``release()``: a client that read one chunk and stopped.
+final class SlowWriter: ResponseBodyWriter, Sendable {
+    /// Writes begun so far.
+    let chunks = Atomic(value: 0)
+    private let gate = ValuePromise<Bool>(false)
+
+    func write(_ buffer: ByteBuffer) async throws {
+        if self.chunks.modify({ $0 + 1 }) > 1 {
+            _ = try await (self.gate.get() |> filter { $0 }).get()
+        }
+    }
+
+    func finish(_ trailingHeaders: HTTPFields?) async throws {}
+
+    func release() {
+        self.gate.set(true)
+    }
+}
