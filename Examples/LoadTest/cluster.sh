@@ -11,7 +11,10 @@
 # trades first (end-to-end latency p50/p99), then as many with the second instance killed half way (its
 # clients resume on another one with Last-Event-ID), then as many after a restart of PostgreSQL. A forged
 # notification sent before the clients connect must change nothing. Every
-# client must receive every trade, once and in order. Stops everything it started, whatever happens.
+# client must receive every trade, once and in order. Then the export phase reads `/export` from a
+# surviving instance, whose rows come from PostgreSQL: once whole (every row, in order), then with slow
+# clients while the instance's memory is sampled, which must stay flat. Stops everything it started,
+# whatever happens.
 # Exits non-zero when a check failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,9 +22,9 @@ cd "$(dirname "$0")/.."
 mode=full
 if [[ "${1:-}" == "--smoke" ]]; then mode=smoke; fi
 if [[ $mode == full ]]; then
-    config=release; clients=1000; trades=200
+    config=release; clients=1000; trades=200; export_clients=50; export_rows=1000000; export_seconds=10
 else
-    config=debug; clients=90; trades=30
+    config=debug; clients=90; trades=30; export_clients=10; export_rows=100000; export_seconds=3
 fi
 sudo=""; if [[ $(id -u) != 0 ]]; then sudo=sudo; fi
 
@@ -104,7 +107,8 @@ echo "--- $clients streaming clients over three instances; $trades trades measur
 status=0
 IFS=,
 "$load_bin" --urls "${urls[*]}" --pids "${pids[*]}" --clients "$clients" --trades "$trades" --limit 600 \
-    --faults yes --restart-database "$restart" || status=$?
+    --faults yes --restart-database "$restart" \
+    --export-clients "$export_clients" --export-rows "$export_rows" --export-seconds "$export_seconds" || status=$?
 unset IFS
 
 echo "--- Shutting down"
