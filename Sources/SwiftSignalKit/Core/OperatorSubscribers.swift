@@ -71,7 +71,7 @@ extension DownstreamLink {
         super.init(next: next, error: error, completed: completed)
         if let demand {
             // Set before the subscriber is shared, like an initialiser's stores.
-            self.extras = SubscriberExtras(error: error, completed: completed, demand: demand)
+            self.extras = PacedSubscriberExtras(error: error, completed: completed, demand: demand)
         }
     }
 
