@@ -34,6 +34,7 @@ struct CountingSequence: AsyncSequence, Sendable {
 enum PassingOperator: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case none, map, filter, mapThenFilter, take, skip, distinctUntilChanged, beforeNext, afterNext
     case mapUnderTake, beforeStarted, castError, withState, takeUntil
+    case beforeCompleted, afterCompleted, afterDisposed, catchError, then, runOn, merge
 
     var testDescription: String { self.rawValue }
 
@@ -55,6 +56,14 @@ enum PassingOperator: String, CaseIterable, Sendable, CustomTestStringConvertibl
                 |> SwiftSignalKit.mapError { (_: TestError) -> NoError in fatalError("the source cannot fail") }
         case .withState: return SwiftSignalKit.withState(signal, { 0 })
         case .takeUntil: return signal |> SwiftSignalKit.take(until: Signal<Int, NoError>.never())
+        case .beforeCompleted: return signal |> SwiftSignalKit.beforeCompleted {}
+        case .afterCompleted: return signal |> SwiftSignalKit.afterCompleted {}
+        case .afterDisposed: return signal |> SwiftSignalKit.afterDisposed {}
+        case .catchError:
+            return signal |> SwiftSignalKit.castError(TestError.self) |> SwiftSignalKit.catch { _ in Signal<Int, NoError>.complete() }
+        case .then: return signal |> SwiftSignalKit.then(Signal<Int, NoError>.complete())
+        case .runOn: return signal |> SwiftSignalKit.runOn(Queue())
+        case .merge: return SwiftSignalKit.merge([signal, .complete()])
         }
     }
 }
