@@ -54,16 +54,14 @@
         completed: (@Sendable () -> Void)?,
         demand: (any SignalDemand)?
     ) -> Disposable {
-        let subscriber = SubscriptionSubscriber<T, E>(next: nil, error: error, completed: completed, demand: demand)
         let transform = self.transform
-        // Set before the subscriber is shared, like an initialiser's stores. The closure holds the
-        // subscriber until the subscription ends, which releases the closure and the cycle with it.
-        subscriber.next = { value in
-            let mapped = transform(value)
-            guard let next, subscriber.admitsValues else { return }
-            next(mapped)
+        return self.upstream.start(error: error, completed: completed, demand: demand) { subscriber in
+            return { value in
+                let mapped = transform(value)
+                guard let next, subscriber.admitsValues else { return }
+                next(mapped)
+            }
         }
-        return self.upstream.run(subscriber)
     }
 }
 
@@ -86,13 +84,13 @@
         completed: (@Sendable () -> Void)?,
         demand: (any SignalDemand)?
     ) -> Disposable {
-        let subscriber = SubscriptionSubscriber<T, E>(next: nil, error: error, completed: completed, demand: demand)
         let predicate = self.predicate
-        subscriber.next = { value in
-            guard predicate(value), let next, subscriber.admitsValues else { return }
-            next(value)
+        return self.upstream.start(error: error, completed: completed, demand: demand) { subscriber in
+            return { value in
+                guard predicate(value), let next, subscriber.admitsValues else { return }
+                next(value)
+            }
         }
-        return self.upstream.run(subscriber)
     }
 }
 
@@ -121,15 +119,15 @@
         completed: (@Sendable () -> Void)?,
         demand: (any SignalDemand)?
     ) -> Disposable {
-        let subscriber = SubscriptionSubscriber<T, E>(next: nil, error: error, completed: completed, demand: demand)
         let transform = self.transform
         let predicate = self.predicate
-        subscriber.next = { value in
-            let mapped = transform(value)
-            guard subscriber.admitsValues, predicate(mapped), let next, subscriber.admitsValues else { return }
-            next(mapped)
+        return self.upstream.start(error: error, completed: completed, demand: demand) { subscriber in
+            return { value in
+                let mapped = transform(value)
+                guard subscriber.admitsValues, predicate(mapped), let next, subscriber.admitsValues else { return }
+                next(mapped)
+            }
         }
-        return self.upstream.run(subscriber)
     }
 }
 
@@ -187,6 +185,24 @@
                 self.target.putNext(mapped)
             }
         }
+    }
+}
+
+extension Signal {
+    /// Starts the signal with one subscriber whose value callback `makeNext` builds from the subscriber
+    /// itself (to ask, between the stage's closures and the caller's, whether it is still live): the
+    /// `start(next:error:completed:)` of a `map` or `filter` signal. The callback holds the subscriber
+    /// until the subscription ends, which releases the callback and the cycle with it.
+    @inlinable func start(
+        error: (@Sendable (E) -> Void)?,
+        completed: (@Sendable () -> Void)?,
+        demand: (any SignalDemand)?,
+        next makeNext: (SubscriptionSubscriber<T, E>) -> @Sendable (T) -> Void
+    ) -> Disposable {
+        let subscriber = SubscriptionSubscriber<T, E>(next: nil, error: error, completed: completed, demand: demand)
+        // Set before the subscriber is shared, like an initialiser's stores.
+        subscriber.next = makeNext(subscriber)
+        return self.run(subscriber)
     }
 }
 
