@@ -14,7 +14,9 @@
 // - `start(next:error:completed:)` of a stage's signal makes one subscriber that runs the stage's
 //   closures and then the caller's (each stage's `start`). That subscriber holds the closures, not the
 //   stage: a chain built for one subscription (`never() |> map |> filter` made per call, as server code
-//   does) is freed, with its upstream signal, once it has started.
+//   does) is freed, with its upstream signal, once it has started. What those closures capture is released
+//   when the subscription ends, with the callbacks (the stage's first), where a stage subscriber kept
+//   it until its source let go of it; that is the one difference a deinit could see.
 //
 // The closures a signal offers for fusion (``SignalFusion``) are made where `map` and `filter` are
 // specialised for the client's types, so the subscriber's value callback they build is specialised too:
