@@ -35,6 +35,7 @@ enum PassingOperator: String, CaseIterable, Sendable, CustomTestStringConvertibl
     case none, map, filter, mapThenFilter, take, skip, distinctUntilChanged, beforeNext, afterNext
     case mapUnderTake, beforeStarted, castError, withState, takeUntil
     case beforeCompleted, afterCompleted, afterDisposed, catchError, then, runOn, merge
+    case innerOfMapToSignal, innerOfQueue
 
     var testDescription: String { self.rawValue }
 
@@ -64,6 +65,8 @@ enum PassingOperator: String, CaseIterable, Sendable, CustomTestStringConvertibl
         case .then: return signal |> SwiftSignalKit.then(Signal<Int, NoError>.complete())
         case .runOn: return signal |> SwiftSignalKit.runOn(Queue())
         case .merge: return SwiftSignalKit.merge([signal, .complete()])
+        case .innerOfMapToSignal: return Signal<Int, NoError>.single(0) |> SwiftSignalKit.mapToSignal { _ in signal }
+        case .innerOfQueue: return Signal<Signal<Int, NoError>, NoError>.single(signal) |> SwiftSignalKit.queue
         }
     }
 }

@@ -114,4 +114,11 @@ public func mapToSignal<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -
     @inlinable override var downstreamIsTerminated: Bool {
         return self.target.isTerminated
     }
+
+    /// The current inner signal's values go to `target` on the sending thread, so its producer may wait
+    /// for the room of the consumer below (see `SignalDemand`); the outer signal's values start inner
+    /// signals and do not.
+    @inlinable override var downstreamDemand: (any SignalDemand)? {
+        return self.target.demand
+    }
 }
