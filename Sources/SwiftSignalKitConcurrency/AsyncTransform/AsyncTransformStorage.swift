@@ -136,14 +136,6 @@ final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposabl
     // MARK: - Effects
 
     @inlinable func perform(_ effects: Machine.Effects) {
-        if let bound = self.inputBound {
-            // Every change of the state may have made room upstream (a value taken for a transform, the
-            // end of the subscription).
-            RoomWaiters.resume(
-                self.state.withLock { state in
-                    state.producers.isEmpty || !state.hasInputRoom(bound: bound) ? [] : state.producers.takeAll()
-                })
-        }
         if let (waiter, command) = effects.resume {
             waiter.resume(returning: command)
         }
@@ -151,6 +143,15 @@ final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposabl
             task.cancel()
         }
         effects.upstream?.dispose()
+        if let bound = self.inputBound {
+            // Every change of the state may have made room upstream (a value taken for a transform, the
+            // end of the subscription). After disposing the upstream, so that a producer task that the
+            // end of the subscription cancelled sees its cancellation when it wakes, and reads no more.
+            RoomWaiters.resume(
+                self.state.withLock { state in
+                    state.producers.isEmpty || !state.hasInputRoom(bound: bound) ? [] : state.producers.takeAll()
+                })
+        }
         withExtendedLifetime((effects.dropped, effects.droppedResults, effects.droppedOutgoing)) {}
         if effects.drain {
             self.drain()
