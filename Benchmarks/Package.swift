@@ -80,6 +80,18 @@ let package = Package(
             path: "Sources/Scaling",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // One async producer, one fast or slow `for await` consumer, against the channel and AsyncStream:
+        // `python3 Scripts/flow-control.py`.
+        .executableTarget(
+            name: "flow-control",
+            dependencies: [
+                .product(name: "SwiftSignalKit", package: library),
+                .product(name: "SwiftSignalKitConcurrency", package: library),
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+            ],
+            path: "Sources/FlowControl",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .executableTarget(
             name: "profile",
             dependencies: ["Workloads"],
