@@ -24,7 +24,7 @@ import SwiftSignalKit
 /// The state of one subscription to an async operator; every event returns what to do after
 /// unlocking (``Effects``). Values, results and continuations leave the state in the effects, so that
 /// nothing is released, resumed, cancelled or disposed under the lock.
-@usableFromInline struct AsyncTransformStateMachine<T: Sendable, R: Sendable, E: Error>: Sendable {
+@usableFromInline struct AsyncTransformStateMachine<T: Sendable, R: Sendable, E: Error>: RoomWaitingState {
     @usableFromInline typealias Work = AsyncTransformWork<T>
     @usableFromInline typealias Command = AsyncTransformCommand<T>
     @usableFromInline typealias Outgoing = SignalEvent<R, E>

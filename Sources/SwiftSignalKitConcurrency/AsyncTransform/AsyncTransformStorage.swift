@@ -179,8 +179,6 @@ final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposabl
     /// `SignalDemand`).
     @usableFromInline package func waitForRoom() async {
         guard let bound = self.inputBound else { return }
-        // The common case first, without the key path (see `SignalValuesStorage.waitForRoom()`).
-        if self.state.withLock({ $0.hasInputRoom(bound: bound) }) { return }
-        await self.state.waitForRoom(\.producers) { $0.hasInputRoom(bound: bound) }
+        await self.state.waitForRoom { $0.hasInputRoom(bound: bound) }
     }
 }
