@@ -28,17 +28,10 @@ struct Prepared: Sendable {
     let check: @Sendable () -> Int
 }
 
-/// A counter owned by one thread (plain stores), or shared by all (`Atomic`, for the shared feeds).
-final class Tally: @unchecked Sendable {
-    // Safe: each `Tally` of a thread-per-tally scenario is written by one thread, and read after that
-    // thread has ended (the run's join orders the accesses).
-    var count = 0
-}
-
 let scenarios: [Scenario] = [
     // Each thread drives a pipeline of its own: nothing is shared between threads.
     Scenario(name: "independent pipelines", unit: "values") { form, threads, operations in
-        let tallies = (0..<threads).map { _ in Tally() }
+        let tallies = (0..<threads).map { _ in PaddedTally() }
         return Prepared(
             work: { index in
                 let tally = tallies[index]
@@ -59,6 +52,55 @@ let scenarios: [Scenario] = [
                     _ = pipe.subscribe { stage.push($0) }
                     for value in 0..<operations { pipe.push(value) }
                 }
+            },
+            check: {
+                let delivered = tallies.reduce(0) { $0 + $1.count }
+                precondition(delivered == threads * (operations / 2), "independent pipelines lost values")
+                return threads * operations
+            })
+    },
+    // Pipelines all built by the calling thread before the run, one after another, and handed out to
+    // the threads in turn (pipeline i to thread i % T), as a server's acceptor hands connections to its
+    // event loops; each thread then sends its values to its pipelines in turn. Objects that one thread
+    // allocates in a row are neighbours in memory, so consecutive pipelines, driven by different threads,
+    // show whether the locks of unrelated subscriptions share cache lines.
+    Scenario(name: "independent pipelines built on one thread", unit: "values") { form, threads, operations in
+        let perThread = 16
+        let tallies = (0..<threads).map { _ in PaddedTally() }
+        var drivers: [(Int) -> Void] = []
+        for index in 0..<threads * perThread {
+            let tally = tallies[index % threads]
+            switch form {
+            case .library:
+                let pipe = ValuePipe<Int>()
+                let subscription = (pipe.signal() |> map { $0 &+ 1 } |> filter { $0 & 1 == 0 })
+                    .start(next: { _ in tally.count &+= 1 })
+                drivers.append { value in
+                    if value < 0 { subscription.dispose() } else { pipe.putNext(value) }
+                }
+            case .handWritten:
+                let pipe = HandPipe<Int>()
+                let sink = HandStage<Int> { _ in tally.count &+= 1 }
+                let stage = HandStage<Int> { value in
+                    let mapped = value &+ 1
+                    if mapped & 1 == 0 { sink.push(mapped) }
+                }
+                _ = pipe.subscribe { stage.push($0) }
+                drivers.append { value in
+                    if value >= 0 { pipe.push(value) }
+                }
+            }
+        }
+        let built = UnsafeTransfer(drivers)
+        return Prepared(
+            work: { thread in
+                let mine = stride(from: thread, to: threads * perThread, by: threads).map { built.value[$0] }
+                var next = 0
+                for value in 0..<operations {
+                    mine[next](value)
+                    next = next == perThread - 1 ? 0 : next + 1
+                }
+                for driver in mine { driver(-1) }
             },
             check: {
                 let delivered = tallies.reduce(0) { $0 + $1.count }
@@ -93,6 +135,24 @@ let scenarios: [Scenario] = [
             check: { threads * rounds })
     },
 ]
+
+/// A counter owned by one thread (plain stores), alone in its 128 bytes of memory: two threads' tallies
+/// never share a cache line (or a pair of them), so the benchmark adds no contention of its own.
+final class PaddedTally: @unchecked Sendable {
+    // Safe: each tally is written by one thread, and read after that thread has ended (the run's join
+    // orders the accesses).
+    private var padding: (Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0)
+    var count = 0
+    private var tail: (Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0)
+}
+
+/// A value moved into a `@Sendable` closure that only reads it: the closures inside are used by one
+/// thread each at a time (each driver by the thread it was handed to).
+struct UnsafeTransfer<Value>: @unchecked Sendable {
+    // Safe: see the type's comment; the array is read only after it is built.
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
 
 /// A counter that threads add to at once: one atomic word.
 final class SharedTally: Sendable {
