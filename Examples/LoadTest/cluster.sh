@@ -13,7 +13,9 @@
 # notification sent before the clients connect must change nothing. Every
 # client must receive every trade, once and in order. Then the export phase reads `/export` from a
 # surviving instance, whose rows come from PostgreSQL: once whole (every row, in order), then with slow
-# clients while the instance's memory is sampled, which must stay flat. Stops everything it started,
+# clients while the instance's memory is sampled, which must stay flat; one more export must be refused
+# and a trade posted meanwhile accepted (exports read through a pool apart from publishing's). Stops
+# everything it started,
 # whatever happens.
 # Exits non-zero when a check failed.
 set -euo pipefail
@@ -76,7 +78,7 @@ database="postgres://signal@127.0.0.1:$port/postgres"
 urls=()
 for instance in 1 2 3; do
     # Heartbeats every 0.5 s: a client that has every trade learns the goal from the next event.
-    "$server_bin" --port 0 --heartbeat 0.5 --database "$database" > "$work/server$instance.log" 2>&1 &
+    "$server_bin" --port 0 --heartbeat 0.5 --export-limit "$export_clients" --database "$database" > "$work/server$instance.log" 2>&1 &
     pids+=($!)
 done
 for instance in 1 2 3; do

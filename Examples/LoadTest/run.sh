@@ -8,8 +8,10 @@
 #
 # Builds the server and the streaming client (release for the full run, debug for the smoke run), starts
 # the server on a free port, loads the await routes with wrk (installed from Debian's packages if missing),
-# then connects the streaming clients, and prints the figures. Exits non-zero when a request failed, an
-# event was lost or reordered, or a subscription, stream or task was left behind.
+# then connects the streaming clients, then reads the export whole and with slow clients (the server
+# runs as many exports as there are slow clients: one more must be refused, and a trade posted meanwhile
+# accepted), and prints the figures. Exits non-zero when a request failed, an event was lost or
+# reordered, a subscription, stream or task was left behind, or the server's memory grew with the export.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,7 +40,7 @@ server_bin="$(swift build -c $config --package-path SignalServer --show-bin-path
 load_bin="$(swift build -c $config --package-path LoadTest --show-bin-path)/StreamLoad"
 
 work="$(mktemp -d)"
-"$server_bin" --port 0 > "$work/server.log" 2>&1 &
+"$server_bin" --port 0 --export-limit "$export_clients" > "$work/server.log" 2>&1 &
 server=$!
 cleanup() { kill "$server" 2> /dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT

@@ -37,6 +37,7 @@ struct Metrics: Decodable {
     var tradesPublished: Int
     var databaseSessions: Int?
     var residentBytes: Int?
+    var exports: Int?
 }
 
 var configuration = HTTPClient.Configuration()
@@ -260,7 +261,8 @@ if options.exportClients > 0 {
         memory: {
             if let pid { return residentKiB(pid) }
             return try? await metrics(instance).residentBytes.map { $0 / 1024 }
-        })
+        },
+        runningExports: { try? await metrics(instance).exports })
     say("export: \(report.fastRows) rows read whole by one client\(report.fastInOrder ? ", in order" : ", OUT OF ORDER")")
     if report.fastRows != options.exportRows || !report.fastInOrder {
         let order = report.fastInOrder ? "" : " out of order"
@@ -269,6 +271,14 @@ if options.exportClients > 0 {
     say(
         "export: \(options.exportClients) slow clients read \(report.slowBytes / 1024) KiB in \(Int(options.exportSeconds)) s of a \(options.exportRows)-row result each"
     )
+    if report.slowRefused > 0 { failures.append("\(report.slowRefused) slow clients were refused their export") }
+    say("export: one more export while they read: \(report.oneMoreExport); a trade posted meanwhile: \(report.tradeStatus)")
+    if report.oneMoreExport != "503 export_busy" {
+        failures.append("one export more than the server's limit answered \(report.oneMoreExport), not 503 export_busy")
+    }
+    if report.tradeStatus != 201 {
+        failures.append("a trade posted while the slow clients read the export answered \(report.tradeStatus), not 201")
+    }
     let shown = report.samples.map { String(format: "%.1f", Double($0) / 1024) }.joined(separator: " ")
     say("export: server memory every 0.5 s while they read (MiB): \(shown)")
     // After the first second (the clients connecting), memory must not grow with what they read.

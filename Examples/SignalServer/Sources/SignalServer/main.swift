@@ -4,7 +4,7 @@ import MarketDomain
 import ServiceLifecycle
 import SignalServerApp
 
-// swift run SignalServer [--host 127.0.0.1] [--port 8080] [--heartbeat 15] [--slow-client 10] [--database postgres://...]
+// swift run SignalServer [--host 127.0.0.1] [--port 8080] [--heartbeat 15] [--slow-client 10] [--export-limit 8] [--database postgres://...]
 let configuration: ServerConfiguration
 do {
     configuration = try ServerConfiguration(arguments: Array(CommandLine.arguments.dropFirst()))

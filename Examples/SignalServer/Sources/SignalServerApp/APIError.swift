@@ -10,12 +10,15 @@ public struct APIError: HTTPResponseError, Equatable {
     public var code: String
     /// A sentence for a person.
     public var message: String
+    /// Seconds after which the request may succeed, sent as `Retry-After`; nil for none.
+    public var retryAfter: Int?
 
     /// Creates an error.
-    public init(_ status: HTTPResponse.Status, code: String, message: String) {
+    public init(_ status: HTTPResponse.Status, code: String, message: String, retryAfter: Int? = nil) {
         self.status = status
         self.code = code
         self.message = message
+        self.retryAfter = retryAfter
     }
 
     /// A request the server cannot make sense of.
@@ -57,7 +60,9 @@ public struct APIError: HTTPResponseError, Equatable {
 
     /// The JSON error response.
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        return try json(ErrorBody(error: self.code, message: self.message), status: self.status)
+        var response = try json(ErrorBody(error: self.code, message: self.message), status: self.status)
+        if let retryAfter = self.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
+        return response
     }
 }
 

@@ -46,9 +46,9 @@ public func buildServiceGroup(
     let app = buildApplication(configuration: configuration, services: services, onListening: onListening)
     var logger = Logger(label: "SignalServer.lifecycle")
     logger.logLevel = .warning
-    // The database pool first, so it is shut down last, after the domain and the application.
+    // The database pools first, so they are shut down last, after the domain and the application.
     var members: [ServiceGroupConfiguration.ServiceConfiguration] = []
-    if let postgres = services.postgres { members.append(.init(service: postgres.pool)) }
+    if let postgres = services.postgres { members += [.init(service: postgres.pool), .init(service: postgres.exportPool)] }
     members += [.init(service: app), .init(service: MarketService(services: services))]
     var group = ServiceGroupConfiguration(
         services: members,

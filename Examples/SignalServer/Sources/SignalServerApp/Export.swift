@@ -5,6 +5,7 @@ import NIOCore
 import PostgresNIO
 import SwiftSignalKit
 import SwiftSignalKitConcurrency
+import Synchronization
 
 /// One row of `GET /export`: a numbered trade-like record.
 struct ExportRow: Sendable, Equatable {
@@ -65,11 +66,55 @@ func exportRows(count: Int, database: PostgresClient?, logger: Logger) -> Signal
     }
 }
 
+/// The exports running, at most `limit`: an export takes a slot when it is asked for and gives it back
+/// when its response is released, however it ends (read whole, failed, or its client gone).
+///
+/// Each export holds its rows' producer, and with a database a connection, for as long as its client
+/// takes to read; the limit keeps slow clients from taking more than that.
+final class ExportGate: Sendable {
+    /// A running export's place; released, it gives the place back.
+    final class Slot: Sendable {
+        private let gate: ExportGate
+
+        fileprivate init(gate: ExportGate) {
+            self.gate = gate
+        }
+
+        deinit {
+            self.gate.running.withLock { $0 -= 1 }
+        }
+    }
+
+    /// The most exports that may run at once.
+    let limit: Int
+    private let running = Mutex(0)
+
+    init(limit: Int) {
+        precondition(limit >= 1, "ExportGate: the limit must be at least 1, got \(limit)")
+        self.limit = limit
+    }
+
+    /// The exports running now.
+    var count: Int { self.running.withLock { $0 } }
+
+    /// A slot for one more export, or nil when `limit` are running.
+    func enter() -> Slot? {
+        let entered = self.running.withLock { running in
+            guard running < self.limit else { return false }
+            running += 1
+            return true
+        }
+        return entered ? Slot(gate: self) : nil
+    }
+}
+
 /// `rows` as CSV, written as the client reads: the loop takes a row only when the previous writes have
 /// gone out, and the bounded buffer makes the producer wait meanwhile, so a slow client holds the server
-/// to about `room` rows and one chunk, whatever the size of the result.
-func exportResponse(rows: Signal<ExportRow, any Error>, room: Int = 256) -> Response {
+/// to about `room` rows and one chunk, whatever the size of the result. The response keeps `slot`
+/// until it is released.
+func exportResponse(rows: Signal<ExportRow, any Error>, room: Int = 256, slot: ExportGate.Slot? = nil) -> Response {
     let body = ResponseBody { writer in
+        withExtendedLifetime(slot) {}
         var chunk = ByteBuffer()
         chunk.reserveCapacity(16 << 10)
         for try await line in (rows |> map { $0.csvLine }).values(bufferingPolicy: .bounded(room)) {

@@ -34,6 +34,8 @@ public final class MarketServices: Sendable {
     let timerQueue = Queue(name: "heartbeats")
     /// Where the services log (the export's database queries).
     let logger: Logger
+    /// The exports running now, at most `configuration.exportLimit`.
+    let exports: ExportGate
 
     /// Creates the services of a server that runs alone (the market numbers trades) and starts
     /// recording trades in the ledger. `configuration.database` is not used; see ``connect(configuration:logger:)``.
@@ -54,12 +56,14 @@ public final class MarketServices: Sendable {
 
     private init(configuration: ServerConfiguration, database: PostgresTradeLog.Database?, logger: Logger) {
         self.logger = logger
+        self.exports = ExportGate(limit: configuration.exportLimit)
         self.exchange = SimulatedExchange(listings: configuration.listings, behaviour: configuration.exchange)
         self.store = QuoteStore()
         self.loader = QuoteLoader(store: self.store, exchange: self.exchange, retryPolicy: configuration.retries, counters: self.counters)
         self.market = Market(store: self.store, exchange: self.exchange, counters: self.counters, lastSeq: database?.lastSeq ?? 0)
         if let database {
-            let postgres = PostgresTradeLog(database: database, market: self.market, logger: logger)
+            let postgres = PostgresTradeLog(
+                database: database, market: self.market, exportConnections: configuration.exportLimit, logger: logger)
             self.postgres = postgres
             self.log = postgres
         } else {

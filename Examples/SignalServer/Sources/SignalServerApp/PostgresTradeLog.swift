@@ -57,6 +57,7 @@ public final class PostgresTradeLog: TradeLog {
     public let historyTimeout: Double
 
     private let client: PostgresClient
+    private let exportClient: PostgresClient
     private let configuration: PostgresConnection.Configuration
     private let logger: Logger
     private let market: Market
@@ -107,17 +108,21 @@ public final class PostgresTradeLog: TradeLog {
     ///   - backoff: The waits between attempts to reconnect the listening connection.
     ///   - maximumCatchUp: See ``maximumCatchUp``; at least 1.
     ///   - historyTimeout: See ``historyTimeout``.
+    ///   - exportConnections: The size of ``exportPool``; at least 1.
     ///   - logger: Where the driver logs.
     public init(
         database: Database, market: Market, backoff: RetryBackoff = .exponential(initial: 0.05, maxDelay: 2), maximumCatchUp: Int = 10_000,
-        historyTimeout: Double = 5, logger: Logger
+        historyTimeout: Double = 5, exportConnections: Int = 8, logger: Logger
     ) {
         precondition(maximumCatchUp >= 1, "PostgresTradeLog: maximumCatchUp must be at least 1, got \(maximumCatchUp)")
+        precondition(exportConnections >= 1, "PostgresTradeLog: exportConnections must be at least 1, got \(exportConnections)")
         var clientConfiguration = PostgresClient.Configuration(
             host: database.url.host, port: database.url.port, username: database.url.user, password: database.url.password,
             database: database.url.name, tls: .disable)
         clientConfiguration.options.maximumConnections = 8
         self.client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
+        clientConfiguration.options.maximumConnections = exportConnections
+        self.exportClient = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
         self.configuration = database.url.connectionConfiguration
         self.market = market
         self.backoff = backoff
@@ -128,6 +133,12 @@ public final class PostgresTradeLog: TradeLog {
 
     /// The connection pool for publishing and history; a `Service` to run in the service group.
     public var pool: PostgresClient { self.client }
+
+    /// The connection pool for `/export`, apart from ``pool``: an export holds its connection for as
+    /// long as its client takes to read, so exports that shared ``pool`` would, once enough slow clients
+    /// read at once, leave publishing and the trade history no connection. A `Service` to run in the
+    /// service group.
+    public var exportPool: PostgresClient { self.exportClient }
 
     /// Numbers `trade` in the database, which notifies every instance; sends the numbered trade.
     ///

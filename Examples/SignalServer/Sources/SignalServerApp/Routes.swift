@@ -96,11 +96,18 @@ func addRoutes(to router: Router<MarketRequestContext>, services: MarketServices
 
     // A large result streamed at the client's pace: rows from PostgreSQL (with --database) or generated,
     // each read only when the client has room for it, so memory does not grow with the result.
+    // At most `exportLimit` at once; with a database, through a pool of their own.
     router.get("export") { request, _ -> Response in
         let count = try rowCount(of: request)
+        guard let slot = services.exports.enter() else {
+            throw APIError(
+                .serviceUnavailable, code: "export_busy",
+                message: "\(services.exports.limit) exports are running, the most this server runs at once; try again later",
+                retryAfter: 1)
+        }
         return exportResponse(
-            rows: exportRows(count: count, database: services.postgres?.pool, logger: services.logger),
-            room: configuration.exportRoom)
+            rows: exportRows(count: count, database: services.postgres?.exportPool, logger: services.logger),
+            room: configuration.exportRoom, slot: slot)
     }
 
     router.get("metrics") { _, _ -> Response in
@@ -108,7 +115,7 @@ func addRoutes(to router: Router<MarketRequestContext>, services: MarketServices
         return try json(
             Metrics(
                 subscriptions: counters.subscriptions.value, bridgedTasks: counters.bridgedTasks.value,
-                streams: counters.streams.value, streamsBehind: counters.streamsBehind.value,
+                streams: counters.streams.value, streamsBehind: counters.streamsBehind.value, exports: services.exports.count,
                 tradesPublished: services.market.lastSeq, residentBytes: residentBytes(),
                 exchangeRequests: services.exchange.requests, databaseSessions: services.postgres?.sessions.with { $0 }))
     }
@@ -221,6 +228,8 @@ struct Metrics: Codable, Equatable {
     var streams: Int
     /// Streams ended so far because their client read slower than events came (`end` `behind`).
     var streamsBehind: Int
+    /// Exports running now (at most `--export-limit`).
+    var exports: Int
     /// The last trade this instance's market has: published here, or, with a shared log, published
     /// by any instance and received.
     var tradesPublished: Int

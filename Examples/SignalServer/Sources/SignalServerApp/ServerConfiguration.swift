@@ -19,6 +19,10 @@ public struct ServerConfiguration: Sendable {
     /// Rows the export holds for a client beyond what it is writing (`.bounded`): the database or the
     /// generator waits for the client meanwhile.
     public var exportRoom = 256
+    /// Exports that may run at once; one more is answered 503 `export_busy` at once. With a database,
+    /// exports read through a connection pool of this size of their own, so that slow readers never hold
+    /// the connections that publishing and the trade history need.
+    public var exportLimit = 8
     /// The deadline of a quote request without a `deadline_ms` parameter, in seconds.
     public var defaultDeadline: Double = 1
     /// Symbols and their prices in USD.
@@ -40,16 +44,18 @@ public struct ServerConfiguration: Sendable {
     /// What `--help` prints.
     public static let usage = """
         usage: SignalServer [--host ADDRESS] [--port PORT] [--heartbeat SECONDS] [--slow-client SECONDS]
+                            [--export-limit COUNT] [--database URL]
           --host         the address to listen on (default 127.0.0.1)
           --port         0 to 65535; 0 picks a free port (default 8080)
           --heartbeat    seconds between stream heartbeats, 0.01 to 3600 (default 15)
           --slow-client  seconds a stream may wait for a client that does not read, 0.1 to 3600 (default 10)
+          --export-limit exports that may run at once, 1 to 1000; more are answered 503 (default 8)
           --database     postgres://user@host:port/database: share the trade feed with the other instances
                          that use this database (default: none, the server runs alone)
         """
 
     /// The defaults, changed by command-line arguments: `--host H`, `--port P` (0 for a free port),
-    /// `--heartbeat SECONDS`, `--slow-client SECONDS`, `--database URL`.
+    /// `--heartbeat SECONDS`, `--slow-client SECONDS`, `--export-limit COUNT`, `--database URL`.
     ///
     /// - Throws: ``ConfigurationError`` naming the argument that is unknown or not a valid value, or
     ///   ``ConfigurationError/help`` for `--help`.
@@ -70,6 +76,11 @@ public struct ServerConfiguration: Sendable {
                 self.heartbeat = try Self.seconds(flag, value, in: 0.01...3600)
             case "--slow-client":
                 self.slowClientLimit = try Self.seconds(flag, value, in: 0.1...3600)
+            case "--export-limit":
+                guard let limit = Int(value), (1...1000).contains(limit) else {
+                    throw ConfigurationError("--export-limit needs a number from 1 to 1000, got \(value)")
+                }
+                self.exportLimit = limit
             case "--database":
                 do {
                     _ = try DatabaseURL(value)

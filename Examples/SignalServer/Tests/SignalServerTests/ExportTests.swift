@@ -32,6 +32,37 @@ import Testing
         }
     }
 
+    /// At most `exportLimit` exports run at once: one more is refused at once with 503 `export_busy` and
+    /// `Retry-After`, and an export's place comes back when its client goes, although it never read.
+    @Test func exportsBeyondTheLimitAreRefusedUntilOneEnds() async throws {
+        try await withServer({ $0.exportLimit = 1 }) { server in
+            var stalled: StalledClient? = try StalledClient(port: server.port, path: "/export?rows=100000000")
+            try await eventually("the stalled export is running") { try await server.metrics().exports == 1 }
+            let refused = try await server.get("export?rows=10")
+            #expect(refused.status == 503)
+            #expect(try refused.decoded(ErrorBody.self).error == "export_busy")
+            #expect(refused.retryAfter == "1")
+            #expect(try await server.metrics().exports == 1, "a refused export takes no place")
+
+            stalled = nil
+            try await eventually("the stalled export's place is given back") { try await server.metrics().exports == 0 }
+            let served = try await server.get("export?rows=10")
+            #expect(served.status == 200)
+            #expect(served.body.split(separator: "\n").count == 10)
+            withExtendedLifetime(stalled) {}
+        }
+    }
+
+    @Test func theExportLimitIsANumberFromOneToOneThousand() throws {
+        #expect(try ServerConfiguration(arguments: ["--export-limit", "50"]).exportLimit == 50)
+        #expect(ServerConfiguration().exportLimit == 8)
+        for bad in ["0", "-1", "1001", "x", "1.5"] {
+            #expect(throws: ConfigurationError("--export-limit needs a number from 1 to 1000, got \(bad)")) {
+                try ServerConfiguration(arguments: ["--export-limit", bad])
+            }
+        }
+    }
+
     /// The rows are made only as the client takes them: with a client that has not read, the generator
     /// is held at the response's room plus what the socket buffers, not at the end of the result.
     @Test func rowsAreMadeAtTheClientsPace() async throws {

@@ -160,7 +160,7 @@ import Testing
             #expect(
                 metrics
                     == .init(
-                        subscriptions: 1, bridgedTasks: 0, streams: 0, streamsBehind: 0, tradesPublished: 0, residentBytes: 0,
+                        subscriptions: 1, bridgedTasks: 0, streams: 0, streamsBehind: 0, exports: 0, tradesPublished: 0, residentBytes: 0,
                         exchangeRequests: 0))
         }
     }

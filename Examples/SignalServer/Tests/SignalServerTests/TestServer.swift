@@ -18,6 +18,8 @@ struct TestServer {
     struct Reply {
         var status: Int
         var body: String
+        /// The `Retry-After` header, if the response had one.
+        var retryAfter: String? = nil
 
         /// The body decoded as JSON.
         func decoded<T: Decodable>(_ type: T.Type) throws -> T {
@@ -67,7 +69,7 @@ struct TestServer {
     private func send(_ request: HTTPClientRequest, timeout: TimeAmount = .seconds(30)) async throws -> Reply {
         let response = try await HTTPClient.shared.execute(request, timeout: timeout)
         let body = try await response.body.collect(upTo: 1 << 20)
-        return Reply(status: Int(response.status.code), body: String(buffer: body))
+        return Reply(status: Int(response.status.code), body: String(buffer: body), retryAfter: response.headers.first(name: "Retry-After"))
     }
 }
 
