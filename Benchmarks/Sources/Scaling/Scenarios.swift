@@ -67,7 +67,7 @@ let scenarios: [Scenario] = [
     Scenario(name: "independent pipelines built on one thread", unit: "values") { form, threads, operations in
         let perThread = 16
         let tallies = (0..<threads).map { _ in PaddedTally() }
-        var drivers: [(Int) -> Void] = []
+        var drivers: [Driver] = []
         for index in 0..<threads * perThread {
             let tally = tallies[index % threads]
             switch form {
@@ -75,9 +75,7 @@ let scenarios: [Scenario] = [
                 let pipe = ValuePipe<Int>()
                 let subscription = (pipe.signal() |> map { $0 &+ 1 } |> filter { $0 & 1 == 0 })
                     .start(next: { _ in tally.count &+= 1 })
-                drivers.append { value in
-                    if value < 0 { subscription.dispose() } else { pipe.putNext(value) }
-                }
+                drivers.append(Driver(send: { pipe.putNext($0) }, end: { subscription.dispose() }))
             case .handWritten:
                 let pipe = HandPipe<Int>()
                 let sink = HandStage<Int> { _ in tally.count &+= 1 }
@@ -86,9 +84,7 @@ let scenarios: [Scenario] = [
                     if mapped & 1 == 0 { sink.push(mapped) }
                 }
                 _ = pipe.subscribe { stage.push($0) }
-                drivers.append { value in
-                    if value >= 0 { pipe.push(value) }
-                }
+                drivers.append(Driver(send: { pipe.push($0) }, end: {}))
             }
         }
         let built = UnsafeTransfer(drivers)
@@ -97,10 +93,10 @@ let scenarios: [Scenario] = [
                 let mine = stride(from: thread, to: threads * perThread, by: threads).map { built.value[$0] }
                 var next = 0
                 for value in 0..<operations {
-                    mine[next](value)
+                    mine[next].send(value)
                     next = next == perThread - 1 ? 0 : next + 1
                 }
-                for driver in mine { driver(-1) }
+                for driver in mine { driver.end() }
             },
             check: {
                 let delivered = tallies.reduce(0) { $0 + $1.count }
@@ -144,6 +140,12 @@ final class PaddedTally: @unchecked Sendable {
     private var padding: (Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0)
     var count = 0
     private var tail: (Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0)
+}
+
+/// What a thread does with one of its pipelines: send it a value, and end it after the run.
+struct Driver {
+    let send: (Int) -> Void
+    let end: () -> Void
 }
 
 /// A value moved into a `@Sendable` closure that only reads it: the closures inside are used by one
