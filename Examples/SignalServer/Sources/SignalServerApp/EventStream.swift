@@ -61,15 +61,8 @@ func eventStream(
         let events = merge(sources) |> until(end)
 
         // A client that does not read leaves our write pending: close its connection after the limit.
-        let pendingWrite = PendingWrite()
-        let limit = configuration.slowClientLimit
-        let watch = Timer(
-            timeout: max(limit / 4, 0.01), repeat: true,
-            completion: {
-                if pendingWrite.isOlder(than: limit) { channel.close(promise: nil) }
-            }, queue: services.timerQueue)
-        watch.start()
-        defer { watch.invalidate() }
+        let watch = SlowClientWatch(channel: channel, limit: configuration.slowClientLimit, queue: services.timerQueue)
+        defer { watch.stop() }
 
         try await request.body.consumeWithInboundCloseHandler { _ in
             try await withGracefulShutdownHandler {
@@ -79,17 +72,13 @@ func eventStream(
                 while let event = await iterator.next() {
                     if case .trade(let trade) = event { lastSeq = trade.seq }
                     for message in stream.messages(for: event) {
-                        pendingWrite.begin()
-                        try await writer.write(ByteBuffer(string: message))
-                        pendingWrite.end()
+                        try await watch.timing { try await writer.write(ByteBuffer(string: message)) }
                     }
                 }
                 if iterator.endedBecauseFull {
                     services.counters.streamsBehind.increment()
                     for message in stream.messages(for: .end(.behind, lastSeq: lastSeq)) {
-                        pendingWrite.begin()
-                        try await writer.write(ByteBuffer(string: message))
-                        pendingWrite.end()
+                        try await watch.timing { try await writer.write(ByteBuffer(string: message)) }
                     }
                 }
             } onGracefulShutdown: {
@@ -105,6 +94,40 @@ func eventStream(
     }
     return Response(
         status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"], body: body)
+}
+
+/// Closes a client's connection when one of the server's writes to it stays pending for longer than
+/// `limit` seconds (``ServerConfiguration/slowClientLimit``): a client that stops reading would otherwise
+/// keep what its response holds (a subscription, an export's place and producer) for as long as it keeps
+/// the connection open. Watches from when it is made until ``stop()``.
+final class SlowClientWatch: Sendable {
+    private let pending = PendingWrite()
+    private let timer: Timer
+
+    init(channel: any Channel, limit: Double, queue: Queue) {
+        let pending = self.pending
+        self.timer = Timer(
+            timeout: max(limit / 4, 0.01), repeat: true,
+            completion: {
+                if pending.isOlder(than: limit) { channel.close(promise: nil) }
+            }, queue: queue)
+        self.timer.start()
+    }
+
+    /// Runs `write`, a write to the client, as a watched one.
+    func timing(_ write: () async throws -> Void) async throws {
+        self.pending.begin()
+        defer { self.pending.end() }
+        try await write()
+    }
+
+    func stop() {
+        self.timer.invalidate()
+    }
+
+    deinit {
+        self.timer.invalidate()
+    }
 }
 
 /// When the write in progress began, if one is.

@@ -72,16 +72,27 @@ func exportRows(count: Int, database: PostgresClient?, logger: Logger) -> Signal
 /// Each export holds its rows' producer, and with a database a connection, for as long as its client
 /// takes to read; the limit keeps slow clients from taking more than that.
 final class ExportGate: Sendable {
-    /// A running export's place; released, it gives the place back.
+    /// A running export's place, given back by ``release()`` or, at the latest, when the slot goes.
     final class Slot: Sendable {
         private let gate: ExportGate
+        private let released = Mutex(false)
 
         fileprivate init(gate: ExportGate) {
             self.gate = gate
         }
 
+        /// Gives the place back; later calls do nothing. An export calls it before it sends its last
+        /// bytes, so that a client that has read the whole export finds the place free.
+        func release() {
+            let first = self.released.withLock { released in
+                defer { released = true }
+                return !released
+            }
+            if first { self.gate.running.withLock { $0 -= 1 } }
+        }
+
         deinit {
-            self.gate.running.withLock { $0 -= 1 }
+            self.release()
         }
     }
 
@@ -110,21 +121,33 @@ final class ExportGate: Sendable {
 
 /// `rows` as CSV, written as the client reads: the loop takes a row only when the previous writes have
 /// gone out, and the bounded buffer makes the producer wait meanwhile, so a slow client holds the server
-/// to about `room` rows and one chunk, whatever the size of the result. The response keeps `slot`
-/// until it is released.
-func exportResponse(rows: Signal<ExportRow, any Error>, room: Int = 256, slot: ExportGate.Slot? = nil) -> Response {
+/// to about `room` rows and one chunk, whatever the size of the result. The response keeps `slot` until
+/// the export is done or the response is released; `watch`, if given, closes the connection of a client
+/// whose writes stay pending too long (see ``SlowClientWatch``).
+func exportResponse(
+    rows: Signal<ExportRow, any Error>, room: Int = 256, slot: ExportGate.Slot? = nil, watch: (@Sendable () -> SlowClientWatch)? = nil
+) -> Response {
     let body = ResponseBody { writer in
-        withExtendedLifetime(slot) {}
+        let watching = watch?()
+        defer { watching?.stop() }
+        func send(_ chunk: ByteBuffer) async throws {
+            if let watching {
+                try await watching.timing { try await writer.write(chunk) }
+            } else {
+                try await writer.write(chunk)
+            }
+        }
         var chunk = ByteBuffer()
         chunk.reserveCapacity(16 << 10)
         for try await line in (rows |> map { $0.csvLine }).values(bufferingPolicy: .bounded(room)) {
             chunk.writeString(line)
             if chunk.readableBytes >= 16 << 10 {
-                try await writer.write(chunk)
+                try await send(chunk)
                 chunk.clear()
             }
         }
-        if chunk.readableBytes > 0 { try await writer.write(chunk) }
+        if chunk.readableBytes > 0 { try await send(chunk) }
+        slot?.release()
         try await writer.finish(nil)
     }
     return Response(status: .ok, headers: [.contentType: "text/csv"], body: body)

@@ -96,8 +96,9 @@ func addRoutes(to router: Router<MarketRequestContext>, services: MarketServices
 
     // A large result streamed at the client's pace: rows from PostgreSQL (with --database) or generated,
     // each read only when the client has room for it, so memory does not grow with the result.
-    // At most `exportLimit` at once; with a database, through a pool of their own.
-    router.get("export") { request, _ -> Response in
+    // At most `exportLimit` at once; with a database, through a pool of their own. A client that stops
+    // reading is cut off after the slow-client limit, which gives its place back.
+    router.get("export") { request, context -> Response in
         let count = try rowCount(of: request)
         guard let slot = services.exports.enter() else {
             throw APIError(
@@ -107,7 +108,10 @@ func addRoutes(to router: Router<MarketRequestContext>, services: MarketServices
         }
         return exportResponse(
             rows: exportRows(count: count, database: services.postgres?.exportPool, logger: services.logger),
-            room: configuration.exportRoom, slot: slot)
+            room: configuration.exportRoom, slot: slot,
+            watch: { [channel = context.channel] in
+                SlowClientWatch(channel: channel, limit: configuration.slowClientLimit, queue: services.timerQueue)
+            })
     }
 
     router.get("metrics") { _, _ -> Response in

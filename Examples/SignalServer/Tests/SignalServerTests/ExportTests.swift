@@ -53,6 +53,33 @@ import Testing
         }
     }
 
+    /// A client that stops reading is cut off after the slow-client limit, like a stream's, and its
+    /// place comes back although it keeps its end of the connection open.
+    @Test func aClientThatStopsReadingIsCutOffAndGivesItsPlaceBack() async throws {
+        try await withServer({
+            $0.exportLimit = 1
+            $0.slowClientLimit = 0.2
+        }) { server in
+            let stalled = try StalledClient(port: server.port, path: "/export?rows=100000000")
+            try await eventually("the stalled export is running") { try await server.metrics().exports == 1 }
+            try await eventually("the stalled client is cut off") { try await server.metrics().exports == 0 }
+            #expect(try await server.get("export?rows=10").status == 200)
+            withExtendedLifetime(stalled) {}
+        }
+    }
+
+    /// An export gives its place back before it sends its last bytes, so a client that asks again as
+    /// soon as it has read one, on a new connection, finds the place free. (Given back when the response
+    /// was released, it was still taken for a few milliseconds after: 4 to 8 in 100 such requests got 503.)
+    @Test func anExportGivesItsPlaceBackBeforeItsLastBytes() async throws {
+        let gate = ExportGate(limit: 1)
+        let response = exportResponse(rows: Signal(GeneratedRows(count: 10)) |> castError((any Error).self), slot: gate.enter())
+        let writer = FinishRecorder { gate.count }
+        try await response.body.write(writer)
+        #expect(writer.runningAtFinish.with { $0 } == 0)
+        #expect(writer.bytes.with { $0 } > 0)
+    }
+
     @Test func theExportLimitIsANumberFromOneToOneThousand() throws {
         #expect(try ServerConfiguration(arguments: ["--export-limit", "50"]).exportLimit == 50)
         #expect(ServerConfiguration().exportLimit == 8)
@@ -80,6 +107,25 @@ import Testing
         writer.release()
         try await task.value
         #expect(made.count.with { $0 } == 1_000_000)
+    }
+}
+
+/// A response body writer that records what `running` says when the response finishes.
+final class FinishRecorder: ResponseBodyWriter, Sendable {
+    let running: @Sendable () -> Int
+    let runningAtFinish = Atomic<Int?>(value: nil)
+    let bytes = Atomic(value: 0)
+
+    init(running: @escaping @Sendable () -> Int) {
+        self.running = running
+    }
+
+    func write(_ buffer: ByteBuffer) async throws {
+        self.bytes.modify { $0 + buffer.readableBytes }
+    }
+
+    func finish(_ trailingHeaders: HTTPFields?) async throws {
+        _ = self.runningAtFinish.swap(self.running())
     }
 }
 
