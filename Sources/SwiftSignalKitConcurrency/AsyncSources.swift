@@ -31,7 +31,10 @@ extension Signal where T: Sendable, E: Error {
                     while true {
                         // Room first, then the pull: the sequence is not read ahead of the consumer.
                         if let demand { await demand.waitForRoom() }
-                        if Task.isCancelled { return }
+                        // Pulled even once cancelled: a cancelled task's `next()` is how a sequence learns
+                        // that its iteration ended (an `AsyncStream` then runs its `onTermination`, and its
+                        // producer stops). Returning without it left such a producer running for ever
+                        // when the dispose landed between two elements. What it gives is dropped below.
                         guard let element = try await elements.next(isolation: nil) else { break }
                         if Task.isCancelled { return }
                         subscriber.putNext(element)

@@ -65,6 +65,27 @@ func run<T: Sendable, E: Error>(_ signal: Signal<T, E>, onNext: @escaping @Senda
         #expect(received.value == 3)
     }
 
+    /// A dispose that lands between two elements, here from the value callback, still tells the stream:
+    /// the task pulls once more in its cancelled state, which is how an `AsyncStream` learns that its
+    /// iteration ended and runs `onTermination`. (Returning without that pull left the stream's producer
+    /// running for ever.)
+    @Test func disposingBetweenTwoElementsStillEndsTheStream() async {
+        let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
+        let terminated = Atomic(value: false)
+        continuation.onTermination = { _ in terminated.swap(true) }
+        let subscription = MetaDisposable()
+        let received = Counter()
+        subscription.set(
+            Signal(stream).start(next: { _ in
+                received.increment()
+                subscription.dispose()
+            }))
+        continuation.yield(1)
+        await eventually { terminated.with { $0 } }
+        #expect(received.value == 1)
+        continuation.finish()
+    }
+
     @Test func disposeStopsTheTaskAndNothingArrivesAfterwards() async {
         let terminated = DispatchSemaphore(value: 0)
         let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
