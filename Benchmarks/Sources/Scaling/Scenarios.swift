@@ -34,24 +34,9 @@ let scenarios: [Scenario] = [
         let tallies = (0..<threads).map { _ in PaddedTally() }
         return Prepared(
             work: { index in
-                let tally = tallies[index]
-                switch form {
-                case .library:
-                    let pipe = ValuePipe<Int>()
-                    let subscription = (pipe.signal() |> map { $0 &+ 1 } |> filter { $0 & 1 == 0 })
-                        .start(next: { _ in tally.count &+= 1 })
-                    for value in 0..<operations { pipe.putNext(value) }
-                    subscription.dispose()
-                case .handWritten:
-                    let pipe = HandPipe<Int>()
-                    let sink = HandStage<Int> { _ in tally.count &+= 1 }
-                    let stage = HandStage<Int> { value in
-                        let mapped = value &+ 1
-                        if mapped & 1 == 0 { sink.push(mapped) }
-                    }
-                    _ = pipe.subscribe { stage.push($0) }
-                    for value in 0..<operations { pipe.push(value) }
-                }
+                let pipeline = independentPipeline(form, counting: tallies[index])
+                for value in 0..<operations { pipeline.send(value) }
+                pipeline.end()
             },
             check: {
                 let delivered = tallies.reduce(0) { $0 + $1.count }
@@ -69,23 +54,7 @@ let scenarios: [Scenario] = [
         let tallies = (0..<threads).map { _ in PaddedTally() }
         var drivers: [Driver] = []
         for index in 0..<threads * perThread {
-            let tally = tallies[index % threads]
-            switch form {
-            case .library:
-                let pipe = ValuePipe<Int>()
-                let subscription = (pipe.signal() |> map { $0 &+ 1 } |> filter { $0 & 1 == 0 })
-                    .start(next: { _ in tally.count &+= 1 })
-                drivers.append(Driver(send: { pipe.putNext($0) }, end: { subscription.dispose() }))
-            case .handWritten:
-                let pipe = HandPipe<Int>()
-                let sink = HandStage<Int> { _ in tally.count &+= 1 }
-                let stage = HandStage<Int> { value in
-                    let mapped = value &+ 1
-                    if mapped & 1 == 0 { sink.push(mapped) }
-                }
-                _ = pipe.subscribe { stage.push($0) }
-                drivers.append(Driver(send: { pipe.push($0) }, end: {}))
-            }
+            drivers.append(independentPipeline(form, counting: tallies[index % threads]))
         }
         let built = UnsafeTransfer(drivers)
         return Prepared(
@@ -146,6 +115,27 @@ final class PaddedTally: @unchecked Sendable {
 struct Driver {
     let send: (Int) -> Void
     let end: () -> Void
+}
+
+/// One pipeline of the independent-pipelines scenarios, `map { $0 + 1 } |> filter { even }` into a
+/// subscriber that counts in `tally`: the library's, or the hand-written one.
+func independentPipeline(_ form: Form, counting tally: PaddedTally) -> Driver {
+    switch form {
+    case .library:
+        let pipe = ValuePipe<Int>()
+        let subscription = (pipe.signal() |> map { $0 &+ 1 } |> filter { $0 & 1 == 0 })
+            .start(next: { _ in tally.count &+= 1 })
+        return Driver(send: { pipe.putNext($0) }, end: { subscription.dispose() })
+    case .handWritten:
+        let pipe = HandPipe<Int>()
+        let sink = HandStage<Int> { _ in tally.count &+= 1 }
+        let stage = HandStage<Int> { value in
+            let mapped = value &+ 1
+            if mapped & 1 == 0 { sink.push(mapped) }
+        }
+        _ = pipe.subscribe { stage.push($0) }
+        return Driver(send: { pipe.push($0) }, end: {})
+    }
 }
 
 /// A value moved into a `@Sendable` closure that only reads it: the closures inside are used by one
