@@ -24,6 +24,24 @@ import SwiftSignalKit
 /// A sender belongs to the body's task and is not `Sendable`: values go to the subscriber one at a
 /// time, from that task. To send what child tasks compute, collect their results in the body (for
 /// example with `for try await` over a task group) and send them from there.
+///
+/// The body is given its sender with `sending`, so the body may be isolated to an actor, and may hand
+/// the sender on to an actor's method that takes it as `sending`:
+///
+/// ```swift
+/// @MainActor final class Screen {
+///     var shown: [String] = []
+///
+///     func lines(_ names: [String]) -> Signal<String, NoError> {
+///         Signal { @MainActor send in
+///             for name in names {
+///                 self.shown.append(name)
+///                 await send.waitingForRoom(name)
+///             }
+///         }
+///     }
+/// }
+/// ```
 public struct SignalSender<T, E> {
     @usableFromInline let subscriber: Subscriber<T, E>
     /// The room of the consumer that paces this subscription, found once when the body starts (the
@@ -44,6 +62,9 @@ public struct SignalSender<T, E> {
 
     /// Waits until the consumer has room for `value`, then sends it.
     ///
+    /// It runs in its caller's isolation (`nonisolated(nonsending)`): in a body isolated to an actor,
+    /// the value is sent from that actor, as one sent with `send(value)` is.
+    ///
     /// It waits only when a consumer paces this subscription: a `for await` loop over
     /// `values(bufferingPolicy: .bounded(n))` (or `startValues`) with `n` values it has not taken yet,
     /// reached through operators that hand each value on synchronously (`map`, `filter`, `take`, ...;
@@ -54,7 +75,7 @@ public struct SignalSender<T, E> {
     /// `await send.waitingForRoom(...)` ends with the task's cancellation if it checks for it.
     ///
     /// - Parameter value: The value.
-    @inlinable public func waitingForRoom(_ value: T) async {
+    @inlinable nonisolated(nonsending) public func waitingForRoom(_ value: T) async {
         if let demand = self.demand {
             await demand.waitForRoom()
         }
@@ -84,12 +105,15 @@ extension Signal where T: Sendable, E: Error {
     ///   delivered, even when it ignores cancellation.
     /// - The task takes `priority`, or else the priority of the task that started the subscription, and
     ///   sees that task's task-local values.
+    /// - `body` may be isolated to an actor: write `@MainActor send in` (a closure passed here is not
+    ///   isolated to the code around it, even in a module whose default isolation is the main actor).
+    ///   The task then runs it there, and it sends from there.
     ///
     /// - Parameters:
     ///   - priority: The priority of the task.
     ///   - body: The async work; sends values with the `SignalSender` it is given.
     public convenience init(
-        priority: TaskPriority? = nil, _ body: @escaping @Sendable (_ send: SignalSender<T, E>) async throws(E) -> Void
+        priority: TaskPriority? = nil, _ body: @escaping @Sendable (_ send: sending SignalSender<T, E>) async throws(E) -> Void
     ) {
         self.init { subscriber in
             let task = Task(priority: priority) {

@@ -81,6 +81,20 @@ final class ProfileScreen {
         await #expect(throws: LoadError.offline) { try await untyped.get() }
     }
 
+    @Test func anAsyncSignalBodyOnTheMainActor() async {
+        let screen = ProfileScreen()
+        let names = Signal<String, NoError> { @MainActor send in
+            for name in ["a", "b", "c"] {
+                screen.updates.append(name)
+                await send.waitingForRoom(name)
+            }
+        }
+        var received: [String] = []
+        for await name in names.values(bufferingPolicy: .bounded(1)) { received.append(name) }
+        #expect(received == ["a", "b", "c"])
+        #expect(screen.updates == ["a", "b", "c"])
+    }
+
     @Test func mainActorWorkInsideAPipeline() async throws {
         let screen = ProfileScreen()
         let titled =

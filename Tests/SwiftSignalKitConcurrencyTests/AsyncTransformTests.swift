@@ -657,4 +657,72 @@ import Testing
         #expect(recording.valueList == [])
         #expect(!recording.hasEnded)
     }
+
+    /// A body written in main-actor code reads and writes main-actor state: it is given the sender with
+    /// `sending`, so it may be isolated to an actor. Before, the compiler refused such a body (the
+    /// sender is not `Sendable`).
+    @Test @MainActor func aBodyIsolatedToTheMainActorChangesMainActorState() async {
+        let screen = MainActorScreen()
+        let signal = Signal<Int, NoError> { @MainActor send in
+            for value in 1...4 {
+                screen.sent.append(value)
+                if value.isMultiple(of: 2) { send(value) } else { await send.waitingForRoom(value) }
+            }
+        }
+        var values: [Int] = []
+        for await value in signal.values(bufferingPolicy: .bounded(1)) { values.append(value) }
+        #expect(values == [1, 2, 3, 4])
+        #expect(screen.sent == [1, 2, 3, 4])
+    }
+
+    /// An actor builds a signal whose body hands the sender to the actor, and every value, sent after
+    /// waiting for room or not, goes out from the actor's executor, as it would from the body's own code.
+    @Test func aBodyHandsItsSenderToAnActorThatSendsFromItsExecutor() async throws {
+        let counter = SendingCounter(queue: Queue(name: "sending-counter"))
+        let onQueue = Atomic<[Bool]>(value: [])
+        let queue = counter.executor.queue
+        let observed = await counter.counting(to: 4) |> afterNext { _ in onQueue.modify { $0 + [queue.isCurrent()] } }
+        var values: [Int] = []
+        for await value in observed.values(bufferingPolicy: .bounded(1)) { values.append(value) }
+        #expect(values == [1, 2, 3, 4])
+        #expect(await counter.count == 4)
+        // `waitingForRoom` resumes on the caller's actor and sends from there.
+        #expect(onQueue.with { $0 } == [true, true, true, true])
+    }
+
+    /// Code written against the earlier signature, a body stored with a parameter that is not
+    /// `sending`, still compiles and runs.
+    @Test func aBodyOfTheEarlierTypeStillConverts() async throws {
+        let body: @Sendable (SignalSender<Int, NoError>) async -> Void = { send in send(7) }
+        #expect(try await Signal(body).get() == 7)
+    }
+}
+
+/// Main-actor state that an async signal body changes.
+@MainActor final class MainActorScreen {
+    var sent: [Int] = []
+}
+
+/// An actor on a queue whose signals send from its own isolation.
+actor SendingCounter {
+    let executor: QueueExecutor
+    nonisolated var unownedExecutor: UnownedSerialExecutor { self.executor.asUnownedSerialExecutor() }
+    var count = 0
+
+    init(queue: Queue) {
+        self.executor = QueueExecutor(queue: queue)
+    }
+
+    func counting(to last: Int) -> Signal<Int, NoError> {
+        return Signal { [self] send in
+            await self.send(upTo: last, with: send)
+        }
+    }
+
+    func send(upTo last: Int, with send: sending SignalSender<Int, NoError>) async {
+        while self.count < last {
+            self.count += 1
+            if self.count.isMultiple(of: 2) { send(self.count) } else { await send.waitingForRoom(self.count) }
+        }
+    }
 }
