@@ -40,7 +40,13 @@
 ///     return EmptyDisposable
 /// }
 /// ```
-public let EmptyDisposable: Disposable = _EmptyDisposable()
+public let EmptyDisposable: Disposable = emptyDisposableObject
+
+/// The object behind ``EmptyDisposable``. A global of the concrete class is built by the compiler as a
+/// static object, whose reference count the runtime never changes: retaining and releasing it writes
+/// nothing. A global of the existential type was allocated at run time, and every generator returning
+/// it wrote its reference count twice, a cache line that all threads shared.
+@usableFromInline let emptyDisposableObject = _EmptyDisposable()
 
 /// A disposable that runs a closure once, on the first call to `dispose()`.
 ///

@@ -3,6 +3,18 @@ import Testing
 @testable import SwiftSignalKit
 
 @Suite struct DisposableTests {
+    #if !DEBUG
+        /// In an optimised build the shared empty disposable is a static object, whose reference count
+        /// the runtime never writes: generators on many threads return it without sharing a written
+        /// cache line. (An unoptimised build allocates it at run time, so the check needs release.)
+        @Test func theSharedEmptyDisposableIsNeverCounted() {
+            let before = _getRetainCount(EmptyDisposable)
+            let copies = (0..<100).map { _ in EmptyDisposable }
+            #expect(_getRetainCount(EmptyDisposable) == before)
+            withExtendedLifetime(copies) {}
+        }
+    #endif
+
     @Test func actionDisposableRunsOnce() {
         let runs = Counter()
         let disposable = ActionDisposable { runs.increment() }
