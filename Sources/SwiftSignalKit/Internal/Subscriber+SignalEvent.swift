@@ -17,7 +17,7 @@ extension Subscriber {
 
 extension SignalEvent {
     /// Whether the event ends the signal.
-    var isTerminal: Bool {
+    @inlinable var isTerminal: Bool {
         switch self {
         case .Next:
             return false

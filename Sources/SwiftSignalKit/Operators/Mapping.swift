@@ -117,7 +117,7 @@ public func castError<T, E>(_ type: E.Type) -> (Signal<T, NoError>) -> Signal<T,
 ///
 /// - Parameter signal: The source.
 /// - Returns: The source without consecutive duplicates.
-public func distinctUntilChanged<T: Equatable & Sendable, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
+@inlinable public func distinctUntilChanged<T: Equatable & Sendable, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
     return signal |> distinctUntilChanged(isEqual: { $0 == $1 })
 }
 
@@ -128,7 +128,11 @@ public func distinctUntilChanged<T: Equatable & Sendable, E>(_ signal: Signal<T,
 ///
 /// - Parameter isEqual: The equality used.
 /// - Returns: An operator for `|>`.
-@preconcurrency public func distinctUntilChanged<T: Sendable, E>(
+///
+/// Inlinable, so that it is specialised for the client's types: unspecialised, each value looked up
+/// the type of the operator's state in the runtime's shared tables, which threads running unrelated
+/// subscriptions all write.
+@inlinable @preconcurrency public func distinctUntilChanged<T: Sendable, E>(
     isEqual: @escaping @Sendable (T, T) -> Bool
 ) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
     return { signal in

@@ -19,7 +19,7 @@ extension SignalEvent: Sendable where T: Sendable, E: Sendable {}
 ///
 /// - Parameter signal: The source.
 /// - Returns: A signal of events that completes after the source's terminal event.
-public func dematerialize<T, E>(signal: Signal<T, E>) -> Signal<SignalEvent<T, E>, NoError> {
+@inlinable public func dematerialize<T, E>(signal: Signal<T, E>) -> Signal<SignalEvent<T, E>, NoError> {
     return Signal { subscriber in
         return signal.start(
             linkedTo: subscriber,
@@ -41,7 +41,7 @@ public func dematerialize<T, E>(signal: Signal<T, E>) -> Signal<SignalEvent<T, E
 ///
 /// - Parameter signal: A signal of events.
 /// - Returns: The signal those events describe.
-public func materialize<T, E>(signal: Signal<SignalEvent<T, E>, NoError>) -> Signal<T, E> {
+@inlinable public func materialize<T, E>(signal: Signal<SignalEvent<T, E>, NoError>) -> Signal<T, E> {
     return Signal { subscriber in
         return signal.start(
             linkedTo: subscriber,

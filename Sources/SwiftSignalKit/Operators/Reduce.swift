@@ -11,7 +11,7 @@
 ///   - value: The initial accumulator.
 ///   - f: Combines the accumulator with a value.
 /// - Returns: An operator for `|>` whose result sends one value, then completes.
-@preconcurrency public func reduceLeft<T: Sendable, E>(
+@inlinable @preconcurrency public func reduceLeft<T: Sendable, E>(
     value: T, f: @escaping @Sendable (T, T) -> T
 ) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
     return reduceLeft(value: value, f: { current, next, _ in f(current, next) })
@@ -24,7 +24,7 @@
 ///   - value: The initial accumulator.
 ///   - f: Combines the accumulator with a value; may call its third argument to send a value downstream.
 /// - Returns: An operator for `|>`.
-@preconcurrency public func reduceLeft<T: Sendable, E>(
+@inlinable @preconcurrency public func reduceLeft<T: Sendable, E>(
     value: T, f: @escaping @Sendable (T, T, (T) -> Void) -> T
 ) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
     return reduceLeft(
@@ -62,7 +62,7 @@ extension Passthrough: Sendable where T: Sendable {}
 ///   - value: The initial accumulator.
 ///   - generator: Makes the signal for the current accumulator and a new value.
 /// - Returns: An operator for `|>`.
-@preconcurrency public func reduceLeft<T: Sendable, E>(
+@inlinable @preconcurrency public func reduceLeft<T: Sendable, E>(
     _ value: T, generator: @escaping @Sendable (T, T) -> Signal<(T, Passthrough<T>), E>
 ) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
     return { signal in

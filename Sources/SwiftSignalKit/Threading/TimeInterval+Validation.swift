@@ -1,7 +1,7 @@
 import Dispatch
 
 /// How long to wait before scheduled work runs, decided once from the seconds a caller passed.
-enum Wait: Equatable, Sendable {
+@usableFromInline enum Wait: Equatable, Sendable {
     /// Run after this many seconds: finite, from 0 to ``TimeIntervalValidation/maximumSeconds``.
     case seconds(Double)
     /// Never run.
@@ -34,13 +34,13 @@ enum WaitDecision: Equatable, Sendable {
 /// A negative one-shot wait is accepted because it is what `deadline - now` gives once the deadline has
 /// passed; the original SwiftSignalKit (through Dispatch) ran such work at once, and client code relies
 /// on it.
-enum TimeIntervalValidation {
+@usableFromInline enum TimeIntervalValidation {
     /// The longest wait: 100 years of 365 days. Far inside both Dispatch limits (2^63 ns for deadlines,
     /// 2^64 ns for repeating intervals), and longer than any process waits in practice.
     static let maximumSeconds: Double = 100 * 365 * 24 * 60 * 60
 
     /// What the seconds are for.
-    enum Use: Sendable {
+    @usableFromInline enum Use: Sendable {
         /// A one-shot wait: how long until the work runs.
         case delay
         /// A length of time that cannot be negative: the period of a repeating timer (also its first
@@ -84,7 +84,7 @@ enum TimeIntervalValidation {
     ///   - api: The public API that received it.
     ///   - argument: The argument's name in that API.
     /// - Returns: The wait.
-    static func wait(_ seconds: Double, as use: Use, api: String, argument: String) -> Wait {
+    @usableFromInline static func wait(_ seconds: Double, as use: Use, api: String, argument: String) -> Wait {
         switch self.decide(seconds, as: use, api: api, argument: argument) {
         case .wait(let wait):
             return wait

@@ -9,7 +9,7 @@
 ///
 /// - Parameter signal: The signal of signals.
 /// - Returns: The concatenated signal.
-public func queue<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
+@inlinable public func queue<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
     return queueSignals(signal, mode: .queue)
 }
 
@@ -17,7 +17,7 @@ public func queue<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
 ///
 /// - Parameter signal: The signal of signals.
 /// - Returns: The throttled signal.
-public func throttled<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
+@inlinable public func throttled<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
     return queueSignals(signal, mode: .throttle)
 }
 
@@ -25,7 +25,7 @@ public func throttled<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
 ///
 /// - Parameter f: Makes a signal from each value.
 /// - Returns: An operator for `|>`.
-@preconcurrency public func mapToQueue<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
+@inlinable @preconcurrency public func mapToQueue<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
     return { signal in
         return signal |> map(f) |> queue
     }
@@ -35,13 +35,15 @@ public func throttled<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
 ///
 /// - Parameter f: Makes a signal from each value.
 /// - Returns: An operator for `|>`.
-@preconcurrency public func mapToThrottled<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
+@inlinable @preconcurrency public func mapToThrottled<T, R, E>(
+    _ f: @escaping @Sendable (T) -> Signal<R, E>
+) -> (Signal<T, E>) -> Signal<R, E> {
     return { signal in
         return signal |> map(f) |> throttled
     }
 }
 
-private func queueSignals<T, E>(_ signal: Signal<Signal<T, E>, E>, mode: QueueOperatorStateMachine<T, E>.Mode) -> Signal<T, E> {
+@inlinable func queueSignals<T, E>(_ signal: Signal<Signal<T, E>, E>, mode: QueueOperatorStateMachine<T, E>.Mode) -> Signal<T, E> {
     return Signal { subscriber in
         let runner = QueueRunner(subscriber: subscriber, mode: mode)
         let outer = signal.start(
@@ -71,18 +73,18 @@ private func queueSignals<T, E>(_ signal: Signal<Signal<T, E>, E>, mode: QueueOp
 }
 
 /// Starts the inner signals of ``queue(_:)`` and ``throttled(_:)``.
-private final class QueueRunner<T, E>: Sendable {
-    let state: LockedState<QueueOperatorStateMachine<T, E>>
-    let current = MetaDisposable()
-    private let subscriber: Subscriber<T, E>
+@usableFromInline final class QueueRunner<T, E>: Sendable {
+    @usableFromInline let state: LockedState<QueueOperatorStateMachine<T, E>>
+    @usableFromInline let current = MetaDisposable()
+    @usableFromInline let subscriber: Subscriber<T, E>
 
-    init(subscriber: Subscriber<T, E>, mode: QueueOperatorStateMachine<T, E>.Mode) {
+    @inlinable init(subscriber: Subscriber<T, E>, mode: QueueOperatorStateMachine<T, E>.Mode) {
         self.state = .init(QueueOperatorStateMachine(mode: mode))
         self.subscriber = subscriber
     }
 
     /// Starts `first` and then every inner signal that completes synchronously hands over.
-    func run(_ first: Signal<T, E>) {
+    @inlinable func run(_ first: Signal<T, E>) {
         var next: Signal<T, E>? = first
         while let signal = next {
             next = nil
@@ -114,13 +116,13 @@ private final class QueueRunner<T, E>: Sendable {
         }
     }
 
-    func fail(_ error: E) {
+    @inlinable func fail(_ error: E) {
         let dropped = self.state.withLock { $0.terminate() }
         withExtendedLifetime(dropped) {}
         self.subscriber.putError(error)
     }
 
-    private func innerCompleted() {
+    @inlinable func innerCompleted() {
         switch self.state.withLock({ $0.innerCompleted() }) {
         case .start(let signal):
             self.run(signal)

@@ -3,15 +3,15 @@
 /// An inner signal that completes while it is still being started (synchronously) does not start the
 /// next one from inside its own `start`; the starter loop picks the next one up, so a long run of
 /// synchronous inner signals keeps a constant stack depth.
-struct QueueOperatorStateMachine<T, E> {
-    enum Mode {
+@usableFromInline struct QueueOperatorStateMachine<T, E>: Sendable {
+    @usableFromInline enum Mode: Sendable {
         /// Keep every waiting inner signal (``queue(_:)``).
         case queue
         /// Keep only the latest waiting inner signal (``throttled(_:)``).
         case throttle
     }
 
-    enum AfterInner {
+    @usableFromInline enum AfterInner: Sendable {
         /// Start this inner signal next.
         case start(Signal<T, E>)
         /// Complete the result.
@@ -20,25 +20,25 @@ struct QueueOperatorStateMachine<T, E> {
         case none
     }
 
-    private let mode: Mode
+    @usableFromInline let mode: Mode
     /// Started entries are set to nil, so the signal is released by the thread that starts it.
-    private var waiting: [Signal<T, E>?] = []
-    private var waitingHead = 0
+    @usableFromInline var waiting: [Signal<T, E>?] = []
+    @usableFromInline var waitingHead = 0
     /// An inner signal is running or being started.
-    private var isExecuting = false
+    @usableFromInline var isExecuting = false
     /// A starter loop is on some stack and will look at `completedWhileStarting` when `start` returns.
-    private var isStarting = false
-    private var completedWhileStarting = false
-    private var outerCompleted = false
-    private(set) var isTerminated = false
+    @usableFromInline var isStarting = false
+    @usableFromInline var completedWhileStarting = false
+    @usableFromInline var outerCompleted = false
+    @usableFromInline var isTerminated = false
 
-    init(mode: Mode) {
+    @inlinable init(mode: Mode) {
         self.mode = mode
     }
 
     /// The outer signal sent an inner signal: returns it when it should start now, and the waiting
     /// signals it replaced (throttle mode), to be released outside the lock.
-    mutating func outerSent(_ signal: Signal<T, E>) -> (start: Signal<T, E>?, dropped: [Signal<T, E>?]) {
+    @inlinable mutating func outerSent(_ signal: Signal<T, E>) -> (start: Signal<T, E>?, dropped: [Signal<T, E>?]) {
         guard !self.isTerminated else { return (nil, []) }
         if self.isExecuting {
             var dropped: [Signal<T, E>?] = []
@@ -56,7 +56,7 @@ struct QueueOperatorStateMachine<T, E> {
     }
 
     /// The starter returned from starting an inner signal.
-    mutating func startReturned() -> AfterInner {
+    @inlinable mutating func startReturned() -> AfterInner {
         guard self.completedWhileStarting else {
             self.isStarting = false
             return .none
@@ -66,7 +66,7 @@ struct QueueOperatorStateMachine<T, E> {
     }
 
     /// The running inner signal completed.
-    mutating func innerCompleted() -> AfterInner {
+    @inlinable mutating func innerCompleted() -> AfterInner {
         if self.isStarting {
             self.completedWhileStarting = true
             return .none
@@ -79,7 +79,7 @@ struct QueueOperatorStateMachine<T, E> {
     }
 
     /// The outer signal completed: returns true when the result completes now.
-    mutating func outerCompletedEvent() -> Bool {
+    @inlinable mutating func outerCompletedEvent() -> Bool {
         guard !self.isTerminated else { return false }
         self.outerCompleted = true
         if !self.isExecuting {
@@ -91,7 +91,7 @@ struct QueueOperatorStateMachine<T, E> {
 
     /// An error ended the result, or it was disposed: drops waiting signals (returned, to be released
     /// outside the lock).
-    mutating func terminate() -> [Signal<T, E>?] {
+    @inlinable mutating func terminate() -> [Signal<T, E>?] {
         self.isTerminated = true
         let dropped = self.waiting
         self.waiting = []
@@ -99,7 +99,7 @@ struct QueueOperatorStateMachine<T, E> {
         return dropped
     }
 
-    private mutating func advance() -> AfterInner {
+    @inlinable mutating func advance() -> AfterInner {
         guard !self.isTerminated else {
             self.isExecuting = false
             self.isStarting = false

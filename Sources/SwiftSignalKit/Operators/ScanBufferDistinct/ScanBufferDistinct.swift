@@ -28,7 +28,7 @@
 ///   - initial: The accumulator before the first value.
 ///   - f: Combines the accumulator with a value into the next accumulator.
 /// - Returns: An operator for `|>`.
-@preconcurrency public func scan<T: Sendable, R: Sendable, E: Sendable>(
+@inlinable @preconcurrency public func scan<T: Sendable, R: Sendable, E: Sendable>(
     _ initial: R, _ f: @escaping @Sendable (R, T) -> R
 ) -> (Signal<T, E>) -> Signal<R, E> {
     return { signal in
@@ -67,7 +67,7 @@
 ///
 /// - Parameter count: The size of a full array; at least 1.
 /// - Returns: An operator for `|>`.
-public func buffer<T: Sendable, E: Sendable>(count: Int) -> (Signal<T, E>) -> Signal<[T], E> {
+@inlinable public func buffer<T: Sendable, E: Sendable>(count: Int) -> (Signal<T, E>) -> Signal<[T], E> {
     if count < 1 { misuse("buffer(count:) needs a count of at least 1, got \(count)") }
     return { signal in
         return Signal { subscriber in
@@ -120,7 +120,7 @@ public func buffer<T: Sendable, E: Sendable>(count: Int) -> (Signal<T, E>) -> Si
 ///
 /// - Parameter key: The key of a value; values with equal keys are duplicates.
 /// - Returns: An operator for `|>`.
-@preconcurrency public func distinct<T: Sendable, K: Hashable & Sendable, E: Sendable>(
+@inlinable @preconcurrency public func distinct<T: Sendable, K: Hashable & Sendable, E: Sendable>(
     by key: @escaping @Sendable (T) -> K
 ) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
@@ -155,6 +155,6 @@ public func buffer<T: Sendable, E: Sendable>(count: Int) -> (Signal<T, E>) -> Si
 ///
 /// - Parameter signal: The source.
 /// - Returns: The source without values sent before.
-public func distinct<T: Hashable & Sendable, E: Sendable>(_ signal: Signal<T, E>) -> Signal<T, E> {
+@inlinable public func distinct<T: Hashable & Sendable, E: Sendable>(_ signal: Signal<T, E>) -> Signal<T, E> {
     return signal |> distinct(by: { $0 })
 }

@@ -8,10 +8,10 @@
 /// Lifecycle, as an enum carrying its data: `open` until a terminal event arrives; `closing` while the
 /// terminal event waits behind the values queued before it (later events are dropped); `disposed`
 /// after disposal, which empties the queue and refuses later events.
-struct SerialFoldStateMachine<T, E> {
-    typealias Event = SignalEvent<T, E>
+@usableFromInline struct SerialFoldStateMachine<T, E> {
+    @usableFromInline typealias Event = SignalEvent<T, E>
 
-    enum Phase {
+    @usableFromInline enum Phase: Sendable {
         case open
         /// The terminal event is queued or being handled.
         case closing
@@ -19,7 +19,7 @@ struct SerialFoldStateMachine<T, E> {
     }
 
     /// What the thread that delivered an event does next, after unlocking.
-    enum ReceivedAction {
+    @usableFromInline enum ReceivedAction {
         /// It holds the deliverer's role now: handle the event, then take the queued ones.
         case handle(Event)
         /// Nothing: the event was queued for the current deliverer.
@@ -28,13 +28,13 @@ struct SerialFoldStateMachine<T, E> {
         case drop(Event)
     }
 
-    private(set) var phase = Phase.open
-    private var delivery = SerialDelivery<Event>()
+    @usableFromInline var phase = Phase.open
+    @usableFromInline var delivery = SerialDelivery<Event>()
 
-    init() {}
+    @inlinable init() {}
 
     /// The source sent `event`.
-    mutating func received(_ event: Event) -> ReceivedAction {
+    @inlinable mutating func received(_ event: Event) -> ReceivedAction {
         switch self.phase {
         case .closing, .disposed:
             return .drop(event)
@@ -59,7 +59,7 @@ struct SerialFoldStateMachine<T, E> {
 
     /// The deliverer's next event; with `releaseState` when the fold's state is no longer wanted (the
     /// subscription was disposed while this deliverer worked): the deliverer releases it after unlocking.
-    mutating func nextDelivery(resuming: Bool) -> (step: SerialDeliveryStep<Event>, releaseState: Bool) {
+    @inlinable mutating func nextDelivery(resuming: Bool) -> (step: SerialDeliveryStep<Event>, releaseState: Bool) {
         let step = self.delivery.step(resuming: resuming)
         if case .idle = step, case .disposed = self.phase {
             return (step, true)
@@ -69,7 +69,7 @@ struct SerialFoldStateMachine<T, E> {
 
     /// The subscription was disposed: returns the queued events, to be released after unlocking, and
     /// whether the caller releases the fold's state (nobody is delivering, and nobody can start to).
-    mutating func disposed() -> (undelivered: ValueRing<SerialDelivery<Event>.Entry>, releaseState: Bool) {
+    @inlinable mutating func disposed() -> (undelivered: ValueRing<SerialDelivery<Event>.Entry>, releaseState: Bool) {
         if case .disposed = self.phase {
             return (ValueRing(), false)
         }

@@ -3,22 +3,26 @@
 ///
 /// `step` and `finish` are the operator's: they run outside the lock, one event at a time, on the thread
 /// that holds the deliverer's role, with the fold's state passed `inout`.
-final class SerialFoldStorage<State: Sendable, T: Sendable, R, E: Sendable>: SerialDeliveryHost {
-    typealias Machine = SerialFoldStateMachine<T, E>
+///
+/// Inlinable, as the operators that make it are, so that it is specialised for the client's types:
+/// unspecialised, each event looked up generic types (`SignalEvent<T, E>`, the state machine, the
+/// delivery step) in the runtime's shared tables, whose reader counts every thread writes.
+@usableFromInline final class SerialFoldStorage<State: Sendable, T: Sendable, R, E: Sendable>: SerialDeliveryHost {
+    @usableFromInline typealias Machine = SerialFoldStateMachine<T, E>
 
-    private let machine = LockedState(Machine())
-    private let subscriber: Subscriber<R, E>
+    @usableFromInline let machine = LockedState(Machine())
+    @usableFromInline let subscriber: Subscriber<R, E>
     /// The fold's state. Safe without a lock: only the thread holding the ``SerialDelivery``'s
     /// deliverer role reads or writes it (the role passes from thread to thread under the machine's
     /// lock, which orders the accesses), and it is released once, either by the disposing thread when
     /// nobody delivers and nobody can start to, or by the last deliverer after disposal.
-    private nonisolated(unsafe) var state: State?
+    @usableFromInline nonisolated(unsafe) var state: State?
     /// Handles a value: updates the state, and returns the value to send, if any.
-    private let step: @Sendable (inout State, T) -> R?
+    @usableFromInline let step: @Sendable (inout State, T) -> R?
     /// Handles completion: returns a last value to send before completing, if any.
-    private let finish: @Sendable (inout State) -> R?
+    @usableFromInline let finish: @Sendable (inout State) -> R?
 
-    init(
+    @inlinable init(
         initialState: State,
         subscriber: Subscriber<R, E>,
         step: @escaping @Sendable (inout State, T) -> R?,
@@ -32,7 +36,7 @@ final class SerialFoldStorage<State: Sendable, T: Sendable, R, E: Sendable>: Ser
 
     /// Starts `signal` into this storage; the result is the subscription's disposable, which also drops
     /// the queued events and the fold's state.
-    func start(_ signal: Signal<T, E>) -> Disposable {
+    @inlinable func start(_ signal: Signal<T, E>) -> Disposable {
         // The source's callbacks own the storage; the cycle through the subscriber is broken when the
         // subscription terminates or is disposed.
         let source = signal.start(
@@ -57,7 +61,7 @@ final class SerialFoldStorage<State: Sendable, T: Sendable, R, E: Sendable>: Ser
         }
     }
 
-    private func received(_ event: SignalEvent<T, E>) {
+    @inlinable func received(_ event: SignalEvent<T, E>) {
         switch self.machine.withLock({ $0.received(event) }) {
         case .handle(let event):
             self.deliverSerially(startingWith: event)
@@ -68,7 +72,7 @@ final class SerialFoldStorage<State: Sendable, T: Sendable, R, E: Sendable>: Ser
         }
     }
 
-    func nextDelivery(resuming: Bool) -> SerialDeliveryStep<SignalEvent<T, E>> {
+    @inlinable func nextDelivery(resuming: Bool) -> SerialDeliveryStep<SignalEvent<T, E>> {
         let (step, releaseState) = self.machine.withLock { $0.nextDelivery(resuming: resuming) }
         if releaseState {
             // This deliverer was the last one, after disposal: the state is released outside the lock.
@@ -77,7 +81,7 @@ final class SerialFoldStorage<State: Sendable, T: Sendable, R, E: Sendable>: Ser
         return step
     }
 
-    func deliver(_ event: SignalEvent<T, E>) {
+    @inlinable func deliver(_ event: SignalEvent<T, E>) {
         switch event {
         case .Next(let value):
             guard self.state != nil else { return }

@@ -64,7 +64,7 @@ public enum ShareConnection: Sendable, Equatable {
 ///     failure naming the value.
 ///   - connection: When the upstream subscription ends.
 /// - Returns: An operator for `|>`.
-public func share<T: Sendable, E: Sendable>(
+@inlinable public func share<T: Sendable, E: Sendable>(
     replay: ShareReplay = .none, connection: ShareConnection = .whileSubscribed
 ) -> (
     Signal<T, E>

@@ -7,21 +7,21 @@
 /// then every later value, with no gap and no duplicate, whatever threads the upstream sends from.
 /// Values that leave the state (dropped from the replay buffer, or in a departed subscriber's queue)
 /// are returned, to be released after unlocking.
-struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
-    typealias Event = SignalEvent<T, E>
+@usableFromInline struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
+    @usableFromInline typealias Event = SignalEvent<T, E>
 
-    struct Member: Sendable {
-        let subscriber: Subscriber<T, E>
-        var delivery = SerialDelivery<Event>()
+    @usableFromInline struct Member: Sendable {
+        @usableFromInline let subscriber: Subscriber<T, E>
+        @usableFromInline var delivery = SerialDelivery<Event>()
         /// The member has been sent a terminal event and takes no more broadcasts.
-        var isEnded = false
+        @usableFromInline var isEnded = false
 
-        init(subscriber: Subscriber<T, E>) {
+        @inlinable init(subscriber: Subscriber<T, E>) {
             self.subscriber = subscriber
         }
     }
 
-    enum Connection: Sendable {
+    @usableFromInline enum Connection: Sendable {
         /// No upstream subscription.
         case idle
         /// Connection `generation` is being made.
@@ -32,43 +32,51 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
         case ended(Event)
     }
 
-    struct JoinAction {
-        let id: Int
+    @usableFromInline struct JoinAction: Sendable {
+        @usableFromInline let id: Int
         /// The caller must deliver the member's queue.
-        let deliver: Bool
+        @usableFromInline let deliver: Bool
         /// The caller must connect, as this generation.
-        let connect: UInt64?
+        @usableFromInline let connect: UInt64?
+
+        @inlinable init(id: Int, deliver: Bool, connect: UInt64?) {
+            self.id = id
+            self.deliver = deliver
+            self.connect = connect
+        }
     }
 
-    struct BroadcastAction {
+    @usableFromInline struct BroadcastAction {
         /// The members whose queue the caller must deliver.
-        var deliver: [Int] = []
+        @usableFromInline var deliver: [Int] = []
         /// The upstream subscription to dispose.
-        var disconnect: Disposable?
+        @usableFromInline var disconnect: Disposable?
         /// Values dropped from the replay buffer.
-        var dropped: [T] = []
+        @usableFromInline var dropped: [T] = []
+
+        @inlinable init() {}
     }
 
-    let replay: ShareReplay
-    let connectionPolicy: ShareConnection
+    @usableFromInline let replay: ShareReplay
+    @usableFromInline let connectionPolicy: ShareConnection
     /// In joining order (increasing ids), so that every event reaches the subscribers in that order.
-    private var members: [(id: Int, member: Member)] = []
-    private var nextID = 0
+    @usableFromInline var members: [(id: Int, member: Member)] = []
+    @usableFromInline var nextID = 0
     /// Changes whenever a subscriber joins or leaves, so that a check made outside the lock can tell
     /// whether the subscribers it looked at are still the ones there are.
-    private var membership: UInt64 = 0
-    private var buffer = ValueWindow<T>()
-    private var connection = Connection.idle
-    private var generation: UInt64 = 0
+    @usableFromInline var membership: UInt64 = 0
+    @usableFromInline var buffer = ValueWindow<T>()
+    @usableFromInline var connection = Connection.idle
+    @usableFromInline var generation: UInt64 = 0
 
-    init(replay: ShareReplay, connection: ShareConnection) {
+    @inlinable init(replay: ShareReplay, connection: ShareConnection) {
         self.replay = replay
         self.connectionPolicy = connection
     }
 
     /// A subscriber arrives: it gets the replay (and, after the upstream ended with `.stayConnected`,
     /// the terminal event), then the live events.
-    mutating func join(_ subscriber: Subscriber<T, E>) -> JoinAction {
+    @inlinable mutating func join(_ subscriber: Subscriber<T, E>) -> JoinAction {
         let id = self.nextID
         self.nextID += 1
         self.membership += 1
@@ -94,14 +102,14 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
     }
 
     /// Connection `generation` has been made: returns it when it is no longer wanted, to be disposed.
-    mutating func connected(_ generation: UInt64, _ disposable: Disposable) -> Disposable? {
+    @inlinable mutating func connected(_ generation: UInt64, _ disposable: Disposable) -> Disposable? {
         guard case .connecting(let current) = self.connection, current == generation else { return disposable }
         self.connection = .connected(generation: generation, disposable)
         return nil
     }
 
     /// The upstream of connection `generation` sent a value.
-    mutating func upstreamSent(_ value: T, generation: UInt64) -> BroadcastAction {
+    @inlinable mutating func upstreamSent(_ value: T, generation: UInt64) -> BroadcastAction {
         guard self.isCurrent(generation) else { return BroadcastAction() }
         var action = BroadcastAction()
         action.dropped = self.buffer.append(value, keeping: self.replay)
@@ -110,7 +118,7 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
     }
 
     /// The upstream of connection `generation` failed or completed.
-    mutating func upstreamEnded(_ event: Event, generation: UInt64) -> BroadcastAction {
+    @inlinable mutating func upstreamEnded(_ event: Event, generation: UInt64) -> BroadcastAction {
         guard self.isCurrent(generation) else { return BroadcastAction() }
         var action = BroadcastAction()
         self.post(event, into: &action)
@@ -130,7 +138,7 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
 
     /// A subscriber left: returns its member (to release after unlocking), and the upstream subscription
     /// to dispose when it was the last one and the policy is ``ShareConnection/whileSubscribed``.
-    mutating func leave(_ id: Int) -> (removed: Member?, action: BroadcastAction) {
+    @inlinable mutating func leave(_ id: Int) -> (removed: Member?, action: BroadcastAction) {
         guard let index = self.index(of: id) else { return (nil, BroadcastAction()) }
         let removed = self.members.remove(at: index).member
         self.membership += 1
@@ -148,13 +156,13 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
 
     /// The next event for member `id`, with its subscriber (see ``SerialDelivery/step(resuming:)``);
     /// `.idle` when it has left.
-    mutating func nextDelivery(for id: Int, resuming: Bool) -> SerialDeliveryStep<(Subscriber<T, E>, Event)> {
+    @inlinable mutating func nextDelivery(for id: Int, resuming: Bool) -> SerialDeliveryStep<(Subscriber<T, E>, Event)> {
         guard let index = self.index(of: id) else { return .idle }
         let subscriber = self.members[index].member.subscriber
         return self.members[index].member.delivery.step(resuming: resuming).map { (subscriber, $0) }
     }
 
-    enum ListenerCheck {
+    @usableFromInline enum ListenerCheck {
         /// Connection `generation` has been let go: nobody listens to it, for good.
         case abandoned
         /// The share keeps the connection whoever listens (``ShareConnection/stayConnected``).
@@ -165,7 +173,7 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
 
     /// The first half of "does anyone still listen to connection `generation`?": the subscribers to
     /// look at, outside the lock.
-    func listenerCheck(_ generation: UInt64) -> ListenerCheck {
+    @inlinable func listenerCheck(_ generation: UInt64) -> ListenerCheck {
         guard self.isCurrent(generation) else { return .abandoned }
         if case .stayConnected = self.connectionPolicy { return .kept }
         let subscribers = self.members.filter { !$0.member.isEnded }.map(\.member.subscriber)
@@ -175,7 +183,7 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
     /// The second half: every subscriber looked at has ended. If they are still the subscribers there
     /// are, connection `generation` is let go for good (the next subscriber connects again, with an
     /// empty replay) and the action disposes it; nil when someone joined or left meanwhile.
-    mutating func abandon(_ generation: UInt64, membership: UInt64) -> BroadcastAction? {
+    @inlinable mutating func abandon(_ generation: UInt64, membership: UInt64) -> BroadcastAction? {
         guard self.isCurrent(generation) else { return BroadcastAction() }
         guard membership == self.membership else { return nil }
         var action = BroadcastAction()
@@ -185,7 +193,7 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
     }
 
     /// No member takes broadcasts of this connection any more; each is removed when it leaves.
-    private mutating func endAllMembers() {
+    @inlinable mutating func endAllMembers() {
         for index in self.members.indices {
             self.members[index].member.isEnded = true
         }
@@ -193,7 +201,7 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
 
     /// Ends the current connection: the action disposes it and releases the replay, and the next
     /// subscriber connects again.
-    private mutating func letConnectionGo(into action: inout BroadcastAction) {
+    @inlinable mutating func letConnectionGo(into action: inout BroadcastAction) {
         if case .connected(_, let disposable) = self.connection {
             action.disconnect = disposable
         }
@@ -202,7 +210,7 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
     }
 
     /// Where member `id` is, by binary search over the increasing ids.
-    private func index(of id: Int) -> Int? {
+    @inlinable func index(of id: Int) -> Int? {
         var low = 0
         var high = self.members.count
         while low < high {
@@ -216,7 +224,7 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
         return low < self.members.count && self.members[low].id == id ? low : nil
     }
 
-    private func isCurrent(_ generation: UInt64) -> Bool {
+    @inlinable func isCurrent(_ generation: UInt64) -> Bool {
         switch self.connection {
         case .connecting(let current), .connected(let current, _):
             return current == generation
@@ -225,7 +233,7 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
         }
     }
 
-    private mutating func post(_ event: Event, into action: inout BroadcastAction) {
+    @inlinable mutating func post(_ event: Event, into action: inout BroadcastAction) {
         for index in self.members.indices where !self.members[index].member.isEnded {
             if self.members[index].member.delivery.post(event) {
                 action.deliver.append(self.members[index].id)
@@ -235,11 +243,11 @@ struct ShareStateMachine<T: Sendable, E: Sendable>: Sendable {
 }
 
 /// The values a share keeps for replay.
-struct ValueWindow<T: Sendable>: Sendable {
-    private(set) var values: [T] = []
+@usableFromInline struct ValueWindow<T: Sendable>: Sendable {
+    @usableFromInline var values: [T] = []
 
     /// Appends `value` and drops what `policy` does not keep; returns the dropped values.
-    mutating func append(_ value: T, keeping policy: ShareReplay) -> [T] {
+    @inlinable mutating func append(_ value: T, keeping policy: ShareReplay) -> [T] {
         let limit: Int
         switch policy {
         case .none:
@@ -260,7 +268,7 @@ struct ValueWindow<T: Sendable>: Sendable {
         return dropped
     }
 
-    mutating func removeAll() -> [T] {
+    @inlinable mutating func removeAll() -> [T] {
         let values = self.values
         self.values = []
         return values

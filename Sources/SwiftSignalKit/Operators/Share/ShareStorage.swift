@@ -1,14 +1,14 @@
 /// The shared part of one ``share(replay:connection:)``: its state, and the upstream it connects to.
-final class ShareStorage<T: Sendable, E: Sendable>: Sendable {
-    private let state: LockedState<ShareStateMachine<T, E>>
-    private let upstream: Signal<T, E>
+@usableFromInline final class ShareStorage<T: Sendable, E: Sendable>: Sendable {
+    @usableFromInline let state: LockedState<ShareStateMachine<T, E>>
+    @usableFromInline let upstream: Signal<T, E>
 
-    init(upstream: Signal<T, E>, replay: ShareReplay, connection: ShareConnection) {
+    @inlinable init(upstream: Signal<T, E>, replay: ShareReplay, connection: ShareConnection) {
         self.upstream = upstream
         self.state = LockedState(ShareStateMachine(replay: replay, connection: connection))
     }
 
-    func subscribe(_ subscriber: Subscriber<T, E>) -> Disposable {
+    @inlinable func subscribe(_ subscriber: Subscriber<T, E>) -> Disposable {
         let join = self.state.withLock { $0.join(subscriber) }
         if join.deliver {
             self.deliver(to: join.id)
@@ -24,7 +24,7 @@ final class ShareStorage<T: Sendable, E: Sendable>: Sendable {
         }
     }
 
-    private func connect(_ generation: UInt64) {
+    @inlinable func connect(_ generation: UInt64) {
         let subscriber = LinkedSubscriber<T, E>(
             downstream: ShareListeners(storage: self, generation: generation),
             next: { [self] value in
@@ -46,7 +46,7 @@ final class ShareStorage<T: Sendable, E: Sendable>: Sendable {
         _ = self.upstream.run(subscriber)
     }
 
-    private func perform(_ action: ShareStateMachine<T, E>.BroadcastAction) {
+    @inlinable func perform(_ action: ShareStateMachine<T, E>.BroadcastAction) {
         withExtendedLifetime(action.dropped) {}
         for id in action.deliver {
             self.deliver(to: id)
@@ -55,17 +55,17 @@ final class ShareStorage<T: Sendable, E: Sendable>: Sendable {
     }
 
     /// Delivers member `id`'s queue until it is empty or the member has left.
-    private func deliver(to id: Int) {
+    @inlinable func deliver(to id: Int) {
         ShareMemberDelivery(storage: self, id: id).deliverQueued()
     }
 
-    func nextDelivery(for id: Int, resuming: Bool) -> SerialDeliveryStep<(Subscriber<T, E>, SignalEvent<T, E>)> {
+    @inlinable func nextDelivery(for id: Int, resuming: Bool) -> SerialDeliveryStep<(Subscriber<T, E>, SignalEvent<T, E>)> {
         return self.state.withLock { $0.nextDelivery(for: id, resuming: resuming) }
     }
 
     /// Whether anyone still listens to connection `generation` (see ``ShareListeners``). Once the answer
     /// is no, it stays no: the connection is let go, and the next subscriber connects again.
-    func hasNoListeners(_ generation: UInt64) -> Bool {
+    @inlinable func hasNoListeners(_ generation: UInt64) -> Bool {
         while true {
             switch self.state.withLock({ $0.listenerCheck(generation) }) {
             case .abandoned:
@@ -86,15 +86,20 @@ final class ShareStorage<T: Sendable, E: Sendable>: Sendable {
 }
 
 /// One member's ``SerialDelivery``.
-struct ShareMemberDelivery<T: Sendable, E: Sendable>: SerialDeliveryHost {
-    let storage: ShareStorage<T, E>
-    let id: Int
+@usableFromInline struct ShareMemberDelivery<T: Sendable, E: Sendable>: SerialDeliveryHost {
+    @usableFromInline let storage: ShareStorage<T, E>
+    @usableFromInline let id: Int
 
-    func nextDelivery(resuming: Bool) -> SerialDeliveryStep<(Subscriber<T, E>, SignalEvent<T, E>)> {
+    @inlinable init(storage: ShareStorage<T, E>, id: Int) {
+        self.storage = storage
+        self.id = id
+    }
+
+    @inlinable func nextDelivery(resuming: Bool) -> SerialDeliveryStep<(Subscriber<T, E>, SignalEvent<T, E>)> {
         return self.storage.nextDelivery(for: self.id, resuming: resuming)
     }
 
-    func deliver(_ delivery: (Subscriber<T, E>, SignalEvent<T, E>)) {
+    @inlinable func deliver(_ delivery: (Subscriber<T, E>, SignalEvent<T, E>)) {
         delivery.0.put(delivery.1)
     }
 }
@@ -104,16 +109,16 @@ struct ShareMemberDelivery<T: Sendable, E: Sendable>: SerialDeliveryHost {
 /// subscriber of the share has ended, even before the last one's disposal reaches the share (which
 /// happens only when that subscriber's own generator returns). With ``ShareConnection/stayConnected``
 /// someone always does.
-final class ShareListeners<T: Sendable, E: Sendable>: DownstreamLink {
-    private let storage: ShareStorage<T, E>
-    private let generation: UInt64
+@usableFromInline final class ShareListeners<T: Sendable, E: Sendable>: DownstreamLink {
+    @usableFromInline let storage: ShareStorage<T, E>
+    @usableFromInline let generation: UInt64
 
-    init(storage: ShareStorage<T, E>, generation: UInt64) {
+    @inlinable init(storage: ShareStorage<T, E>, generation: UInt64) {
         self.storage = storage
         self.generation = generation
     }
 
-    var isTerminated: Bool {
+    @inlinable var isTerminated: Bool {
         return self.storage.hasNoListeners(self.generation)
     }
 }

@@ -27,7 +27,7 @@
 ///   - scheduler: Where the wait is measured and the values are sent; a ``Queue`` by default, a
 ///     virtual-time scheduler in tests.
 /// - Returns: An operator for `|>`.
-public func debounce<T: Sendable, E: Sendable, S: SignalScheduler>(
+@inlinable public func debounce<T: Sendable, E: Sendable, S: SignalScheduler>(
     _ interval: Double, scheduler: S = Queue.concurrentDefaultQueue()
 ) -> (Signal<T, E>) -> Signal<T, E> {
     let wait = TimeIntervalValidation.wait(interval, as: .delay, api: "debounce(_:scheduler:)", argument: "interval")
@@ -60,14 +60,14 @@ public func debounce<T: Sendable, E: Sendable, S: SignalScheduler>(
 ///   - scheduler: Where windows are measured and values sent; a ``Queue`` by default, a virtual-time
 ///     scheduler in tests.
 /// - Returns: An operator for `|>`.
-public func throttle<T: Sendable, E: Sendable, S: SignalScheduler>(
+@inlinable public func throttle<T: Sendable, E: Sendable, S: SignalScheduler>(
     _ interval: Double, scheduler: S = Queue.concurrentDefaultQueue()
 ) -> (Signal<T, E>) -> Signal<T, E> {
     let wait = TimeIntervalValidation.wait(interval, as: .delay, api: "throttle(_:scheduler:)", argument: "interval")
     return { signal in timedLatest(signal, mode: .throttle, wait: wait, scheduler: scheduler) }
 }
 
-private func timedLatest<T: Sendable, E: Sendable, S: SignalScheduler>(
+@inlinable func timedLatest<T: Sendable, E: Sendable, S: SignalScheduler>(
     _ signal: Signal<T, E>, mode: DebounceThrottleStateMachine<T, E>.Mode, wait: Wait, scheduler: S
 ) -> Signal<T, E> {
     return Signal { subscriber in

@@ -5,34 +5,44 @@
 /// Timers are numbered; a timer that fires after it was replaced, or after the end, finds a different
 /// number and does nothing. Values that leave the state unsent (replaced, or dropped by an error or a
 /// disposal) are returned so that they are released after unlocking.
-struct DebounceThrottleStateMachine<T: Sendable, E: Sendable>: Sendable {
-    enum Mode: Sendable {
+@usableFromInline struct DebounceThrottleStateMachine<T: Sendable, E: Sendable>: Sendable {
+    @usableFromInline enum Mode: Sendable {
         /// Each value restarts the timer: a value is sent once the source has been quiet for the interval.
         case debounce
         /// The first value opens a window; when the window closes, its latest value is sent.
         case throttle
     }
 
-    enum ValueAction {
+    @usableFromInline enum ValueAction {
         /// Nothing to schedule; release `dropped` after unlocking.
         case none(dropped: T?)
         /// Schedule timer `generation`, dispose `cancel`, release `dropped`.
         case arm(generation: UInt64, cancel: Disposable?, dropped: T?)
     }
 
-    struct EndAction {
+    @usableFromInline struct EndAction {
         /// The timer to dispose.
-        var cancel: Disposable?
+        @usableFromInline var cancel: Disposable?
         /// A value dropped by an error or a disposal, to release after unlocking.
-        var dropped: T?
+        @usableFromInline var dropped: T?
         /// Whether the caller must deliver the queued events.
-        var deliver: Bool
+        @usableFromInline var deliver: Bool
         /// Events a disposal dropped, to release after unlocking.
-        var undelivered = ValueRing<SerialDelivery<SignalEvent<T, E>>.Entry>()
+        @usableFromInline var undelivered = ValueRing<SerialDelivery<SignalEvent<T, E>>.Entry>()
+
+        @inlinable init(
+            cancel: Disposable?, dropped: T?, deliver: Bool,
+            undelivered: ValueRing<SerialDelivery<SignalEvent<T, E>>.Entry> = ValueRing()
+        ) {
+            self.cancel = cancel
+            self.dropped = dropped
+            self.deliver = deliver
+            self.undelivered = undelivered
+        }
     }
 
     /// The phase, carrying what it needs.
-    enum Phase {
+    @usableFromInline enum Phase: Sendable {
         /// No value waits.
         case idle
         /// `value` waits for timer `generation` (debounce: the quiet period; throttle: the window),
@@ -42,17 +52,17 @@ struct DebounceThrottleStateMachine<T: Sendable, E: Sendable>: Sendable {
         case finished
     }
 
-    let mode: Mode
-    private(set) var phase = Phase.idle
+    @usableFromInline let mode: Mode
+    @usableFromInline var phase = Phase.idle
     /// The number of the latest timer; a timer that fires with another number does nothing.
-    private var generation: UInt64 = 0
-    var delivery = SerialDelivery<SignalEvent<T, E>>()
+    @usableFromInline var generation: UInt64 = 0
+    @usableFromInline var delivery = SerialDelivery<SignalEvent<T, E>>()
 
-    init(mode: Mode) {
+    @inlinable init(mode: Mode) {
         self.mode = mode
     }
 
-    mutating func valueArrived(_ value: T) -> ValueAction {
+    @inlinable mutating func valueArrived(_ value: T) -> ValueAction {
         switch self.phase {
         case .finished:
             return .none(dropped: value)
@@ -76,21 +86,21 @@ struct DebounceThrottleStateMachine<T: Sendable, E: Sendable>: Sendable {
     }
 
     /// Timer `generation` has been scheduled: returns it when it is no longer wanted, to be disposed.
-    mutating func timerScheduled(_ generation: UInt64, _ timer: Disposable) -> Disposable? {
+    @inlinable mutating func timerScheduled(_ generation: UInt64, _ timer: Disposable) -> Disposable? {
         guard case .waiting(let value, let current, nil) = self.phase, current == generation else { return timer }
         self.phase = .waiting(value: value, generation: generation, timer: timer)
         return nil
     }
 
     /// Timer `generation` fired: returns whether the caller must deliver the queued events.
-    mutating func timerFired(_ generation: UInt64) -> Bool {
+    @inlinable mutating func timerFired(_ generation: UInt64) -> Bool {
         guard case .waiting(let value, let current, _) = self.phase, current == generation else { return false }
         self.phase = .idle
         return self.delivery.post(.Next(value))
     }
 
     /// The source completed: the waiting value, if any, is sent at once, then the completion.
-    mutating func sourceCompleted() -> EndAction {
+    @inlinable mutating func sourceCompleted() -> EndAction {
         switch self.phase {
         case .finished:
             return EndAction(cancel: nil, dropped: nil, deliver: false)
@@ -105,7 +115,7 @@ struct DebounceThrottleStateMachine<T: Sendable, E: Sendable>: Sendable {
     }
 
     /// The source failed: the waiting value is dropped, the error is sent.
-    mutating func sourceFailed(_ error: E) -> EndAction {
+    @inlinable mutating func sourceFailed(_ error: E) -> EndAction {
         switch self.phase {
         case .finished:
             return EndAction(cancel: nil, dropped: nil, deliver: false)
@@ -119,7 +129,7 @@ struct DebounceThrottleStateMachine<T: Sendable, E: Sendable>: Sendable {
     }
 
     /// The subscription was disposed.
-    mutating func disposed() -> EndAction {
+    @inlinable mutating func disposed() -> EndAction {
         var action = EndAction(cancel: nil, dropped: nil, deliver: false, undelivered: self.delivery.close())
         if case .waiting(let value, _, let timer) = self.phase {
             action.cancel = timer

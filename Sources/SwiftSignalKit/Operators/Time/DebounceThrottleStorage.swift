@@ -1,20 +1,20 @@
 /// One subscription of ``debounce(_:scheduler:)`` or ``throttle(_:scheduler:)``: runs the state
 /// machine's actions outside its lock.
-final class DebounceThrottleStorage<T: Sendable, E: Sendable, S: SignalScheduler>: Disposable, SerialDeliveryHost {
-    private let state: LockedState<DebounceThrottleStateMachine<T, E>>
-    private let subscriber: Subscriber<T, E>
-    private let scheduler: S
-    private let interval: Double
-    let source = MetaDisposable()
+@usableFromInline final class DebounceThrottleStorage<T: Sendable, E: Sendable, S: SignalScheduler>: Disposable, SerialDeliveryHost {
+    @usableFromInline let state: LockedState<DebounceThrottleStateMachine<T, E>>
+    @usableFromInline let subscriber: Subscriber<T, E>
+    @usableFromInline let scheduler: S
+    @usableFromInline let interval: Double
+    @usableFromInline let source = MetaDisposable()
 
-    init(mode: DebounceThrottleStateMachine<T, E>.Mode, interval: Double, scheduler: S, subscriber: Subscriber<T, E>) {
+    @inlinable init(mode: DebounceThrottleStateMachine<T, E>.Mode, interval: Double, scheduler: S, subscriber: Subscriber<T, E>) {
         self.state = LockedState(DebounceThrottleStateMachine(mode: mode))
         self.interval = interval
         self.scheduler = scheduler
         self.subscriber = subscriber
     }
 
-    func start(_ signal: Signal<T, E>) {
+    @inlinable func start(_ signal: Signal<T, E>) {
         self.source.set(
             signal.start(
                 linkedTo: self.subscriber,
@@ -23,7 +23,7 @@ final class DebounceThrottleStorage<T: Sendable, E: Sendable, S: SignalScheduler
                 completed: { [self] in self.end(self.state.withLock { $0.sourceCompleted() }) }))
     }
 
-    private func valueArrived(_ value: T) {
+    @inlinable func valueArrived(_ value: T) {
         switch self.state.withLock({ $0.valueArrived(value) }) {
         case .none(let dropped):
             withExtendedLifetime(dropped) {}
@@ -40,7 +40,7 @@ final class DebounceThrottleStorage<T: Sendable, E: Sendable, S: SignalScheduler
         }
     }
 
-    private func end(_ action: DebounceThrottleStateMachine<T, E>.EndAction) {
+    @inlinable func end(_ action: DebounceThrottleStateMachine<T, E>.EndAction) {
         action.cancel?.dispose()
         withExtendedLifetime((action.dropped, action.undelivered)) {}
         if action.deliver {
@@ -48,17 +48,17 @@ final class DebounceThrottleStorage<T: Sendable, E: Sendable, S: SignalScheduler
         }
     }
 
-    func nextDelivery(resuming: Bool) -> SerialDeliveryStep<SignalEvent<T, E>> {
+    @inlinable func nextDelivery(resuming: Bool) -> SerialDeliveryStep<SignalEvent<T, E>> {
         return self.state.withLock { $0.delivery.step(resuming: resuming) }
     }
 
-    func deliver(_ event: SignalEvent<T, E>) {
+    @inlinable func deliver(_ event: SignalEvent<T, E>) {
         self.subscriber.put(event)
     }
 
-    var handOffScheduler: any SignalScheduler { self.scheduler }
+    @usableFromInline var handOffScheduler: any SignalScheduler { self.scheduler }
 
-    func dispose() {
+    @inlinable func dispose() {
         self.end(self.state.withLock { $0.disposed() })
         self.source.dispose()
     }

@@ -20,7 +20,7 @@ import Dispatch
 ///   - timeout: Seconds to wait before subscribing (monotonic clock).
 ///   - queue: Where the timer fires and the source starts.
 /// - Returns: An operator for `|>`.
-public func delay<T, E>(_ timeout: Double, queue: Queue) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
+@inlinable public func delay<T, E>(_ timeout: Double, queue: Queue) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
     let wait = TimeIntervalValidation.wait(timeout, as: .delay, api: "delay(_:queue:)", argument: "timeout")
     return { signal in delayed(signal, by: wait, on: queue) }
 }
@@ -42,12 +42,12 @@ public func delay<T, E>(_ timeout: Double, queue: Queue) -> (_ signal: Signal<T,
 ///   - timeout: Seconds to wait before subscribing.
 ///   - scheduler: Where the wait is measured and the source starts.
 /// - Returns: An operator for `|>`.
-public func delay<T, E>(_ timeout: Double, scheduler: some SignalScheduler) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
+@inlinable public func delay<T, E>(_ timeout: Double, scheduler: some SignalScheduler) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
     let wait = TimeIntervalValidation.wait(timeout, as: .delay, api: "delay(_:scheduler:)", argument: "timeout")
     return { signal in delayed(signal, by: wait, on: scheduler) }
 }
 
-private func delayed<T, E>(_ signal: Signal<T, E>, by wait: Wait, on scheduler: some SignalScheduler) -> Signal<T, E> {
+@inlinable func delayed<T, E>(_ signal: Signal<T, E>, by wait: Wait, on scheduler: some SignalScheduler) -> Signal<T, E> {
     return Signal { subscriber in
         guard case .seconds(let seconds) = wait else {
             // `+infinity`: the source is never started.
@@ -124,7 +124,7 @@ public func suspendAwareDelay<T, E>(_ timeout: Double, granularity: Double = 4.0
 ///   - queue: Where the timer fires and `alternate` starts.
 ///   - alternate: The signal to switch to.
 /// - Returns: An operator for `|>`.
-public func timeout<T, E>(_ timeout: Double, queue: Queue, alternate: Signal<T, E>) -> (Signal<T, E>) -> Signal<T, E> {
+@inlinable public func timeout<T, E>(_ timeout: Double, queue: Queue, alternate: Signal<T, E>) -> (Signal<T, E>) -> Signal<T, E> {
     let wait = TimeIntervalValidation.wait(timeout, as: .delay, api: "timeout(_:queue:alternate:)", argument: "timeout")
     return { signal in timingOut(signal, after: wait, on: queue, alternate: alternate) }
 }
@@ -149,12 +149,14 @@ public func timeout<T, E>(_ timeout: Double, queue: Queue, alternate: Signal<T, 
 ///   - scheduler: Where the wait is measured and `alternate` starts.
 ///   - alternate: The signal to switch to.
 /// - Returns: An operator for `|>`.
-public func timeout<T, E>(_ timeout: Double, scheduler: some SignalScheduler, alternate: Signal<T, E>) -> (Signal<T, E>) -> Signal<T, E> {
+@inlinable public func timeout<T, E>(
+    _ timeout: Double, scheduler: some SignalScheduler, alternate: Signal<T, E>
+) -> (Signal<T, E>) -> Signal<T, E> {
     let wait = TimeIntervalValidation.wait(timeout, as: .delay, api: "timeout(_:scheduler:alternate:)", argument: "timeout")
     return { signal in timingOut(signal, after: wait, on: scheduler, alternate: alternate) }
 }
 
-private func timingOut<T, E>(
+@inlinable func timingOut<T, E>(
     _ signal: Signal<T, E>, after wait: Wait, on scheduler: some SignalScheduler, alternate: Signal<T, E>
 )
     -> Signal<T, E>

@@ -10,7 +10,7 @@
 
 extension Duration {
     /// The duration as the seconds the `Double` forms take.
-    package var secondsForSignals: Double {
+    @usableFromInline package var secondsForSignals: Double {
         let (seconds, attoseconds) = self.components
         // Divided, not multiplied by 1e-18: division rounds once, so 300 ms is exactly the `Double` 0.3.
         return Double(seconds) + Double(attoseconds) / 1e18
@@ -98,7 +98,7 @@ extension Timer {
 ///   - duration: How long to wait before subscribing (monotonic clock).
 ///   - queue: Where the timer fires and the source starts.
 /// - Returns: An operator for `|>`.
-public func delay<T, E>(for duration: Duration, queue: Queue) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
+@inlinable public func delay<T, E>(for duration: Duration, queue: Queue) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
     return delay(duration.secondsForSignals, queue: queue)
 }
 
@@ -109,7 +109,7 @@ public func delay<T, E>(for duration: Duration, queue: Queue) -> (_ signal: Sign
 ///   - duration: How long to wait before subscribing.
 ///   - scheduler: Where the wait is measured and the source starts.
 /// - Returns: An operator for `|>`.
-public func delay<T, E>(for duration: Duration, scheduler: some SignalScheduler) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
+@inlinable public func delay<T, E>(for duration: Duration, scheduler: some SignalScheduler) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
     return delay(duration.secondsForSignals, scheduler: scheduler)
 }
 
@@ -135,7 +135,7 @@ public func suspendAwareDelay<T, E>(
 ///   - queue: Where the timer fires and `alternate` starts.
 ///   - alternate: The signal to switch to.
 /// - Returns: An operator for `|>`.
-public func timeout<T, E>(_ timeout: Duration, queue: Queue, alternate: Signal<T, E>) -> (Signal<T, E>) -> Signal<T, E> {
+@inlinable public func timeout<T, E>(_ timeout: Duration, queue: Queue, alternate: Signal<T, E>) -> (Signal<T, E>) -> Signal<T, E> {
     return SwiftSignalKit.timeout(timeout.secondsForSignals, queue: queue, alternate: alternate)
 }
 
@@ -151,7 +151,9 @@ public func timeout<T, E>(_ timeout: Duration, queue: Queue, alternate: Signal<T
 ///   - scheduler: Where the wait is measured and `alternate` starts.
 ///   - alternate: The signal to switch to.
 /// - Returns: An operator for `|>`.
-public func timeout<T, E>(_ timeout: Duration, scheduler: some SignalScheduler, alternate: Signal<T, E>) -> (Signal<T, E>) -> Signal<T, E> {
+@inlinable public func timeout<T, E>(
+    _ timeout: Duration, scheduler: some SignalScheduler, alternate: Signal<T, E>
+) -> (Signal<T, E>) -> Signal<T, E> {
     return SwiftSignalKit.timeout(timeout.secondsForSignals, scheduler: scheduler, alternate: alternate)
 }
 
@@ -163,7 +165,7 @@ public func timeout<T, E>(_ timeout: Duration, scheduler: some SignalScheduler, 
 ///   - scheduler: Where the gaps are measured and `alternate` starts.
 ///   - alternate: The signal to switch to.
 /// - Returns: An operator for `|>`.
-public func timeout<T, E, S: SignalScheduler>(
+@inlinable public func timeout<T, E, S: SignalScheduler>(
     perValue interval: Duration, scheduler: S = Queue.concurrentDefaultQueue(), alternate: Signal<T, E>
 ) -> (Signal<T, E>) -> Signal<T, E> {
     return timeout(perValue: interval.secondsForSignals, scheduler: scheduler, alternate: alternate)
@@ -180,7 +182,7 @@ public func timeout<T, E, S: SignalScheduler>(
 ///   - interval: The quiet time before the latest value is sent.
 ///   - scheduler: Where the wait is measured and the values are sent.
 /// - Returns: An operator for `|>`.
-public func debounce<T: Sendable, E: Sendable, S: SignalScheduler>(
+@inlinable public func debounce<T: Sendable, E: Sendable, S: SignalScheduler>(
     for interval: Duration, scheduler: S = Queue.concurrentDefaultQueue()
 ) -> (Signal<T, E>) -> Signal<T, E> {
     return debounce(interval.secondsForSignals, scheduler: scheduler)
@@ -193,7 +195,7 @@ public func debounce<T: Sendable, E: Sendable, S: SignalScheduler>(
 ///   - interval: From a window's first value to the sending of its latest.
 ///   - scheduler: Where windows are measured and values sent.
 /// - Returns: An operator for `|>`.
-public func throttle<T: Sendable, E: Sendable, S: SignalScheduler>(
+@inlinable public func throttle<T: Sendable, E: Sendable, S: SignalScheduler>(
     for interval: Duration, scheduler: S = Queue.concurrentDefaultQueue()
 ) -> (Signal<T, E>) -> Signal<T, E> {
     return throttle(interval.secondsForSignals, scheduler: scheduler)

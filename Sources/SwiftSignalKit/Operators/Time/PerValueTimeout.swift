@@ -30,7 +30,7 @@
 ///     virtual-time scheduler in tests.
 ///   - alternate: The signal to switch to.
 /// - Returns: An operator for `|>`.
-public func timeout<T, E, S: SignalScheduler>(
+@inlinable public func timeout<T, E, S: SignalScheduler>(
     perValue interval: Double, scheduler: S = Queue.concurrentDefaultQueue(), alternate: Signal<T, E>
 ) -> (Signal<T, E>) -> Signal<T, E> {
     let wait = TimeIntervalValidation.wait(interval, as: .delay, api: "timeout(perValue:scheduler:alternate:)", argument: "interval")

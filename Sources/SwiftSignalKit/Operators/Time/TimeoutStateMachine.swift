@@ -9,15 +9,15 @@
 ///
 /// Waits are numbered by the values that started them; a wait replaced by a later value, or one that
 /// fires after the end, finds a different number or phase and does nothing.
-struct TimeoutStateMachine<T, E> {
-    enum Mode {
+@usableFromInline struct TimeoutStateMachine<T, E> {
+    @usableFromInline enum Mode {
         /// Only the wait for the first event is bounded.
         case firstEvent
         /// The wait before the first event and after each value is bounded.
         case everyGap
     }
 
-    enum Phase {
+    @usableFromInline enum Phase {
         /// The timer for the wait that follows value `generation` (0: the subscription) runs, or is about
         /// to be stored.
         case watching(generation: UInt64, timer: Disposable?)
@@ -30,35 +30,43 @@ struct TimeoutStateMachine<T, E> {
     }
 
     /// An event on its way, with the number of the value it is (its wait starts once it is delivered).
-    typealias Item = (event: SignalEvent<T, E>, startsWait: UInt64?)
+    @usableFromInline typealias Item = (event: SignalEvent<T, E>, startsWait: UInt64?)
 
     /// What the caller does after unlocking.
-    struct Action {
-        var submission: SerialDelivery<Item>.Submission?
+    @usableFromInline struct Action {
+        @usableFromInline var submission: SerialDelivery<Item>.Submission?
         /// A timer no longer wanted.
-        var cancel: Disposable?
+        @usableFromInline var cancel: Disposable?
         /// An event that came too late, to be released.
-        var dropped: SignalEvent<T, E>?
+        @usableFromInline var dropped: SignalEvent<T, E>?
+
+        @inlinable init(
+            submission: SerialDelivery<Item>.Submission? = nil, cancel: Disposable? = nil, dropped: SignalEvent<T, E>? = nil
+        ) {
+            self.submission = submission
+            self.cancel = cancel
+            self.dropped = dropped
+        }
     }
 
-    let mode: Mode
-    private(set) var phase = Phase.watching(generation: 0, timer: nil)
-    private var delivery = SerialDelivery<Item>()
+    @usableFromInline let mode: Mode
+    @usableFromInline var phase = Phase.watching(generation: 0, timer: nil)
+    @usableFromInline var delivery = SerialDelivery<Item>()
 
-    init(mode: Mode) {
+    @inlinable init(mode: Mode) {
         self.mode = mode
     }
 
     /// The timer for the wait after value `generation` was scheduled: returns it when it is no longer
     /// wanted, to be disposed.
-    mutating func timerArmed(after generation: UInt64, _ timer: Disposable) -> Disposable? {
+    @inlinable mutating func timerArmed(after generation: UInt64, _ timer: Disposable) -> Disposable? {
         guard case .watching(let current, nil) = self.phase, current == generation else { return timer }
         self.phase = .watching(generation: generation, timer: timer)
         return nil
     }
 
     /// The source sent `event`.
-    mutating func sourceSent(_ event: SignalEvent<T, E>) -> Action {
+    @inlinable mutating func sourceSent(_ event: SignalEvent<T, E>) -> Action {
         switch self.phase {
         case .watching(let generation, let timer):
             if event.isTerminal {
@@ -83,27 +91,27 @@ struct TimeoutStateMachine<T, E> {
 
     /// The timer for the wait after value `generation` fired: returns whether to switch to the
     /// alternate (the caller disposes the source and starts it).
-    mutating func timerFired(after generation: UInt64) -> Bool {
+    @inlinable mutating func timerFired(after generation: UInt64) -> Bool {
         guard case .watching(let current, _) = self.phase, current == generation else { return false }
         self.phase = .timedOut
         return true
     }
 
     /// The alternate sent `event`.
-    mutating func alternateSent(_ event: SignalEvent<T, E>) -> Action {
+    @inlinable mutating func alternateSent(_ event: SignalEvent<T, E>) -> Action {
         guard case .timedOut = self.phase else { return Action(dropped: event) }
         if event.isTerminal { self.phase = .finished }
         return Action(submission: self.delivery.submit((event, nil)))
     }
 
     /// The deliverer's next event (see ``SerialDelivery/step(resuming:)``).
-    mutating func nextDelivery(resuming: Bool) -> SerialDeliveryStep<Item> {
+    @inlinable mutating func nextDelivery(resuming: Bool) -> SerialDeliveryStep<Item> {
         return self.delivery.step(resuming: resuming)
     }
 
     /// The subscription was disposed: returns the timer to dispose and the undelivered events, to
     /// release after unlocking.
-    mutating func disposed() -> (timer: Disposable?, undelivered: ValueRing<SerialDelivery<Item>.Entry>) {
+    @inlinable mutating func disposed() -> (timer: Disposable?, undelivered: ValueRing<SerialDelivery<Item>.Entry>) {
         var timer: Disposable?
         if case .watching(_, let current) = self.phase {
             timer = current
@@ -114,19 +122,21 @@ struct TimeoutStateMachine<T, E> {
 }
 
 /// One subscription to a timeout: runs ``TimeoutStateMachine``'s actions outside its lock.
-final class TimeoutStorage<T, E, S: SignalScheduler>: SerialDeliveryHost, @unchecked Sendable {
+@usableFromInline final class TimeoutStorage<T, E, S: SignalScheduler>: SerialDeliveryHost, @unchecked Sendable {
     // Safe: the mutable state is the machine, behind its lock; the other stored properties are
     // immutable and Sendable or thread-safe. Values of non-Sendable types cross threads here as they
     // would without the operator (see ``SerialForwarder``).
-    private let machine: LockedState<TimeoutStateMachine<T, E>>
-    private let subscriber: Subscriber<T, E>
-    private let scheduler: S
-    private let seconds: Double
-    private let alternate: Signal<T, E>
-    private let source = MetaDisposable()
-    private let fallback = MetaDisposable()
+    @usableFromInline let machine: LockedState<TimeoutStateMachine<T, E>>
+    @usableFromInline let subscriber: Subscriber<T, E>
+    @usableFromInline let scheduler: S
+    @usableFromInline let seconds: Double
+    @usableFromInline let alternate: Signal<T, E>
+    @usableFromInline let source = MetaDisposable()
+    @usableFromInline let fallback = MetaDisposable()
 
-    init(mode: TimeoutStateMachine<T, E>.Mode, seconds: Double, scheduler: S, alternate: Signal<T, E>, subscriber: Subscriber<T, E>) {
+    @inlinable init(
+        mode: TimeoutStateMachine<T, E>.Mode, seconds: Double, scheduler: S, alternate: Signal<T, E>, subscriber: Subscriber<T, E>
+    ) {
         self.machine = LockedState(TimeoutStateMachine(mode: mode))
         self.seconds = seconds
         self.scheduler = scheduler
@@ -136,7 +146,7 @@ final class TimeoutStorage<T, E, S: SignalScheduler>: SerialDeliveryHost, @unche
 
     /// Starts the first wait, then the source (so that a value the source sends synchronously cancels
     /// the wait).
-    func start(_ signal: Signal<T, E>) {
+    @inlinable func start(_ signal: Signal<T, E>) {
         self.arm(after: 0)
         self.source.set(
             signal.start(
@@ -146,7 +156,7 @@ final class TimeoutStorage<T, E, S: SignalScheduler>: SerialDeliveryHost, @unche
                 completed: { self.perform(self.machine.withLock { $0.sourceSent(.Completion) }) }))
     }
 
-    func dispose() {
+    @inlinable func dispose() {
         let (timer, undelivered) = self.machine.withLock { $0.disposed() }
         timer?.dispose()
         self.source.dispose()
@@ -156,7 +166,7 @@ final class TimeoutStorage<T, E, S: SignalScheduler>: SerialDeliveryHost, @unche
     }
 
     /// Starts the wait that follows value `generation` (0: the subscription).
-    private func arm(after generation: UInt64) {
+    @inlinable func arm(after generation: UInt64) {
         // The scheduler is called outside the lock: it may be a user's own conformance.
         let timer = self.scheduler.schedule(after: self.seconds) {
             guard self.machine.withLock({ $0.timerFired(after: generation) }) else { return }
@@ -171,19 +181,19 @@ final class TimeoutStorage<T, E, S: SignalScheduler>: SerialDeliveryHost, @unche
         self.machine.withLock { $0.timerArmed(after: generation, timer) }?.dispose()
     }
 
-    private func perform(_ action: TimeoutStateMachine<T, E>.Action) {
+    @inlinable func perform(_ action: TimeoutStateMachine<T, E>.Action) {
         action.cancel?.dispose()
         withExtendedLifetime(action.dropped) {}
         self.handle(action.submission)
     }
 
-    var handOffScheduler: any SignalScheduler { self.scheduler }
+    @usableFromInline var handOffScheduler: any SignalScheduler { self.scheduler }
 
-    func nextDelivery(resuming: Bool) -> SerialDeliveryStep<TimeoutStateMachine<T, E>.Item> {
+    @inlinable func nextDelivery(resuming: Bool) -> SerialDeliveryStep<TimeoutStateMachine<T, E>.Item> {
         return self.machine.withLock { $0.nextDelivery(resuming: resuming) }
     }
 
-    func deliver(_ item: TimeoutStateMachine<T, E>.Item) {
+    @inlinable func deliver(_ item: TimeoutStateMachine<T, E>.Item) {
         self.subscriber.put(item.event)
         if let generation = item.startsWait {
             // The wait after a value starts once the value has been delivered.

@@ -35,7 +35,7 @@
 ///   - s1: The first source.
 ///   - s2: The second source.
 /// - Returns: A signal of tuples.
-public func zip<T1: Sendable, T2: Sendable, E: Sendable>(_ s1: Signal<T1, E>, _ s2: Signal<T2, E>) -> Signal<(T1, T2), E> {
+@inlinable public func zip<T1: Sendable, T2: Sendable, E: Sendable>(_ s1: Signal<T1, E>, _ s2: Signal<T2, E>) -> Signal<(T1, T2), E> {
     return Signal { subscriber in
         let storage = ZipStorage<any Sendable, (T1, T2), E>(arity: 2, subscriber: subscriber) { row in
             // Each position holds a value of its source's type (see `start` below).
@@ -69,7 +69,7 @@ public func zip<T1: Sendable, T2: Sendable, E: Sendable>(_ s1: Signal<T1, E>, _ 
 ///   - s2: The second source.
 ///   - s3: The third source.
 /// - Returns: A signal of tuples.
-public func zip<T1: Sendable, T2: Sendable, T3: Sendable, E: Sendable>(
+@inlinable public func zip<T1: Sendable, T2: Sendable, T3: Sendable, E: Sendable>(
     _ s1: Signal<T1, E>, _ s2: Signal<T2, E>, _ s3: Signal<T3, E>
 ) -> Signal<(T1, T2, T3), E> {
     return Signal { subscriber in
@@ -103,7 +103,7 @@ public func zip<T1: Sendable, T2: Sendable, T3: Sendable, E: Sendable>(
 ///
 /// - Parameter signals: The sources, started in order.
 /// - Returns: A signal of arrays, in the order of `signals`.
-public func zip<T: Sendable, E: Sendable>(_ signals: [Signal<T, E>]) -> Signal<[T], E> {
+@inlinable public func zip<T: Sendable, E: Sendable>(_ signals: [Signal<T, E>]) -> Signal<[T], E> {
     if signals.isEmpty {
         return Signal<[T], E> { subscriber in
             subscriber.putCompletion()

@@ -11,31 +11,31 @@
 /// - The first error is the result's error; rows formed before it are sent first.
 /// - After the terminal event is queued, values are dropped. Disposal drops everything (returned, to be
 ///   released after unlocking) and closes the delivery.
-struct ZipStateMachine<Element, E> {
-    typealias Event = SignalEvent<[Element], E>
+@usableFromInline struct ZipStateMachine<Element, E> {
+    @usableFromInline typealias Event = SignalEvent<[Element], E>
 
     /// What a thread that changed the state does next.
-    enum Action: Equatable {
+    @usableFromInline enum Action: Equatable {
         /// It became the deliverer: run the delivery (``SerialDeliveryHost/deliverQueued()``).
         case deliver
         /// Nothing: no row was formed, or another thread is delivering and will send it.
         case none
     }
 
-    private var buffers: [ValueRing<Element>]
-    private var completed: [Bool]
-    private var delivery = SerialDelivery<Event>(keepingStorage: true)
+    @usableFromInline var buffers: [ValueRing<Element>]
+    @usableFromInline var completed: [Bool]
+    @usableFromInline var delivery = SerialDelivery<Event>(keepingStorage: true)
     /// The terminal event has been queued, or the subscription disposed: later events are dropped.
-    private var inputClosed = false
+    @usableFromInline var inputClosed = false
 
-    init(arity: Int) {
+    @inlinable init(arity: Int) {
         precondition(arity > 0, "ZipStateMachine needs at least one source")
         self.buffers = Array(repeating: ValueRing(), count: arity)
         self.completed = Array(repeating: false, count: arity)
     }
 
     /// Source `index` sent `value`.
-    mutating func sourceSent(_ value: Element, index: Int) -> Action {
+    @inlinable mutating func sourceSent(_ value: Element, index: Int) -> Action {
         guard !self.inputClosed else { return .none }
         self.buffers[index].append(value)
         guard self.buffers.allSatisfy({ !$0.isEmpty }) else { return .none }
@@ -52,7 +52,7 @@ struct ZipStateMachine<Element, E> {
     }
 
     /// Source `index` completed.
-    mutating func sourceCompleted(index: Int) -> Action {
+    @inlinable mutating func sourceCompleted(index: Int) -> Action {
         guard !self.inputClosed else { return .none }
         self.completed[index] = true
         guard self.buffers[index].isEmpty else { return .none }
@@ -60,19 +60,19 @@ struct ZipStateMachine<Element, E> {
     }
 
     /// A source failed.
-    mutating func sourceFailed(_ error: E) -> Action {
+    @inlinable mutating func sourceFailed(_ error: E) -> Action {
         guard !self.inputClosed else { return .none }
         return self.close(with: .Error(error)) ? .deliver : .none
     }
 
     /// The deliverer asks for the next event to send (see ``SerialDelivery/step(resuming:)``).
-    mutating func nextDelivery(resuming: Bool = false) -> SerialDeliveryStep<Event> {
+    @inlinable mutating func nextDelivery(resuming: Bool = false) -> SerialDeliveryStep<Event> {
         return self.delivery.step(resuming: resuming)
     }
 
     /// The subscription was disposed: returns the buffered values and the unsent events, to be released
     /// after unlocking.
-    mutating func disposed() -> (buffers: [ValueRing<Element>], undelivered: ValueRing<SerialDelivery<Event>.Entry>) {
+    @inlinable mutating func disposed() -> (buffers: [ValueRing<Element>], undelivered: ValueRing<SerialDelivery<Event>.Entry>) {
         self.inputClosed = true
         let buffers = self.buffers
         self.buffers = Array(repeating: ValueRing(), count: buffers.count)
@@ -81,7 +81,7 @@ struct ZipStateMachine<Element, E> {
 
     /// Queues the terminal event; the values still buffered can no longer be paired and are dropped at
     /// disposal, which the terminal event causes. Returns whether the caller must deliver.
-    private mutating func close(with terminal: Event) -> Bool {
+    @inlinable mutating func close(with terminal: Event) -> Bool {
         self.inputClosed = true
         return self.delivery.post(terminal)
     }

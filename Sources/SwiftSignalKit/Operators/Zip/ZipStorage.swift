@@ -3,13 +3,13 @@
 ///
 /// `Element` is the type the buffers hold: the sources' common type for the array form, `any Sendable`
 /// for the tuple forms, whose `combine` casts each element back to its source's type.
-final class ZipStorage<Element: Sendable, R, E: Sendable>: SerialDeliveryHost {
-    private let machine: LockedState<ZipStateMachine<Element, E>>
-    private let subscriber: Subscriber<R, E>
+@usableFromInline final class ZipStorage<Element: Sendable, R, E: Sendable>: SerialDeliveryHost {
+    @usableFromInline let machine: LockedState<ZipStateMachine<Element, E>>
+    @usableFromInline let subscriber: Subscriber<R, E>
     /// Builds the result from a row; runs outside the lock.
-    private let combine: @Sendable ([Element]) -> R
+    @usableFromInline let combine: @Sendable ([Element]) -> R
 
-    init(arity: Int, subscriber: Subscriber<R, E>, combine: @escaping @Sendable ([Element]) -> R) {
+    @inlinable init(arity: Int, subscriber: Subscriber<R, E>, combine: @escaping @Sendable ([Element]) -> R) {
         self.machine = LockedState(ZipStateMachine(arity: arity))
         self.subscriber = subscriber
         self.combine = combine
@@ -18,7 +18,7 @@ final class ZipStorage<Element: Sendable, R, E: Sendable>: SerialDeliveryHost {
     /// Starts source `index` (`transform` turns its values into buffer elements) unless the result has
     /// already ended (an earlier source failed or completed while starting), adding its subscription to
     /// `disposables`.
-    func start<V>(
+    @inlinable func start<V>(
         _ source: Signal<V, E>, index: Int, into disposables: DisposableSet, transform: @escaping @Sendable (V) -> Element
     ) {
         if self.subscriber.isTerminated { return }
@@ -40,7 +40,7 @@ final class ZipStorage<Element: Sendable, R, E: Sendable>: SerialDeliveryHost {
     }
 
     /// The subscription's disposable: drops what is buffered and disposes the sources.
-    func disposable(disposing sources: DisposableSet) -> Disposable {
+    @inlinable func disposable(disposing sources: DisposableSet) -> Disposable {
         return ActionDisposable {
             let dropped = self.machine.withLock { $0.disposed() }
             sources.dispose()
@@ -49,17 +49,17 @@ final class ZipStorage<Element: Sendable, R, E: Sendable>: SerialDeliveryHost {
         }
     }
 
-    private func act(_ action: ZipStateMachine<Element, E>.Action) {
+    @inlinable func act(_ action: ZipStateMachine<Element, E>.Action) {
         if action == .deliver {
             self.deliverQueued()
         }
     }
 
-    func nextDelivery(resuming: Bool) -> SerialDeliveryStep<SignalEvent<[Element], E>> {
+    @inlinable func nextDelivery(resuming: Bool) -> SerialDeliveryStep<SignalEvent<[Element], E>> {
         return self.machine.withLock { $0.nextDelivery(resuming: resuming) }
     }
 
-    func deliver(_ event: SignalEvent<[Element], E>) {
+    @inlinable func deliver(_ event: SignalEvent<[Element], E>) {
         switch event {
         case .Next(let row):
             self.subscriber.putNext(self.combine(row))
