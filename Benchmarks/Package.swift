@@ -80,6 +80,13 @@ let package = Package(
             path: "Sources/Scaling",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // Runtime type look-ups per value, operator by operator: `bash Scripts/lookups.sh`.
+        .executableTarget(
+            name: "lookups",
+            dependencies: [.product(name: "SwiftSignalKit", package: library)],
+            path: "Sources/Lookups",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         // One async producer, one fast or slow `for await` consumer, against the channel and AsyncStream:
         // `python3 Scripts/flow-control.py`.
         .executableTarget(

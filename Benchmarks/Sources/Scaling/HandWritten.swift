@@ -24,6 +24,22 @@ final class HandStage<Input>: @unchecked Sendable {
     }
 }
 
+/// A stage's state behind its own mutex, changed by a closure that runs under it.
+final class HandState<State>: @unchecked Sendable {
+    // Safe: `state` is read and written only with `lock` held.
+    private let lock = HandMutex()
+    private var state: State
+
+    init(_ state: State) {
+        self.state = state
+    }
+
+    @inline(__always)
+    func update<R>(_ body: (inout State) -> R) -> R {
+        self.lock.locked { body(&self.state) }
+    }
+}
+
 /// A hot source: its subscribers' callbacks behind one mutex, copied under the lock and called outside it.
 final class HandPipe<Value>: @unchecked Sendable {
     // Safe: `keys`, `callbacks` and `nextKey` are read and written only with `lock` held.

@@ -44,6 +44,23 @@ let scenarios: [Scenario] = [
                 return threads * operations
             })
     },
+    // Each thread drives a pipeline of its own through operators that keep state per subscription
+    // (`distinctUntilChanged`, then the serialising `scan`): before they were inlinable, each value
+    // looked types up in the runtime's shared tables, and two threads ran slower than one.
+    Scenario(name: "independent stateful pipelines", unit: "values") { form, threads, operations in
+        let tallies = (0..<threads).map { _ in PaddedTally() }
+        return Prepared(
+            work: { index in
+                let pipeline = statefulPipeline(form, counting: tallies[index])
+                for value in 0..<operations { pipeline.send(value) }
+                pipeline.end()
+            },
+            check: {
+                let delivered = tallies.reduce(0) { $0 + $1.count }
+                precondition(delivered == threads * operations, "independent stateful pipelines lost values")
+                return threads * operations
+            })
+    },
     // Pipelines all built by the calling thread before the run, one after another, and handed out to
     // the threads in turn (pipeline i to thread i % T), as a server's acceptor hands connections to its
     // event loops; each thread then sends its values to its pipelines in turn. Objects that one thread
@@ -134,6 +151,39 @@ func independentPipeline(_ form: Form, counting tally: PaddedTally) -> Driver {
             if mapped & 1 == 0 { sink.push(mapped) }
         }
         _ = pipe.subscribe { stage.push($0) }
+        return Driver(send: { pipe.push($0) }, end: {})
+    }
+}
+
+/// One pipeline of the stateful scenario: drops a repeat of the value before, then sends a running sum.
+/// The hand-written form keeps each stage's state behind the stage's own mutex.
+func statefulPipeline(_ form: Form, counting tally: PaddedTally) -> Driver {
+    switch form {
+    case .library:
+        let pipe = ValuePipe<Int>()
+        let subscription = (pipe.signal() |> distinctUntilChanged |> scan(0, { $0 &+ $1 }))
+            .start(next: { _ in tally.count &+= 1 })
+        return Driver(send: { pipe.putNext($0) }, end: { subscription.dispose() })
+    case .handWritten:
+        let pipe = HandPipe<Int>()
+        let sink = HandStage<Int> { _ in tally.count &+= 1 }
+        let sum = HandState(0)
+        let summing = HandStage<Int> { value in
+            let total = sum.update { total in
+                total &+= value
+                return total
+            }
+            sink.push(total)
+        }
+        let last = HandState<Int?>(nil)
+        let distinct = HandStage<Int> { value in
+            let changed = last.update { previous in
+                defer { previous = value }
+                return previous != value
+            }
+            if changed { summing.push(value) }
+        }
+        _ = pipe.subscribe { distinct.push($0) }
         return Driver(send: { pipe.push($0) }, end: {})
     }
 }

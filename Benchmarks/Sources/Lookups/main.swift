@@ -1,0 +1,121 @@
+// Runtime type look-ups per value, operator by operator: run through Scripts/lookups.sh, which loads
+// Scripts/lookup-counter.c into the process. See Benchmarks/README.md, "Threads".
+//
+// Generic code that the compiler did not specialise for the client's types asks the Swift runtime for
+// type metadata (`SignalEvent<T, E>`, a tuple, a state machine) each time it runs. The runtime answers
+// from process-wide caches, and each look-up writes their reader count: on a per-value path, threads
+// that share no object contend on that cache line. `--ci` fails when a chain makes such a look-up per
+// value. Dynamic casts to a concrete type are counted and shown, not failed: they read type metadata
+// and write nothing shared.
+
+import Foundation
+import SwiftSignalKit
+
+typealias ReadCounter = @convention(c) (Int32) -> Int
+guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "lookup_counter_read") else {
+    print("lookups: the counter is not loaded; run Benchmarks/Scripts/lookups.sh")
+    exit(2)
+}
+let readCounter = unsafeBitCast(symbol, to: ReadCounter.self)
+let ci = CommandLine.arguments.contains("--ci")
+
+struct Counts {
+    var generic: Int
+    var tuple: Int
+    var cast: Int
+
+    static func now() -> Counts {
+        Counts(generic: readCounter(0), tuple: readCounter(1), cast: readCounter(2))
+    }
+}
+
+/// An error for `catch` to catch.
+enum Failure: Error {
+    case failed
+}
+
+let warmUp = 200
+let measured = 1_000
+let scheduler = Queue(name: "lookups")
+var failures: [String] = []
+
+print("| chain | type look-ups per value | tuple look-ups per value | casts per value |")
+print("|---|---:|---:|---:|")
+
+/// Sends values through `make(pipe.signal())` and reports the look-ups made per value once warm.
+@MainActor func check(_ name: String, _ make: (Signal<Int, NoError>) -> Signal<Int, NoError>) {
+    let pipe = ValuePipe<Int>()
+    let subscription = make(pipe.signal()).start(next: { _ in })
+    for value in 0..<warmUp { pipe.putNext(value) }
+    let before = Counts.now()
+    for value in warmUp..<(warmUp + measured) { pipe.putNext(value) }
+    let after = Counts.now()
+    subscription.dispose()
+    report(name, before, after)
+}
+
+/// The same for a hot source that sends by itself: `send(value)` for each value.
+@MainActor func checkSource(_ name: String, _ send: (Int) -> Void) {
+    for value in 0..<warmUp { send(value) }
+    let before = Counts.now()
+    for value in warmUp..<(warmUp + measured) { send(value) }
+    report(name, before, Counts.now())
+}
+
+@MainActor func report(_ name: String, _ before: Counts, _ after: Counts) {
+    let perValue = { (count: Int) in Double(count) / Double(measured) }
+    let generic = perValue(after.generic - before.generic)
+    let tuple = perValue(after.tuple - before.tuple)
+    let cast = perValue(after.cast - before.cast)
+    print("| `\(name)` | \(generic) | \(tuple) | \(cast) |")
+    // A look-up in a hundred values is a buffer growing now and then; one per value is the defect.
+    if generic + tuple >= 0.01 { failures.append(name) }
+}
+
+check("map") { $0 |> map { $0 &+ 1 } }
+check("map |> filter") { $0 |> map { $0 &+ 1 } |> filter { $0 > 0 } }
+check("take |> skip") { $0 |> take(Int.max) |> skip(1) }
+check("take(until:)") { $0 |> take(until: { _ in SignalTakeAction(passthrough: true, complete: false) }) }
+check("distinctUntilChanged") { $0 |> distinctUntilChanged }
+check("distinctUntilChanged(isEqual:)") { $0 |> distinctUntilChanged(isEqual: { $0 == $1 }) }
+check("scan") { $0 |> scan(0, { $0 &+ $1 }) }
+check("distinct") { $0 |> distinct }
+check("buffer(count:) |> map") { $0 |> buffer(count: 2) |> map { $0.count } }
+check("reduceLeft(value:f:)") { $0 |> reduceLeft(value: 0, f: { $0 &+ $1 }) }
+check("combineLatest") { combineLatest($0, .single(1)) |> map { $0 &+ $1 } }
+check("combineLatest of three") { combineLatest($0, $0, $0) |> map { $0 &+ $1 &+ $2 } }
+check("zip") { zip($0, $0) |> map { $0 &+ $1 } }
+check("zip of three") { zip($0, $0, $0) |> map { $0 &+ $1 &+ $2 } }
+check("mapToSignal") { $0 |> mapToSignal { .single($0) } }
+check("switchToLatest") { $0 |> map { Signal<Int, NoError>.single($0) } |> switchToLatest }
+check("mapToQueue") { $0 |> mapToQueue { .single($0) } }
+check("mapToThrottled") { $0 |> mapToThrottled { .single($0) } }
+check("share()") { $0 |> share() }
+check("share(replay: .latest)") { $0 |> share(replay: .latest) }
+check("startWith |> then") { $0 |> startWith(1) |> then(.complete()) }
+check("merge") { merge([$0, .never()]) }
+check("afterNext |> beforeNext") { $0 |> afterNext { _ in } |> beforeNext { _ in } }
+check("dematerialize |> materialize") { materialize(signal: dematerialize(signal: $0)) }
+check("catch") { $0 |> castError(Failure.self) |> `catch` { _ in .complete() } }
+check("deliverOn(queue)") { $0 |> deliverOn(scheduler) }
+check("debounce") { $0 |> debounce(1_000, scheduler: scheduler) }
+check("throttle") { $0 |> throttle(1_000, scheduler: scheduler) }
+check("delay") { $0 |> delay(1_000, scheduler: scheduler) }
+check("timeout with an alternate") { $0 |> timeout(1_000, scheduler: scheduler, alternate: .never()) }
+
+let promise = ValuePromise<Int>(0, ignoreRepeated: true)
+let promised = (promise.get() |> map { $0 &+ 1 }).start(next: { _ in })
+checkSource("ValuePromise.set |> map") { promise.set($0) }
+promised.dispose()
+let plainPromise = Promise<Int>(0)
+let plainPromised = plainPromise.get().start(next: { _ in })
+checkSource("Promise.set") { plainPromise.set(.single($0)) }
+plainPromised.dispose()
+
+print("")
+if failures.isEmpty {
+    print("No chain looks a type up per value.")
+} else {
+    print("Look-ups per value in: \(failures.joined(separator: ", "))")
+    if ci { exit(1) }
+}
