@@ -20,7 +20,7 @@ extension Signal where T: Sendable, E: Error {
     /// - Parameters:
     ///   - sequence: The sequence; iterated once per subscription.
     ///   - priority: The priority of the iterating task.
-    public convenience init<S: AsyncSequence & Sendable>(_ sequence: S, priority: TaskPriority? = nil)
+    @inlinable public convenience init<S: AsyncSequence & Sendable>(_ sequence: S, priority: TaskPriority? = nil)
     where S.Element == T, S.Failure == E {
         self.init { subscriber in
             // Found here, where the chain below the subscriber is complete.

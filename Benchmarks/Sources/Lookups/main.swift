@@ -102,6 +102,8 @@ check("debounce") { $0 |> debounce(1_000, scheduler: scheduler) }
 check("throttle") { $0 |> throttle(1_000, scheduler: scheduler) }
 check("delay") { $0 |> delay(1_000, scheduler: scheduler) }
 check("timeout with an alternate") { $0 |> timeout(1_000, scheduler: scheduler, alternate: .never()) }
+check("suspendAwareDelay") { $0 |> suspendAwareDelay(0, queue: scheduler) }
+check("Multicast.get") { Multicast<Int>().get(key: "feed", signal: $0) }
 
 let promise = ValuePromise<Int>(0, ignoreRepeated: true)
 let promised = (promise.get() |> map { $0 &+ 1 }).start(next: { _ in })

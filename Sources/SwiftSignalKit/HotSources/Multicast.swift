@@ -13,12 +13,17 @@
 /// - When the last subscriber leaves, the source is disposed.
 /// - Keys are per error type: the same key used with signals of different error types is not shared.
 public final class Multicast<T>: Sendable {
-    private struct Key: Hashable, Sendable {
-        let name: String
-        let errorType: ObjectIdentifier
+    @usableFromInline struct Key: Hashable, Sendable {
+        @usableFromInline let name: String
+        @usableFromInline let errorType: ObjectIdentifier
+
+        @inlinable init(name: String, errorType: ObjectIdentifier) {
+            self.name = name
+            self.errorType = errorType
+        }
     }
 
-    private let instances = LockedState<[Key: any MulticastInstanceProtocol]>([:])
+    @usableFromInline let instances = LockedState<[Key: any MulticastInstanceProtocol]>([:])
 
     /// Creates an empty multicast.
     public init() {}
@@ -29,7 +34,7 @@ public final class Multicast<T>: Sendable {
     ///   - key: Identifies the shared subscription.
     ///   - signal: The source, started by the first subscriber.
     /// - Returns: The shared signal.
-    public func get<E>(key: String, signal: Signal<T, E>) -> Signal<T, E> {
+    @inlinable public func get<E>(key: String, signal: Signal<T, E>) -> Signal<T, E> {
         let mapKey = Key(name: key, errorType: ObjectIdentifier(E.self))
         return Signal { subscriber in
             while true {
@@ -60,7 +65,7 @@ public final class Multicast<T>: Sendable {
         }
     }
 
-    private func forget(_ instance: any MulticastInstanceProtocol, key: Key) {
+    @inlinable func forget(_ instance: any MulticastInstanceProtocol, key: Key) {
         let removed = self.instances.withLock { instances -> (any MulticastInstanceProtocol)? in
             guard let current = instances[key], current === instance else { return nil }
             return instances.removeValue(forKey: key)
@@ -69,27 +74,31 @@ public final class Multicast<T>: Sendable {
     }
 }
 
-protocol MulticastInstanceProtocol: AnyObject, Sendable {}
+@usableFromInline protocol MulticastInstanceProtocol: AnyObject, Sendable {}
 
 /// One shared subscription of a ``Multicast``.
-final class MulticastInstance<T, E>: MulticastInstanceProtocol {
-    private struct State: Sendable {
-        var members = OrderedSlots<Subscriber<T, E>>()
-        var isEnded = false
-        var source: Disposable?
+@usableFromInline final class MulticastInstance<T, E>: MulticastInstanceProtocol {
+    @usableFromInline struct State: Sendable {
+        @usableFromInline var members = OrderedSlots<Subscriber<T, E>>()
+        @usableFromInline var isEnded = false
+        @usableFromInline var source: Disposable?
+
+        @inlinable init() {}
     }
 
-    private let state = LockedState<State>(State())
+    @usableFromInline let state = LockedState<State>(State())
+
+    @inlinable init() {}
 
     /// Adds a member, or returns nil if the instance has ended.
-    func add(_ subscriber: Subscriber<T, E>) -> Int? {
+    @inlinable func add(_ subscriber: Subscriber<T, E>) -> Int? {
         return self.state.withLock { state in
             state.isEnded ? nil : state.members.add(subscriber)
         }
     }
 
     /// Removes a member; returns true when it was the last one (the source is then disposed).
-    func remove(_ key: Int) -> Bool {
+    @inlinable func remove(_ key: Int) -> Bool {
         let (removed, source, last) = self.state.withLock { state -> (Subscriber<T, E>?, Disposable?, Bool) in
             let removed = state.members.remove(key)
             guard state.members.isEmpty, !state.isEnded else { return (removed, nil, false) }
@@ -103,7 +112,7 @@ final class MulticastInstance<T, E>: MulticastInstanceProtocol {
         return last
     }
 
-    func start(_ signal: Signal<T, E>, onEnd: @escaping @Sendable () -> Void) {
+    @inlinable func start(_ signal: Signal<T, E>, onEnd: @escaping @Sendable () -> Void) {
         // Every member may have left before the source was started.
         guard !self.state.withLock({ $0.isEnded }) else { return }
         let disposable = signal.start(
@@ -135,7 +144,7 @@ final class MulticastInstance<T, E>: MulticastInstanceProtocol {
         stale?.dispose()
     }
 
-    private func end() -> [Subscriber<T, E>] {
+    @inlinable func end() -> [Subscriber<T, E>] {
         return self.state.withLock { state in
             state.isEnded = true
             state.source = nil

@@ -60,7 +60,7 @@
     }
 
     /// Removes every element and returns them, in order.
-    mutating func removeAll() -> [Element] {
+    @inlinable mutating func removeAll() -> [Element] {
         let all = Array(self)
         self.entries = []
         self.holes = 0

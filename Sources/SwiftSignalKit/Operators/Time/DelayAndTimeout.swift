@@ -82,8 +82,9 @@ import Dispatch
 ///   - granularity: Kept for source compatibility; the wall-clock deadline makes polling unnecessary.
 ///   - queue: Where the source starts.
 /// - Returns: An operator for `|>`.
-public func suspendAwareDelay<T, E>(_ timeout: Double, granularity: Double = 4.0, queue: Queue) -> (_ signal: Signal<T, E>) -> Signal<T, E>
-{
+@inlinable public func suspendAwareDelay<T, E>(
+    _ timeout: Double, granularity: Double = 4.0, queue: Queue
+) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
     let wait = TimeIntervalValidation.wait(timeout, as: .delay, api: "suspendAwareDelay(_:granularity:queue:)", argument: "timeout")
     return { signal in
         return Signal { subscriber in

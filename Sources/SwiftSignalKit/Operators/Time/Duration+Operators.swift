@@ -121,7 +121,7 @@ extension Timer {
 ///   - granularity: Kept for source compatibility, as in the `Double` form.
 ///   - queue: Where the source starts.
 /// - Returns: An operator for `|>`.
-public func suspendAwareDelay<T, E>(
+@inlinable public func suspendAwareDelay<T, E>(
     _ timeout: Duration, granularity: Duration = .seconds(4), queue: Queue
 ) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
     return suspendAwareDelay(timeout.secondsForSignals, granularity: granularity.secondsForSignals, queue: queue)
