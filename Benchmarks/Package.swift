@@ -83,7 +83,10 @@ let package = Package(
         // Runtime type look-ups per value, operator by operator: `bash Scripts/lookups.sh`.
         .executableTarget(
             name: "lookups",
-            dependencies: [.product(name: "SwiftSignalKit", package: library)],
+            dependencies: [
+                .product(name: "SwiftSignalKit", package: library),
+                .product(name: "SwiftSignalKitConcurrency", package: library),
+            ],
             path: "Sources/Lookups",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

@@ -180,7 +180,7 @@ extension Promise {
     /// The sequence subscribes when it is made (as ``SwiftSignalKit/Signal/startValues(bufferingPolicy:)``
     /// does), so a value set between making it and the loop's first `next()` is not lost. The sequence
     /// never ends on its own (a promise never completes); leave the loop or cancel the task.
-    public var values: SignalValues<T, NoError> {
+    @inlinable public var values: SignalValues<T, NoError> {
         return self.get().startValues()
     }
 
@@ -194,7 +194,7 @@ extension Promise {
     ///
     /// - Parameter bufferingPolicy: What to keep until the loop takes it.
     /// - Returns: The sequence, already subscribed.
-    public func values(bufferingPolicy: SignalBufferingPolicy) -> SignalValues<T, NoError> {
+    @inlinable public func values(bufferingPolicy: SignalBufferingPolicy) -> SignalValues<T, NoError> {
         return self.get().startValues(bufferingPolicy: bufferingPolicy)
     }
 }
@@ -203,7 +203,7 @@ extension ValuePromise {
     /// The promise's values as an `AsyncSequence`: the current value (if any), then each new one.
     ///
     /// Like `Promise.values`, the sequence subscribes when it is made and never ends on its own.
-    public var values: SignalValues<T, NoError> {
+    @inlinable public var values: SignalValues<T, NoError> {
         return self.get().startValues()
     }
 
@@ -212,7 +212,7 @@ extension ValuePromise {
     ///
     /// - Parameter bufferingPolicy: What to keep until the loop takes it.
     /// - Returns: The sequence, already subscribed.
-    public func values(bufferingPolicy: SignalBufferingPolicy) -> SignalValues<T, NoError> {
+    @inlinable public func values(bufferingPolicy: SignalBufferingPolicy) -> SignalValues<T, NoError> {
         return self.get().startValues(bufferingPolicy: bufferingPolicy)
     }
 }
@@ -229,7 +229,7 @@ extension ValuePipe where T: Sendable {
     /// The sequence subscribes when it is made (as ``SwiftSignalKit/Signal/startValues(bufferingPolicy:)``
     /// does), so values put before the loop starts are kept for it. No replay: values put before the
     /// sequence was made are not seen.
-    public var values: SignalValues<T, NoError> {
+    @inlinable public var values: SignalValues<T, NoError> {
         return self.signal().startValues()
     }
 
@@ -242,7 +242,7 @@ extension ValuePipe where T: Sendable {
     ///
     /// - Parameter bufferingPolicy: What to keep until the loop takes it.
     /// - Returns: The sequence, already subscribed.
-    public func values(bufferingPolicy: SignalBufferingPolicy) -> SignalValues<T, NoError> {
+    @inlinable public func values(bufferingPolicy: SignalBufferingPolicy) -> SignalValues<T, NoError> {
         return self.signal().startValues(bufferingPolicy: bufferingPolicy)
     }
 }

@@ -97,7 +97,7 @@ extension Signal where E: Error, T: Sendable {
     ///
     /// - Parameter bufferingPolicy: What to keep until the loop takes it; every value by default.
     /// - Returns: The sequence, already subscribed.
-    public func startValues(bufferingPolicy: SignalBufferingPolicy = .unbounded) -> SignalValues<T, E> {
+    @inlinable public func startValues(bufferingPolicy: SignalBufferingPolicy = .unbounded) -> SignalValues<T, E> {
         return SignalValues(signal: self, bufferingPolicy: bufferingPolicy, startNow: true)
     }
 }
@@ -110,13 +110,16 @@ public struct SignalValues<T: Sendable, E: Error>: AsyncSequence, Sendable {
     /// The signal's error type: `Never` for `NoError` signals, so they iterate without `try`.
     public typealias Failure = E
 
-    private let signal: Signal<T, E>
-    private let bufferingPolicy: SignalBufferingPolicy
+    @usableFromInline let signal: Signal<T, E>
+    @usableFromInline let bufferingPolicy: SignalBufferingPolicy
     /// For a sequence that subscribes when it is made (`startValues`, a hot source's `values`): the
     /// subscription made with it, until an iterator takes it. Nil for a cold signal's `values`.
-    private let started: StartedValues<T, E>?
+    @usableFromInline let started: StartedValues<T, E>?
 
-    init(signal: Signal<T, E>, bufferingPolicy: SignalBufferingPolicy, startNow: Bool = false) {
+    /// Inlinable, so that a sequence that subscribes when it is made (`startValues`, a hot source's
+    /// `values`) makes its subscription in code specialised for the client's types: unspecialised, each
+    /// value it received looked types up in the runtime's shared tables.
+    @inlinable init(signal: Signal<T, E>, bufferingPolicy: SignalBufferingPolicy, startNow: Bool = false) {
         // Checked here, where the caller chose the policy, not at the first `for await`.
         switch bufferingPolicy {
         case .bufferingNewest(let limit), .bufferingOldest(let limit):
@@ -202,10 +205,10 @@ extension SignalValues.Iterator: Sendable {}
 
 /// The subscription a sequence made when it was made, held until its first iterator takes it; disposed
 /// when the last copy of the sequence goes away untaken.
-final class StartedValues<T: Sendable, E: Error>: Sendable {
-    private let storage: LockedState<SignalValuesStorage<T, E>?>
+@usableFromInline final class StartedValues<T: Sendable, E: Error>: Sendable {
+    @usableFromInline let storage: LockedState<SignalValuesStorage<T, E>?>
 
-    init(_ storage: SignalValuesStorage<T, E>) {
+    @inlinable init(_ storage: SignalValuesStorage<T, E>) {
         self.storage = LockedState(storage)
     }
 

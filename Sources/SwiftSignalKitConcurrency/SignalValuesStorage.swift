@@ -63,7 +63,7 @@ import SwiftSignalKit
     @usableFromInline let policy: SignalBufferingPolicy
     @usableFromInline let state = LockedState<State>(State())
 
-    init(signal: Signal<T, E>, bufferingPolicy: SignalBufferingPolicy) {
+    @inlinable init(signal: Signal<T, E>, bufferingPolicy: SignalBufferingPolicy) {
         self.signal = signal
         self.policy = bufferingPolicy
     }
@@ -136,7 +136,7 @@ import SwiftSignalKit
     /// first value is kept for the first `next()` as if it were already waiting (``State/handoff``), so
     /// the value a replaying source sends while it starts is not lost to a buffer of 0; later values are
     /// buffered under the policy.
-    func startNow() {
+    @inlinable func startNow() {
         if self.state.withLock({ Self.claimStart(&$0) }) {
             self.start()
         }

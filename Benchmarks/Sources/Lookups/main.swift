@@ -10,6 +10,7 @@
 
 import Foundation
 import SwiftSignalKit
+import SwiftSignalKitConcurrency
 
 typealias ReadCounter = @convention(c) (Int32) -> Int
 guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "lookup_counter_read") else {
@@ -113,6 +114,14 @@ let plainPromise = Promise<Int>(0)
 let plainPromised = plainPromise.get().start(next: { _ in })
 checkSource("Promise.set") { plainPromise.set(.single($0)) }
 plainPromised.dispose()
+
+// A hot source's `values` subscribes when it is made: what its pipe sends meanwhile is kept for the loop.
+let feed = ValuePipe<Int>()
+let kept = feed.values
+checkSource("ValuePipe.values, kept for a loop") { feed.putNext($0) }
+let keptNewest = feed.signal().startValues(bufferingPolicy: .bufferingNewest(16))
+checkSource("startValues(bufferingPolicy: .bufferingNewest(16))") { feed.putNext($0) }
+withExtendedLifetime((kept, keptNewest)) {}
 
 print("")
 if failures.isEmpty {
