@@ -31,35 +31,15 @@ struct Prepared: Sendable {
 let scenarios: [Scenario] = [
     // Each thread drives a pipeline of its own: nothing is shared between threads.
     Scenario(name: "independent pipelines", unit: "values") { form, threads, operations in
-        let tallies = (0..<threads).map { _ in PaddedTally() }
-        return Prepared(
-            work: { index in
-                let pipeline = independentPipeline(form, counting: tallies[index])
-                for value in 0..<operations { pipeline.send(value) }
-                pipeline.end()
-            },
-            check: {
-                let delivered = tallies.reduce(0) { $0 + $1.count }
-                precondition(delivered == threads * (operations / 2), "independent pipelines lost values")
-                return threads * operations
-            })
+        // `filter` passes every other value.
+        pipelinesOfTheirOwn(threads, operations, delivering: operations / 2) { independentPipeline(form, counting: $0) }
     },
     // Each thread drives a pipeline of its own through operators that keep state per subscription
     // (`distinctUntilChanged`, then the serialising `scan`): before they were inlinable, each value
     // looked types up in the runtime's shared tables, and two threads ran slower than one.
     Scenario(name: "independent stateful pipelines", unit: "values") { form, threads, operations in
-        let tallies = (0..<threads).map { _ in PaddedTally() }
-        return Prepared(
-            work: { index in
-                let pipeline = statefulPipeline(form, counting: tallies[index])
-                for value in 0..<operations { pipeline.send(value) }
-                pipeline.end()
-            },
-            check: {
-                let delivered = tallies.reduce(0) { $0 + $1.count }
-                precondition(delivered == threads * operations, "independent stateful pipelines lost values")
-                return threads * operations
-            })
+        // Every value differs from the one before, so each passes.
+        pipelinesOfTheirOwn(threads, operations, delivering: operations) { statefulPipeline(form, counting: $0) }
     },
     // Pipelines all built by the calling thread before the run, one after another, and handed out to
     // the threads in turn (pipeline i to thread i % T), as a server's acceptor hands connections to its
@@ -153,6 +133,25 @@ func independentPipeline(_ form: Form, counting tally: PaddedTally) -> Driver {
         _ = pipe.subscribe { stage.push($0) }
         return Driver(send: { pipe.push($0) }, end: {})
     }
+}
+
+/// `threads` threads each build a pipeline of their own with `build` and send it `operations` values, of
+/// which `delivering` reach its counter.
+func pipelinesOfTheirOwn(
+    _ threads: Int, _ operations: Int, delivering: Int, build: @escaping @Sendable (PaddedTally) -> Driver
+) -> Prepared {
+    let tallies = (0..<threads).map { _ in PaddedTally() }
+    return Prepared(
+        work: { index in
+            let pipeline = build(tallies[index])
+            for value in 0..<operations { pipeline.send(value) }
+            pipeline.end()
+        },
+        check: {
+            let delivered = tallies.reduce(0) { $0 + $1.count }
+            precondition(delivered == threads * delivering, "pipelines of their own lost values")
+            return threads * operations
+        })
 }
 
 /// One pipeline of the stateful scenario: drops a repeat of the value before, then sends a running sum.
