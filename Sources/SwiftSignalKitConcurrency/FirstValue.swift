@@ -10,7 +10,9 @@ extension Signal where E: Error, T: Sendable {
     /// The signal is started when `get()` is called. Its first event (value, error or completion) ends
     /// the wait, and the subscription is disposed at once, before `get()` returns; later events are
     /// dropped. Exactly one outcome is delivered, to the awaiting task, whatever the order of value,
-    /// error, completion and cancellation.
+    /// error, completion and cancellation. Once the signal has sent its first event, that event is the
+    /// outcome: a cancellation while the source's disposable runs (a slow one delays the return) does
+    /// not replace it.
     ///
     /// Cancellation: if the awaiting task is cancelled (also before `get()` is called), the subscription
     /// is disposed at once and `CancellationError` is thrown; a task cancelled before the call never
@@ -104,66 +106,148 @@ extension Signal where E: Error, T: Sendable {
 
 /// The state of a wait for the first value; read and written under the waiter's lock (or, while the
 /// signal starts, by the starting thread alone: see `FirstEventSubscriber.withExtraForFirstEvent`).
+///
+/// A wait ends in two steps. The outcome is decided in one lock round trip: the signal's first event
+/// (admitted and recorded together, see `FirstEventHandlers`), or giving up (a deadline or the task's
+/// cancellation), whichever comes first; the loser changes nothing. Then, outside the lock, the
+/// subscription is disposed, and only then is the outcome handed to the task. So an event that was
+/// admitted is the outcome however long the source's disposable takes, and the call never returns
+/// before the subscription has been disposed.
 @usableFromInline struct FirstValueWait<T: Sendable, E: Error> {
+    @usableFromInline typealias Continuation = UnsafeContinuation<FirstEvent<T, E>, Never>
+
     @usableFromInline enum Phase {
-        /// Not yet waiting; an event here (a value sent while starting, a cancellation) is remembered.
-        case idle(early: FirstEvent<T, E>?)
-        case waiting(UnsafeContinuation<FirstEvent<T, E>, Never>)
+        /// Nothing has happened, and the task does not wait yet.
+        case idle
+        /// The task waits, and nothing has happened yet.
+        case waiting(Continuation)
+        /// The outcome is decided and its subscription is being disposed; the task does not wait yet.
+        case ending(FirstEvent<T, E>)
+        /// As ``ending(_:)``, and the task waits.
+        case endingAwaited(FirstEvent<T, E>, Continuation)
+        /// The outcome is decided and the subscription disposed; the task will take it without waiting.
+        case ended(FirstEvent<T, E>)
+        /// The task has the outcome, or is being resumed with it.
         case finished
     }
 
-    @usableFromInline var phase: Phase = .idle(early: nil)
+    /// What the task does when it asks for the outcome (``take()``) or starts waiting for it
+    /// (``install(_:)``).
+    @usableFromInline enum TakeAction {
+        /// Return this outcome now.
+        case returnOutcome(FirstEvent<T, E>)
+        /// Wait: the outcome is not decided, or its subscription is still being disposed.
+        case wait
+    }
+
+    @usableFromInline var phase: Phase = .idle
 
     @inlinable init() {}
 
-    /// Ends the wait with `event` unless it has already ended (then nothing changes): returns whether
-    /// it ended now, and the continuation to resume with `event` once unlocked, if a task was waiting.
-    @inlinable mutating func end(
-        with event: FirstEvent<T, E>
-    ) -> (ended: Bool, continuation: UnsafeContinuation<FirstEvent<T, E>, Never>?) {
+    /// An outcome is decided (the first event, or giving up): returns whether it is this one, in which
+    /// case the caller disposes the subscription and then calls ``subscriptionEnded()``. An outcome
+    /// decided earlier stands, and nothing changes.
+    @inlinable mutating func decide(_ outcome: FirstEvent<T, E>) -> Bool {
         switch self.phase {
-        case .idle(early: nil):
-            self.phase = .idle(early: event)
-            return (true, nil)
-        case .idle, .finished:
-            return (false, nil)
-        case .waiting(let waiting):
+        case .idle:
+            self.phase = .ending(outcome)
+            return true
+        case .waiting(let continuation):
+            self.phase = .endingAwaited(outcome, continuation)
+            return true
+        case .ending, .endingAwaited, .ended, .finished:
+            return false
+        }
+    }
+
+    /// The decided outcome's subscription has been disposed: returns the waiting task to resume with
+    /// the outcome, if one waits.
+    @inlinable mutating func subscriptionEnded() -> (Continuation, FirstEvent<T, E>)? {
+        switch self.phase {
+        case .ending(let outcome):
+            self.phase = .ended(outcome)
+            return nil
+        case .endingAwaited(let outcome, let continuation):
             self.phase = .finished
-            return (true, waiting)
+            return (continuation, outcome)
+        case .idle, .waiting, .ended, .finished:
+            preconditionFailure("FirstValueWaiter: a subscription ended with no outcome decided")
+        }
+    }
+
+    /// The task, once `start` has returned, asks for the outcome.
+    @inlinable mutating func take() -> TakeAction {
+        switch self.phase {
+        case .idle, .ending:
+            return .wait
+        case .ended(let outcome):
+            self.phase = .finished
+            return .returnOutcome(outcome)
+        case .waiting, .endingAwaited, .finished:
+            preconditionFailure("FirstValueWaiter started twice")
+        }
+    }
+
+    /// The task waits with `continuation`: returns `.returnOutcome` when the outcome is ready, and the
+    /// caller resumes the continuation with it once unlocked.
+    @inlinable mutating func install(_ continuation: Continuation) -> TakeAction {
+        switch self.phase {
+        case .idle:
+            self.phase = .waiting(continuation)
+            return .wait
+        case .ending(let outcome):
+            self.phase = .endingAwaited(outcome, continuation)
+            return .wait
+        case .ended(let outcome):
+            self.phase = .finished
+            return .returnOutcome(outcome)
+        case .waiting, .endingAwaited, .finished:
+            preconditionFailure("FirstValueWaiter installed twice")
+        }
+    }
+}
+
+extension FirstEvent {
+    /// The outcome a signal's first event gives.
+    @inlinable init(_ event: SignalEvent<T, E>) {
+        switch event {
+        case .Next(let value): self = .value(value)
+        case .Error(let error): self = .failure(error)
+        case .Completion: self = .completed
         }
     }
 }
 
 extension FirstEventSubscriber where T: Sendable, E: Error, Extra == FirstValueWait<T, E> {
     /// A waiter subscribed to `signal`. One object is the subscriber, the subscription and the wait's
-    /// state (guarded by the subscriber's mutex). It takes only the first event, and ends the
-    /// subscription before that event's handler runs. The handlers capture nothing: they are given the
-    /// waiter.
+    /// state (guarded by the subscriber's mutex). It takes only the first event, which decides the
+    /// outcome in the round trip that admits it. The closures capture nothing.
     @inlinable @inline(__always) static func started(on signal: Signal<T, E>) -> FirstValueWaiter<T, E> {
         let waiter = FirstValueWaiter<T, E>(
             extra: FirstValueWait(),
-            onValue: { waiter, value in FirstValueWaiter<T, E>.of(waiter).record(.value(value)) },
-            onError: { waiter, error in FirstValueWaiter<T, E>.of(waiter).record(.failure(error)) },
-            onCompletion: { waiter in FirstValueWaiter<T, E>.of(waiter).record(.completed) }
+            onEvent: { wait, event in
+                // Nothing else can have decided: giving up disposes in the round trip that decides.
+                _ = wait.decide(FirstEvent(event))
+            },
+            onEnded: { waiter in
+                if let resumption = waiter.withExtraForFirstEvent({ $0.subscriptionEnded() }) {
+                    resumption.0.resume(returning: resumption.1)
+                }
+            }
         )
         waiter.subscribe(to: signal)
         return waiter
     }
 
-    /// The waiter a handler is given (see `FirstEventHandlers`), which is always one.
-    @inlinable @inline(__always) static func of(_ subscriber: FirstEventHandlers<T, E>) -> FirstValueWaiter<T, E> {
-        return unsafeDowncast(subscriber, to: FirstValueWaiter<T, E>.self)
-    }
-
-    /// Suspends until the first event or cancellation, once ``takeEarlyOutcome()`` found none.
+    /// Suspends until the outcome is decided and its subscription disposed, once
+    /// ``takeEarlyOutcome()`` found none.
     @inlinable func waitForOutcome(isolation: isolated (any Actor)?) async -> FirstEvent<T, E> {
         return await withTaskCancellationHandler(
             operation: {
                 // Unsafe, not checked: the waiter's state machine resumes it exactly once (the tests
                 // race every event against cancellation), and a checked continuation, a resilient
                 // type, costs a metadata lookup on every copy.
-                await withUnsafeContinuation(isolation: isolation) {
-                    (continuation: UnsafeContinuation<FirstEvent<T, E>, Never>) in
+                await withUnsafeContinuation(isolation: isolation) { (continuation: FirstValueWait<T, E>.Continuation) in
                     self.install(continuation)
                 }
             },
@@ -174,66 +258,47 @@ extension FirstEventSubscriber where T: Sendable, E: Error, Extra == FirstValueW
         )
     }
 
-    /// Called once `start` has returned: returns the outcome if an event already arrived.
+    /// Called once `start` has returned: returns the outcome if it is decided and its subscription
+    /// disposed; nil if the task must wait for it.
     @inlinable func takeEarlyOutcome() -> FirstEvent<T, E>? {
         // Answered on this thread while starting (a cached value, `single`): that outcome is final, so it
         // can be read without the lock.
-        if let wait = self.extraIfAnsweredWhileStarting(), case .idle(let early?) = wait.phase {
-            return early
+        if let wait = self.extraIfAnsweredWhileStarting(), case .ended(let outcome) = wait.phase {
+            return outcome
         }
-        return self.withExtra { wait in
-            guard case .idle(let early) = wait.phase else {
-                preconditionFailure("FirstValueWaiter started twice")
-            }
-            if let early {
-                wait.phase = .finished
-                return early
-            }
+        switch self.withExtra({ $0.take() }) {
+        case .returnOutcome(let outcome):
+            return outcome
+        case .wait:
             return nil
         }
     }
 
-    /// Installs the continuation, or resumes it at once if an event arrived since ``takeEarlyOutcome()``.
-    @inlinable func install(_ continuation: UnsafeContinuation<FirstEvent<T, E>, Never>) {
-        let early: FirstEvent<T, E>? = self.withExtra { wait in
-            guard case .idle(let early) = wait.phase else {
-                preconditionFailure("FirstValueWaiter installed twice")
-            }
-            if let early {
-                wait.phase = .finished
-                return early
-            }
-            wait.phase = .waiting(continuation)
-            return nil
-        }
-        if let early {
-            continuation.resume(returning: early)
+    /// Installs the continuation, or resumes it at once if the outcome is ready.
+    @inlinable func install(_ continuation: FirstValueWait<T, E>.Continuation) {
+        if case .returnOutcome(let outcome) = self.withExtra({ $0.install(continuation) }) {
+            continuation.resume(returning: outcome)
         }
     }
 
-    /// The first event's handler: the subscription has already ended (see `FirstEventSubscriber`).
-    /// Records `event` for ``takeEarlyOutcome()`` or ``install(_:)``, or resumes the waiting task with
-    /// it, unless cancellation came first.
-    @inlinable func record(_ event: FirstEvent<T, E>) {
-        let continuation = self.withExtraForFirstEvent { $0.end(with: event).continuation }
-        continuation?.resume(returning: event)
-    }
-
-    /// The cancellation handler: ends the wait with `.cancelled` if no event came first, disposing the
-    /// subscription in the same lock round trip, then resumes the waiting task.
+    /// The cancellation handler: ends the wait with `.cancelled` unless an outcome was decided first.
     @inlinable func cancel() {
         self.giveUp(with: .cancelled)
     }
 
-    /// Ends the wait with `outcome` (cancellation or a deadline) if no event came first, disposing the
-    /// subscription in the same lock round trip, then resumes the waiting task.
+    /// Ends the wait with `outcome` (cancellation or a deadline) unless an outcome was decided first (an
+    /// admitted event wins, even while its subscription is still being disposed): decides it and
+    /// disposes the subscription in one lock round trip, then hands the outcome to the task once the
+    /// disposal has returned.
     @inlinable func giveUp(with outcome: FirstEvent<T, E>) {
-        var continuation: UnsafeContinuation<FirstEvent<T, E>, Never>? = nil
+        var decided = false
         self.dispose(if: { wait in
-            let (ended, waiting) = wait.end(with: outcome)
-            continuation = waiting
-            return ended
+            decided = wait.decide(outcome)
+            return decided
         })
-        continuation?.resume(returning: outcome)
+        guard decided else { return }
+        if let resumption = self.withExtra({ $0.subscriptionEnded() }) {
+            resumption.0.resume(returning: resumption.1)
+        }
     }
 }

@@ -48,7 +48,9 @@ extension Signal where E: Error, T: Sendable {
     ///
     /// - The signal is started when the call is made. The first of: its first event, the deadline, the
     ///   task's cancellation, ends the wait, and the subscription is disposed at once, before the call
-    ///   returns. Later events are dropped.
+    ///   returns. Later events are dropped. An event the signal has sent is the outcome even when the
+    ///   deadline passes or the task is cancelled while the source's disposable runs: a slow disposable
+    ///   delays the return, never changes the outcome.
     /// - A value the signal sends while it starts (a cached value, `single`) is returned without waiting
     ///   and without a timer, whatever `timeout` is.
     /// - `timeout` follows the library's rules for waits: zero or negative times out as soon as
@@ -93,10 +95,12 @@ extension Signal where E: Error, T: Sendable {
             return outcome
         }
         // Cancelled while the signal started: no timer, whose zero deadline could fire on another
-        // thread before the cancellation handler below is installed.
+        // thread before the cancellation handler below is installed. An event admitted meanwhile on
+        // another thread is the outcome, and the wait below returns once its subscription is disposed
+        // (at once otherwise).
         if Task.isCancelled {
             waiter.giveUp(with: .cancelled)
-            return waiter.takeEarlyOutcome() ?? .cancelled
+            return await waiter.waitForOutcome(isolation: isolation)
         }
         // Armed only now, so an answer given while starting needs no timer. A deadline that passes
         // before the wait below installs its continuation is kept as the early outcome, and the wait

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import SwiftSignalKit
 import SwiftSignalKitConcurrency
 import Testing
@@ -217,5 +218,63 @@ private actor QueueBoundAwaiter {
         #expect(try await (Signal<Int, NoError>.complete() |> then(request)).get() == 2)
         #expect(remote.starts.value == 1)
         #expect(remote.isBalanced)
+    }
+
+    /// `get()` of a value that came while the source's disposable ran and the task was cancelled
+    /// meanwhile: the value, not `CancellationError` (it used to throw, and the value was lost).
+    @Test func getReturnsAValueThatCameBeforeACancellationDuringTheDisposal() async throws {
+        let captured = Atomic<Subscriber<Int, NoError>?>(value: nil)
+        let waiting = Atomic<Task<Int, any Error>?>(value: nil)
+        let started = Counter()
+        let signal = Signal<Int, NoError> { subscriber in
+            _ = captured.swap(subscriber)
+            started.increment()
+            return ActionDisposable { waiting.with { $0 }?.cancel() }
+        }
+        let task = Task { try await signal.get() }
+        _ = waiting.swap(task)
+        await eventually { started.value == 1 }
+        captured.with { $0 }?.putNext(7)
+        #expect(try await task.value == 7)
+    }
+
+    /// The value and the task's cancellation race from two threads, thousands of times: a subscription
+    /// disposed by the value's thread gives the value, one disposed by the cancelling thread gives
+    /// `CancellationError`, and `get()` never returns before the disposal has. (A subscription may also
+    /// be disposed elsewhere: by the starting task, when the value came before the generator returned
+    /// its disposable, or by the task's own cancellation handler, when the cancellation came before the
+    /// task began to wait; either outcome is right then.)
+    @Test func anAdmittedValueWinsItsRaceWithCancellation() async {
+        for round in 0..<3_000 {
+            let captured = Atomic<Subscriber<Int, NoError>?>(value: nil)
+            let disposedOn = Atomic<String?>(value: nil)
+            let started = Counter()
+            let signal = Signal<Int, NoError> { subscriber in
+                _ = captured.swap(subscriber)
+                started.increment()
+                return ActionDisposable {
+                    _ = disposedOn.swap(Thread.current.threadDictionary["role"] as? String ?? "elsewhere")
+                }
+            }
+            let task = Task { () -> Int? in try? await signal.get() }
+            await eventually { started.value == 1 }
+            await concurrently(2) { index in
+                if index == 0 {
+                    Thread.current.threadDictionary["role"] = "value"
+                    captured.with { $0 }?.putNext(1)
+                } else {
+                    Thread.current.threadDictionary["role"] = "cancellation"
+                    task.cancel()
+                }
+            }
+            let result = await task.value
+            let decider = disposedOn.with { $0 }
+            #expect(decider != nil, "round \(round): returned before the subscription was disposed")
+            switch decider {
+            case "value": #expect(result == 1, "round \(round): the value decided, yet it was lost")
+            case "cancellation": #expect(result == nil, "round \(round): the cancellation decided")
+            default: break
+            }
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import SwiftSignalKit
 import SwiftSignalKitConcurrency
 import SwiftSignalKitTesting
@@ -133,6 +134,75 @@ import Testing
             let result = await outcome
             #expect([.value(1), .empty, .timedOut].contains(result))
             #expect(source.isBalanced)
+        }
+    }
+
+    /// A value that came before the deadline is the outcome even when the deadline passes while the
+    /// source's disposable runs (a disposable that takes a lock, or cancels a request with a round
+    /// trip). Deterministic: the disposable itself moves virtual time past the deadline. It used to be
+    /// `.timedOut`, and the value was lost.
+    @Test func aValueIsTheOutcomeEvenIfTheDeadlinePassesWhileTheSourceDisposes() async {
+        let scheduler = VirtualTimeScheduler()
+        let captured = Atomic<Subscriber<Int, NoError>?>(value: nil)
+        let disposed = Counter()
+        let signal = Signal<Int, NoError> { subscriber in
+            _ = captured.swap(subscriber)
+            return ActionDisposable {
+                scheduler.advance(by: .seconds(1))  // a slow disposable: the deadline passes meanwhile
+                disposed.increment()
+            }
+        }
+        async let outcome = signal.first(within: .milliseconds(40), scheduler: scheduler)
+        await scheduler.waitUntilScheduled(1)
+        captured.with { $0 }?.putNext(7)
+        #expect(await outcome == .value(7))
+        #expect(disposed.value == 1)
+    }
+
+    /// As above, with the task cancelled while the disposable runs: the value, not `.cancelled`.
+    @Test func aValueIsTheOutcomeEvenIfTheTaskIsCancelledWhileTheSourceDisposes() async {
+        let scheduler = VirtualTimeScheduler()
+        let captured = Atomic<Subscriber<Int, NoError>?>(value: nil)
+        let waiting = Atomic<Task<FirstValueOutcome<Int>, Never>?>(value: nil)
+        let signal = Signal<Int, NoError> { subscriber in
+            _ = captured.swap(subscriber)
+            return ActionDisposable { waiting.with { $0 }?.cancel() }
+        }
+        let task = Task { await signal.first(within: .seconds(10), scheduler: scheduler) }
+        _ = waiting.swap(task)
+        await scheduler.waitUntilScheduled(1)
+        captured.with { $0 }?.putNext(7)
+        #expect(await task.value == .value(7))
+    }
+
+    /// The value and the deadline race from two threads, thousands of times. Whichever decided the
+    /// outcome disposed the subscription, on its own thread: a subscription disposed by the value's
+    /// thread gives the value, one disposed by the deadline's thread gives `.timedOut`, and the call
+    /// never returns before the disposal has (the value used to lose now and then, and the call to return
+    /// while the source still held its subscriber).
+    @Test func anAdmittedValueWinsItsRaceWithTheDeadline() async {
+        for round in 0..<3_000 {
+            let scheduler = VirtualTimeScheduler()
+            let captured = Atomic<Subscriber<Int, NoError>?>(value: nil)
+            let disposedByValue = Atomic<Bool?>(value: nil)
+            let signal = Signal<Int, NoError> { subscriber in
+                _ = captured.swap(subscriber)
+                return ActionDisposable { _ = disposedByValue.swap(Thread.current.threadDictionary["sendsTheValue"] != nil) }
+            }
+            async let outcome = signal.first(within: .seconds(1), scheduler: scheduler)
+            await scheduler.waitUntilScheduled(1)
+            await concurrently(2) { index in
+                if index == 0 {
+                    Thread.current.threadDictionary["sendsTheValue"] = true
+                    captured.with { $0 }?.putNext(1)
+                } else {
+                    scheduler.advance(by: .seconds(1))
+                }
+            }
+            let result = await outcome
+            let byValue = disposedByValue.with { $0 }
+            #expect(byValue != nil, "round \(round): returned before the subscription was disposed")
+            #expect(result == (byValue == true ? .value(1) : .timedOut), "round \(round): disposed by the value: \(byValue ?? false)")
         }
     }
 

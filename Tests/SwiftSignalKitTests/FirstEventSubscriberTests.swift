@@ -10,25 +10,31 @@ import Testing
     import Darwin
 #endif
 
-/// The subscriber behind `get()`: it takes only its first event, ends the subscription before handling
-/// it, and records it without a lock only when it arrives on the starting thread while starting.
+/// The subscriber behind `get()`: it takes only its first event, records it in the round trip that
+/// admits it, ends the subscription, and only then tells its owner; the owner's last step reads without
+/// the lock only when the event arrives on the starting thread while starting.
 @Suite struct FirstEventSubscriberTests {
     typealias Taker = FirstEventSubscriber<Int, TestError, Int>
 
-    /// A subscriber whose handlers store a value's (or -1 for an error, -2 for completion) into `extra`
-    /// the way `get()` does, and count in `handled`. `check` runs first in each handler.
+    /// A subscriber that records a value (or -1 for an error, -2 for completion) into `extra` when the
+    /// event is admitted, the way `get()` does, and counts in `handled` once the subscription has
+    /// ended. `check` runs first in that last step.
     private func makeTaker(handled: Counter, check: @escaping @Sendable (Taker) -> Void = { _ in }) -> Taker {
-        @Sendable func record(_ subscriber: FirstEventHandlers<Int, TestError>, _ outcome: Int) {
-            let taker = unsafeDowncast(subscriber, to: Taker.self)
-            check(taker)
-            handled.increment()
-            taker.withExtraForFirstEvent { $0 = outcome }
-        }
         return Taker(
             extra: 0,
-            onValue: { record($0, $1) },
-            onError: { subscriber, _ in record(subscriber, -1) },
-            onCompletion: { record($0, -2) }
+            onEvent: { extra, event in
+                switch event {
+                case .Next(let value): extra = value
+                case .Error: extra = -1
+                case .Completion: extra = -2
+                }
+            },
+            onEnded: { taker in
+                check(taker)
+                handled.increment()
+                // As `get()` does: without the lock when answered on the starting thread while starting.
+                taker.withExtraForFirstEvent { _ in }
+            }
         )
     }
 
@@ -100,7 +106,8 @@ import Testing
         let captured = CapturedSubscriber<Int, TestError>()
         let handled = Counter()
         let taker = self.makeTaker(handled: handled) { taker in
-            #expect(disposable.count.value == 1, "disposed before the handler runs")
+            #expect(disposable.count.value == 1, "disposed before the owner is told")
+            #expect(taker.withExtra { $0 } == 4, "recorded when admitted")
             // Re-entrant events from inside the handler are dropped, without deadlock.
             taker.putNext(5)
             taker.putError(TestError())
@@ -125,7 +132,7 @@ import Testing
             let captured = CapturedSubscriber<Int, TestError>()
             let handled = Counter()
             let taker = self.makeTaker(handled: handled) { _ in
-                #expect(disposable.count.value == 1, "disposed before the handler runs")
+                #expect(disposable.count.value == 1, "disposed before the owner is told")
             }
             taker.subscribe(to: captured.signal(disposable: disposable))
             if event == 0 {

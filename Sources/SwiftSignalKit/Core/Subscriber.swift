@@ -83,8 +83,8 @@ public class Subscriber<T, E>: CustomStringConvertible {
         self.extras = nil
     }
 
-    /// Creates a subscriber that takes only its first event, and hands it to the handlers of
-    /// ``FirstEventHandlers`` (the only subclass that calls this), not to callbacks.
+    /// Creates a subscriber that takes only its first event, and hands it to ``FirstEventHandlers`` (the
+    /// only subclass that calls this), not to callbacks.
     @inlinable init(firstEventOnly: Void) {
         self.mutex = Mutex(())
         self.underThreadSanitizer = threadSanitizerHooks != nil
@@ -131,11 +131,14 @@ public class Subscriber<T, E>: CustomStringConvertible {
         // A first-event-only subscriber has no callbacks, but its generator may have kept objects alive
         // on it: they go with the first event, released after it is handled, outside the lock.
         let extras = firstEvent == nil ? nil : self.extras.take()
+        if firstEvent != nil {
+            // Recorded in the round trip that admits it (see `FirstEventHandlers`).
+            self.firstEventHandlers.admit(.Next(value))
+        }
         self.unlockState()
         guard let firstEvent else { return }
-        // The subscription ends before the event is handled (see `FirstEventHandlers`).
         firstEvent.finish()
-        self.firstEventHandlers.handle(value)
+        self.firstEventHandlers.subscriptionEnded()
         withExtendedLifetime(extras) {}
     }
 
@@ -156,14 +159,17 @@ public class Subscriber<T, E>: CustomStringConvertible {
             let action = state.terminate()
             if action != nil {
                 self.takeCallbacks(next: &next, extras: &extras)
+                if firstEvent {
+                    // Recorded in the round trip that admits it (see `FirstEventHandlers`).
+                    self.firstEventHandlers.admit(.Error(error))
+                }
             }
             return action
         }
         guard let action else { return }
         if firstEvent {
-            // The subscription ends before the event is handled (see `FirstEventHandlers`).
             action.finish()
-            self.firstEventHandlers.handle(error: error)
+            self.firstEventHandlers.subscriptionEnded()
             return
         }
         if let callback = extras?.error {
@@ -186,14 +192,17 @@ public class Subscriber<T, E>: CustomStringConvertible {
             let action = state.terminate()
             if action != nil {
                 self.takeCallbacks(next: &next, extras: &extras)
+                if firstEvent {
+                    // Recorded in the round trip that admits it (see `FirstEventHandlers`).
+                    self.firstEventHandlers.admit(.Completion)
+                }
             }
             return action
         }
         guard let action else { return }
         if firstEvent {
-            // The subscription ends before the event is handled (see `FirstEventHandlers`).
             action.finish()
-            self.firstEventHandlers.handleCompletion()
+            self.firstEventHandlers.subscriptionEnded()
             return
         }
         if let callback = extras?.completed {
