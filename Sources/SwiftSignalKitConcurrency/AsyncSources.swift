@@ -33,10 +33,17 @@ extension Signal where T: Sendable, E: Error {
                         if let demand { await demand.waitForRoom() }
                         // Pulled even once cancelled: a cancelled task's `next()` is how a sequence learns
                         // that its iteration ended (an `AsyncStream` then runs its `onTermination`, and its
-                        // producer stops). Returning without it left such a producer running for ever
-                        // when the dispose landed between two elements. What it gives is dropped below.
+                        // producer stops). Returning without it left such a producer running for ever.
+                        let pullStartedCancelled = Task.isCancelled
                         guard let element = try await elements.next(isolation: nil) else { break }
-                        if Task.isCancelled { return }
+                        if Task.isCancelled {
+                            // Disposed while the pull ran, or just after it gave this element (a sequence
+                            // that works after each element of the stream below it): that pull began
+                            // before the cancellation, so one more tells the sequence. Its result, and
+                            // this element, are dropped.
+                            if !pullStartedCancelled { _ = try? await elements.next(isolation: nil) }
+                            return
+                        }
                         subscriber.putNext(element)
                     }
                     subscriber.putCompletion()

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import SwiftSignalKit
 import SwiftSignalKitConcurrency
 import Testing
@@ -229,5 +230,112 @@ func run<T: Sendable, E: Error>(_ signal: Signal<T, E>, onNext: @escaping @Senda
         let first = await task.value
         #expect(first != nil)
         #expect(first != 0, "a value put before iterating is not seen")
+    }
+}
+
+/// A sequence over an `AsyncStream` that runs `afterPull` each time its stream gives an element, before
+/// it hands the element on (a sequence that does some work per element: decoding, logging), and
+/// `beforePull` before each pull.
+struct WorkingSequence: AsyncSequence, Sendable {
+    typealias Element = Int
+    typealias Failure = Never
+
+    let base: AsyncStream<Int>
+    let beforePull: @Sendable () -> Void
+    let afterPull: @Sendable () -> Void
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var base: AsyncStream<Int>.Iterator
+        let beforePull: @Sendable () -> Void
+        let afterPull: @Sendable () -> Void
+
+        mutating func next() async -> Int? {
+            self.beforePull()
+            let element = await self.base.next()
+            if element != nil { self.afterPull() }
+            return element
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        return AsyncIterator(base: self.base.makeAsyncIterator(), beforePull: self.beforePull, afterPull: self.afterPull)
+    }
+}
+
+/// `Signal(sequence)` gives the sequence its end whenever the subscription is disposed: the iterator is
+/// pulled once more in the cancelled task, so an `AsyncStream` below runs its `onTermination` and its
+/// producer learns that nobody reads any more.
+@Suite struct SequenceEndTests {
+    /// A stream whose termination signals `terminated`.
+    private func stream() -> (AsyncStream<Int>, AsyncStream<Int>.Continuation, DispatchSemaphore) {
+        let terminated = DispatchSemaphore(value: 0)
+        let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
+        continuation.onTermination = { _ in terminated.signal() }
+        return (stream, continuation, terminated)
+    }
+
+    @Test func disposedBeforeTheFirstPull() async {
+        let (stream, _, terminated) = self.stream()
+        Signal(stream).start().dispose()
+        #expect(await wait(terminated), "the stream terminated")
+    }
+
+    @Test func disposedDuringAPull() async {
+        let (stream, _, terminated) = self.stream()
+        let pulls = Counter()
+        let signal = Signal(WorkingSequence(base: stream, beforePull: { pulls.increment() }, afterPull: {}))
+        let subscription = signal.start()
+        await eventually { pulls.value == 1 }
+        subscription.dispose()
+        #expect(await wait(terminated), "the stream terminated")
+    }
+
+    /// The case that used to leave the stream running for ever: the element came back, and the
+    /// subscription was disposed before the task handed it on.
+    @Test func disposedJustAfterAnElementCameBack() async {
+        for _ in 0..<20 {
+            let (stream, continuation, terminated) = self.stream()
+            let subscription = Atomic<Disposable?>(value: nil)
+            let signal = Signal(
+                WorkingSequence(base: stream, beforePull: {}, afterPull: { subscription.with { $0 }?.dispose() }))
+            _ = subscription.swap(signal.start())
+            continuation.yield(1)
+            #expect(await wait(terminated), "the stream terminated")
+            if case .enqueued = continuation.yield(2) {
+                Issue.record("a value was enqueued on a stream nobody reads")
+            }
+        }
+    }
+
+    @Test func disposedWhileWaitingForRoom() async {
+        let (stream, continuation, terminated) = self.stream()
+        continuation.yield(1)
+        continuation.yield(2)
+        do {
+            // A rendezvous that nobody waits at: the task takes the first element, then waits for room.
+            let values = Signal(stream).startValues(bufferingPolicy: .bounded(0))
+            withExtendedLifetime(values) {}
+        }
+        #expect(await wait(terminated), "the stream terminated")
+    }
+
+    /// A producer on its own thread and a dispose at a random moment (after 0 to 3 values), many times:
+    /// the stream terminates every time.
+    @Test func disposedAtARandomMoment() async {
+        for round in 0..<500 {
+            let (stream, continuation, terminated) = self.stream()
+            let received = Counter()
+            let producer = Thread {
+                var value = 0
+                // Bounded, so that a stream that never terminates cannot take the machine's memory.
+                while value < 100_000, case .enqueued = continuation.yield(value) { value += 1 }
+            }
+            producer.start()
+            let subscription = Signal(stream).start(next: { _ in received.increment() })
+            let after = round % 4
+            if after > 0 { await eventually { received.value >= after } }
+            subscription.dispose()
+            #expect(await wait(terminated), "round \(round): the stream terminated")
+        }
     }
 }
