@@ -13,6 +13,9 @@
             let source = signal.start(
                 forwardingValuesTo: subscriber,
                 error: { error in
+                    // A subscriber that has already ended (`get()` took a value before the failure)
+                    // would dispose the replacement at once: never start it.
+                    if subscriber.isTerminated { return }
                     replacement.set(f(error).start(forwardingTo: subscriber))
                 },
                 completed: {

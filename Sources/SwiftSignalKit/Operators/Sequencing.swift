@@ -112,6 +112,9 @@ public func merge<T, E>(_ signals: [Signal<T, E>]) -> Signal<T, E> {
         let remaining = LockedState<Int>(signals.count)
         let disposable = DisposableSet()
         for signal in signals {
+            // A subscriber that has already ended (`get()` took an earlier source's value while it
+            // started) would dispose the rest at once: never start them.
+            if subscriber.isTerminated { break }
             disposable.add(
                 signal.start(
                     forwardingTo: subscriber,

@@ -111,6 +111,9 @@
     /// Starts source `index`, storing its values in `slot`, and keeps its subscription for `dispose()`.
     @inlinable
     func start<V: Sendable>(_ signal: Signal<V, E>, index: Int, queue: Queue?, slot: CombineLatestSlot<V>) {
+        // A subscriber that has already ended (`get()` took the initial values, or an earlier source's
+        // first combination) would dispose the source at once: never start it.
+        if self.subscriber.isTerminated { return }
         let source = queue.map { signal |> deliverOnQueue($0) } ?? signal
         let subscription = source.run(CombineLatestSourceSubscriber(storage: self, index: index, slot: slot))
         self.state.withLock { $0.sourceStarted(subscription) }?.dispose()

@@ -21,6 +21,10 @@
             next: { inner in
                 guard let (id, previous) = state.withLock({ $0.outerSentInner() }) else { return }
                 previous?.dispose()
+                // The replaced inner's disposable is user code: a disposal, or a newer inner, that came
+                // meanwhile means this one is never started. Nor is it for a subscriber that has already
+                // ended (`get()` took the first inner's value while the outer signal was starting).
+                guard !subscriber.isTerminated, state.withLock({ $0.isCurrent(id) }) else { return }
                 let disposable = inner.run(SwitchInnerSubscriber(target: subscriber, state: state, id: id))
                 switch state.withLock({ $0.innerStarted(id, disposable: disposable) }) {
                 case .keep(let previous):

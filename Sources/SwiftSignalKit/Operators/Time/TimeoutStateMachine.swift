@@ -97,6 +97,12 @@
         return true
     }
 
+    /// Whether the timer won and the subscription has not ended since: the alternate is to be started.
+    @inlinable var isTimedOut: Bool {
+        if case .timedOut = self.phase { return true }
+        return false
+    }
+
     /// The alternate sent `event`.
     @inlinable mutating func alternateSent(_ event: SignalEvent<T, E>) -> Action {
         guard case .timedOut = self.phase else { return Action(dropped: event) }
@@ -171,6 +177,9 @@
         let timer = self.scheduler.schedule(after: self.seconds) {
             guard self.machine.withLock({ $0.timerFired(after: generation) }) else { return }
             self.source.dispose()
+            // The source's disposable is user code, and may take its time: a disposal of the whole
+            // subscription meanwhile must not start the alternate after it returned.
+            guard self.machine.withLock({ $0.isTimedOut }) else { return }
             self.fallback.set(
                 self.alternate.start(
                     linkedTo: self.subscriber,
