@@ -29,44 +29,109 @@ struct CountingSequence: AsyncSequence, Sendable {
     }
 }
 
-/// The operators a consumer's bound passes through, each applied to a signal of integers and keeping
-/// every value (so that every value pulled reaches the loop).
+/// The operators a consumer's bound passes through (the "Passes it on" column of the *Flow control*
+/// article), each applied to a signal of integers and keeping every value (so that every value pulled
+/// reaches the loop). `innerOf...`, `replacementOfCatch` and `nextOfThen` put the source where the operator
+/// starts a second signal.
 enum PassingOperator: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case none, map, filter, mapThenFilter, take, skip, distinctUntilChanged, beforeNext, afterNext
-    case mapUnderTake, beforeStarted, castError, withState, takeUntil
-    case beforeCompleted, afterCompleted, afterDisposed, catchError, then, runOn, merge
-    case innerOfMapToSignal, innerOfQueue
+    case none
+    // Mapping and filtering.
+    case map, filter, mapThenFilter, flatMap, distinctUntilChanged, castError, mapError
+    case take, mapUnderTake, takeUntilAction, takeUntil, skip
+    // Side effects.
+    case beforeNext, afterNext, beforeStarted, beforeCompleted, afterCompleted, afterDisposed, withState
+    // Events as values.
+    case materialize, dematerialize
+    // Sequencing, errors and restarts.
+    case startWith, then, nextOfThen, deferred, merge, catchError, replacementOfCatch
+    case restart, recurse, restartIfError, retry, retryOnError, retryWithBackoff
+    // Signals of signals: the inner signal.
+    case innerOfSwitchToLatest, innerOfMapToSignal, innerOfMapToSignalPromotingError
+    case innerOfQueue, innerOfMapToQueue, innerOfThrottled, innerOfMapToThrottled
+    // Threads.
+    case runOn, runOnThreadPool
 
     var testDescription: String { self.rawValue }
 
+    /// The pool of `runOnThreadPool`: one thread for the whole run.
+    static let threadPool = ThreadPool(threadCount: 1, threadPriority: 0.5)
+
     func apply(_ signal: Signal<Int, NoError>) -> Signal<Int, NoError> {
+        // Sources that restart without end are cut off after the values the tests expect.
+        let count = FlowControlTests.count
         switch self {
         case .none: return signal
         case .map: return signal |> SwiftSignalKit.map { $0 }
         case .filter: return signal |> SwiftSignalKit.filter { _ in true }
         case .mapThenFilter: return signal |> SwiftSignalKit.map { $0 } |> SwiftSignalKit.filter { _ in true }
-        case .take: return signal |> SwiftSignalKit.take(1_000_000)
-        case .skip: return signal |> SwiftSignalKit.skip(0)
+        case .flatMap:
+            return signal |> SwiftSignalKit.map { Optional($0) } |> SwiftSignalKit.flatMap { $0 }
+                |> SwiftSignalKit.map { $0 ?? -1 }
         case .distinctUntilChanged: return signal |> SwiftSignalKit.distinctUntilChanged
-        case .beforeNext: return signal |> SwiftSignalKit.beforeNext { _ in }
-        case .afterNext: return signal |> SwiftSignalKit.afterNext { _ in }
-        case .mapUnderTake: return signal |> SwiftSignalKit.map { $0 } |> SwiftSignalKit.take(1_000_000) |> SwiftSignalKit.map { $0 }
-        case .beforeStarted: return signal |> SwiftSignalKit.beforeStarted {}
         case .castError:
             return signal |> SwiftSignalKit.castError(TestError.self)
                 |> SwiftSignalKit.mapError { (_: TestError) -> NoError in fatalError("the source cannot fail") }
-        case .withState: return SwiftSignalKit.withState(signal, { 0 })
+        case .mapError:
+            return signal |> SwiftSignalKit.castError(TestError.self) |> SwiftSignalKit.mapError { TestError(code: $0.code + 1) }
+                |> SwiftSignalKit.catch { _ in Signal<Int, NoError>.complete() }
+        case .take: return signal |> SwiftSignalKit.take(1_000_000)
+        case .mapUnderTake: return signal |> SwiftSignalKit.map { $0 } |> SwiftSignalKit.take(1_000_000) |> SwiftSignalKit.map { $0 }
+        case .takeUntilAction:
+            return signal |> SwiftSignalKit.take(until: { _ in SignalTakeAction(passthrough: true, complete: false) })
         case .takeUntil: return signal |> SwiftSignalKit.take(until: Signal<Int, NoError>.never())
+        case .skip:
+            // `skip(0)` would return the source itself: skip a value put in front of it instead.
+            return Signal<Int, NoError>.single(-1) |> SwiftSignalKit.then(signal) |> SwiftSignalKit.skip(1)
+        case .beforeNext: return signal |> SwiftSignalKit.beforeNext { _ in }
+        case .afterNext: return signal |> SwiftSignalKit.afterNext { _ in }
+        case .beforeStarted: return signal |> SwiftSignalKit.beforeStarted {}
         case .beforeCompleted: return signal |> SwiftSignalKit.beforeCompleted {}
         case .afterCompleted: return signal |> SwiftSignalKit.afterCompleted {}
         case .afterDisposed: return signal |> SwiftSignalKit.afterDisposed {}
+        case .withState: return SwiftSignalKit.withState(signal, { 0 })
+        case .materialize:
+            return SwiftSignalKit.materialize(signal: signal |> SwiftSignalKit.map { SignalEvent<Int, NoError>.Next($0) })
+        case .dematerialize:
+            return SwiftSignalKit.dematerialize(signal: signal)
+                |> SwiftSignalKit.filter { event in
+                    if case .Next = event { return true }
+                    return false
+                }
+                |> SwiftSignalKit.map { event in
+                    guard case .Next(let value) = event else { preconditionFailure("only values pass the filter") }
+                    return value
+                }
+        case .startWith:
+            // The value sent first is dropped again, so that the loop sees only the source's values.
+            return signal |> SwiftSignalKit.startWith(-1) |> SwiftSignalKit.skip(1)
+        case .then: return signal |> SwiftSignalKit.then(Signal<Int, NoError>.complete())
+        case .nextOfThen: return Signal<Int, NoError>.complete() |> SwiftSignalKit.then(signal)
+        case .deferred: return SwiftSignalKit.deferred { signal }
+        case .merge: return SwiftSignalKit.merge([signal, .complete()])
         case .catchError:
             return signal |> SwiftSignalKit.castError(TestError.self) |> SwiftSignalKit.catch { _ in Signal<Int, NoError>.complete() }
-        case .then: return signal |> SwiftSignalKit.then(Signal<Int, NoError>.complete())
-        case .runOn: return signal |> SwiftSignalKit.runOn(Queue())
-        case .merge: return SwiftSignalKit.merge([signal, .complete()])
+        case .replacementOfCatch:
+            return Signal<Int, TestError>.fail(TestError()) |> SwiftSignalKit.catch { _ in signal }
+        case .restart: return SwiftSignalKit.restart(signal) |> SwiftSignalKit.take(count)
+        case .recurse: return signal |> SwiftSignalKit.recurse(nil) |> SwiftSignalKit.take(count)
+        case .restartIfError: return SwiftSignalKit.restartIfError(signal)
+        case .retry: return signal |> SwiftSignalKit.retry(1.0, maxDelay: 1.0, onQueue: Queue())
+        case .retryOnError:
+            return signal |> SwiftSignalKit.castError(TestError.self)
+                |> SwiftSignalKit.retry(retryOnError: { _ in true }, delayIncrement: 1.0, maxDelay: 1.0, maxRetries: 1, onQueue: Queue())
+                |> SwiftSignalKit.catch { _ in Signal<Int, NoError>.complete() }
+        case .retryWithBackoff:
+            return signal |> SwiftSignalKit.retry(.exponential(initial: 1.0, maxDelay: 1.0), maxAttempts: 2)
+        case .innerOfSwitchToLatest: return Signal<Signal<Int, NoError>, NoError>.single(signal) |> SwiftSignalKit.switchToLatest
         case .innerOfMapToSignal: return Signal<Int, NoError>.single(0) |> SwiftSignalKit.mapToSignal { _ in signal }
+        case .innerOfMapToSignalPromotingError:
+            return Signal<Int, NoError>.single(0) |> SwiftSignalKit.mapToSignalPromotingError { _ in signal }
         case .innerOfQueue: return Signal<Signal<Int, NoError>, NoError>.single(signal) |> SwiftSignalKit.queue
+        case .innerOfMapToQueue: return Signal<Int, NoError>.single(0) |> SwiftSignalKit.mapToQueue { _ in signal }
+        case .innerOfThrottled: return Signal<Signal<Int, NoError>, NoError>.single(signal) |> SwiftSignalKit.throttled
+        case .innerOfMapToThrottled: return Signal<Int, NoError>.single(0) |> SwiftSignalKit.mapToThrottled { _ in signal }
+        case .runOn: return signal |> SwiftSignalKit.runOn(Queue())
+        case .runOnThreadPool: return signal |> SwiftSignalKit.runOn(Self.threadPool)
         }
     }
 }
@@ -112,7 +177,7 @@ final class Lead: Sendable {
     }
 
     /// An async generator that sends with `waitingForRoom` waits for the loop the same way.
-    @Test(arguments: [PassingOperator.none, .mapThenFilter, .take, .beforeNext, .mapUnderTake], [0, 1, 8])
+    @Test(arguments: [PassingOperator.none, .mapThenFilter, .take, .beforeNext, .mapUnderTake, .materialize, .dematerialize], [0, 1, 8])
     func aGeneratorWaitsForRoom(through passing: PassingOperator, bound: Int) async {
         let lead = Lead()
         let source = Signal<Int, NoError> { send in

@@ -21,8 +21,11 @@ extension SignalEvent: Sendable where T: Sendable, E: Sendable {}
 /// - Returns: A signal of events that completes after the source's terminal event.
 @inlinable public func dematerialize<T, E>(signal: Signal<T, E>) -> Signal<SignalEvent<T, E>, NoError> {
     return Signal { subscriber in
+        // Each value goes on at once, on the sending thread: a producer above may wait for the room
+        // of the consumer below.
         return signal.start(
             linkedTo: subscriber,
+            passingDemand: true,
             next: { value in
                 subscriber.putNext(.Next(value))
             },
@@ -43,8 +46,11 @@ extension SignalEvent: Sendable where T: Sendable, E: Sendable {}
 /// - Returns: The signal those events describe.
 @inlinable public func materialize<T, E>(signal: Signal<SignalEvent<T, E>, NoError>) -> Signal<T, E> {
     return Signal { subscriber in
+        // Each event goes on at once, on the sending thread, as a value or a terminal event: a producer
+        // above may wait for the room of the consumer below.
         return signal.start(
             linkedTo: subscriber,
+            passingDemand: true,
             next: { event in
                 switch event {
                 case .Next(let value):
