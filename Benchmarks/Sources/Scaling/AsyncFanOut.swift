@@ -17,7 +17,7 @@ func asyncFanOut(_ form: Form, consumers: Int, values: Int) async -> Double {
     // starts with its first `next()`, so the producer sends -2 until every loop has seen one), -1 ends it.
     let pipe = ValuePipe<Int>()
     let broadcaster = HandBroadcaster<Int>()
-    let streams = form == .handWritten ? (0..<consumers).map { _ in broadcaster.makeStream() } : []
+    let streams = form != .library ? (0..<consumers).map { _ in broadcaster.makeStream() } : []
     return await withTaskGroup(of: Void.self, returning: Double.self) { group in
         for index in 0..<consumers {
             group.addTask {
@@ -33,7 +33,7 @@ func asyncFanOut(_ form: Form, consumers: Int, values: Int) async -> Double {
                         if value == -1 { break }
                         if value >= 0 { seen += 1 }
                     }
-                case .handWritten:
+                case .tight, .closable:
                     started.add()
                     for await value in streams[index] {
                         if value == -1 { break }
@@ -54,12 +54,12 @@ func asyncFanOut(_ form: Form, consumers: Int, values: Int) async -> Double {
                 for value in 0..<values {
                     switch form {
                     case .library: pipe.putNext(value)
-                    case .handWritten: broadcaster.send(value)
+                    case .tight, .closable: broadcaster.send(value)
                     }
                 }
                 switch form {
                 case .library: pipe.putNext(-1)
-                case .handWritten: broadcaster.send(-1)
+                case .tight, .closable: broadcaster.send(-1)
                 }
                 continuation.resume(returning: Double(start))
             }.start()

@@ -1,6 +1,15 @@
-// The hand-written baseline of the scaling suite: push pipelines of locked closures, one pthread mutex
-// per stage, in their own heap objects. What a careful programmer writes without a library, and what the
-// library must keep up with as threads are added.
+// The hand-written baselines of the scaling suite: push pipelines with one pthread mutex per stage, in
+// their own heap objects. What a careful programmer writes without a library, and what the library must
+// keep up with as threads are added.
+//
+// - The tight floor (`TightStage`, `TightPipe`): the fastest correct pipeline a careful programmer
+//   writes. Per value and stage: one lock round trip to read a `terminated` flag, then a call of an
+//   immutable closure, which is not copied (no retain or release of its context). Per value, the pipe
+//   copies its array of stages under its lock (one retain and release of the array's buffer) and calls
+//   each stage outside it.
+// - Closable stages (`HandStage`, `HandPipe`): each stage's callback is optional and read under the
+//   lock, as a stage that can be closed and release its callback keeps it, so the callback's context is
+//   retained and released per stage per value; the pipe copies an array of closures.
 
 import BaselineMutex
 
@@ -91,5 +100,48 @@ final class HandBroadcaster<Value: Sendable>: @unchecked Sendable {
     func send(_ value: Value) {
         let targets = self.lock.locked { self.continuations }
         for target in targets { target.yield(value) }
+    }
+}
+
+/// A stage of the tight floor: an immutable callback, and a flag behind its own mutex that says whether
+/// the stage has ended. Per value: lock, read the flag, unlock, call the callback without copying it.
+final class TightStage<Input>: @unchecked Sendable {
+    // Safe: `terminated` is read and written only with `lock` held; `next` is immutable.
+    private let lock = HandMutex()
+    private var terminated = false
+    private let next: @Sendable (Input) -> Void
+
+    init(_ next: @escaping @Sendable (Input) -> Void) {
+        self.next = next
+    }
+
+    @inline(__always)
+    func push(_ value: Input) {
+        self.lock.lock()
+        let terminated = self.terminated
+        self.lock.unlock()
+        if !terminated { self.next(value) }
+    }
+
+    func terminate() {
+        self.lock.locked { self.terminated = true }
+    }
+}
+
+/// A hot source of the tight floor: an array of its stages behind its mutex, copied under the lock and
+/// called outside it.
+final class TightPipe<Value>: @unchecked Sendable {
+    // Safe: `stages` is read and written only with `lock` held.
+    private let lock = HandMutex()
+    private var stages: [TightStage<Value>] = []
+
+    func subscribe(_ stage: TightStage<Value>) {
+        self.lock.locked { self.stages.append(stage) }
+    }
+
+    @inline(__always)
+    func push(_ value: Value) {
+        let stages = self.lock.locked { self.stages }
+        for stage in stages { stage.push(value) }
     }
 }

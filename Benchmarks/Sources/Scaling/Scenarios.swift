@@ -1,5 +1,5 @@
-// The scaling suite's scenarios, each in two forms in one binary: the library, and the hand-written
-// baseline of HandWritten.swift doing the same work.
+// The scaling suite's scenarios, each in three forms in one binary: the library, and the two hand-written
+// baselines of HandWritten.swift (the tight floor, and closable stages) doing the same work.
 
 import Dispatch
 import Foundation
@@ -8,7 +8,23 @@ import Synchronization
 
 /// Which implementation a run measures.
 enum Form: String, CaseIterable, Sendable {
-    case library, handWritten
+    /// SwiftSignalKit.
+    case library
+    /// The tight floor: immutable callbacks, not copied per value (HandWritten.swift).
+    case tight
+    /// Closable stages: optional callbacks read under each stage's lock (HandWritten.swift).
+    case closable
+}
+
+/// What the subscriber's callback at the end of a pipeline does with a value.
+enum Sink: Sendable {
+    /// Counts in the sending thread's own tally, which the callback captures: the callback's context
+    /// is an object no other thread uses.
+    case ownTally
+    /// Counts through one object that every pipeline's callback captures (a logger, a metrics
+    /// registry, the server's state), in the slot of the sending thread: the callback's context is an
+    /// object every thread uses.
+    case sharedObject
 }
 
 /// A scenario run on `threads` threads; returns the operations it did (values delivered, or
@@ -32,14 +48,22 @@ let scenarios: [Scenario] = [
     // Each thread drives a pipeline of its own: nothing is shared between threads.
     Scenario(name: "independent pipelines", unit: "values") { form, threads, operations in
         // `filter` passes every other value.
-        pipelinesOfTheirOwn(threads, operations, delivering: operations / 2) { independentPipeline(form, counting: $0) }
+        pipelinesOfTheirOwn(threads, operations, delivering: operations / 2, sink: .ownTally) {
+            independentPipeline(form, counting: $0)
+        }
+    },
+    // As above, but every pipeline's callback captures one object that all threads use.
+    Scenario(name: "independent pipelines, callback capturing a shared object", unit: "values") { form, threads, operations in
+        pipelinesOfTheirOwn(threads, operations, delivering: operations / 2, sink: .sharedObject) {
+            independentPipeline(form, counting: $0)
+        }
     },
     // Each thread drives a pipeline of its own through operators that keep state per subscription
     // (`distinctUntilChanged`, then the serialising `scan`): before they were inlinable, each value
     // looked types up in the runtime's shared tables, and two threads ran slower than one.
     Scenario(name: "independent stateful pipelines", unit: "values") { form, threads, operations in
         // Every value differs from the one before, so each passes.
-        pipelinesOfTheirOwn(threads, operations, delivering: operations) { statefulPipeline(form, counting: $0) }
+        pipelinesOfTheirOwn(threads, operations, delivering: operations, sink: .ownTally) { statefulPipeline(form, counting: $0) }
     },
     // Pipelines all built by the calling thread before the run, one after another, and handed out to
     // the threads in turn (pipeline i to thread i % T), as a server's acceptor hands connections to its
@@ -51,7 +75,7 @@ let scenarios: [Scenario] = [
         let tallies = (0..<threads).map { _ in PaddedTally() }
         var drivers: [Driver] = []
         for index in 0..<threads * perThread {
-            drivers.append(independentPipeline(form, counting: tallies[index % threads]))
+            drivers.append(independentPipeline(form, counting: counter(.ownTally, tallies, index % threads)))
         }
         let built = UnsafeTransfer(drivers)
         return Prepared(
@@ -74,9 +98,17 @@ let scenarios: [Scenario] = [
     Scenario(name: "one shared pipe, one subscriber", unit: "values") { form, threads, operations in
         sharedFeed(form, threads: threads, operations: operations, subscribers: 1)
     },
-    // Every thread sends into one pipe with 64 subscribers; an operation is one delivery.
+    // Every thread sends into one pipe with 64 subscribers, whose callbacks all capture one object that
+    // counts in the sending thread's slot; an operation is one delivery.
     Scenario(name: "one shared pipe, 64 subscribers", unit: "deliveries") { form, threads, operations in
         sharedFeed(form, threads: threads, operations: operations, subscribers: 64)
+    },
+    // As above, but each subscriber's callback has a context of its own (it captures its index beside
+    // the shared object): retaining and releasing the callback then writes no memory another thread
+    // writes. The difference from the scenario above is what a per-value copy of the callback costs.
+    Scenario(name: "one shared pipe, 64 subscribers, callbacks with contexts of their own", unit: "deliveries") {
+        form, threads, operations in
+        sharedFeed(form, threads: threads, operations: operations, subscribers: 64, contextsOfTheirOwn: true)
     },
     // Every thread subscribes to one pipe and ends the subscription, over and over.
     Scenario(name: "subscribe and dispose on one shared pipe", unit: "subscriptions") { form, threads, operations in
@@ -89,7 +121,7 @@ let scenarios: [Scenario] = [
                     switch form {
                     case .library:
                         pipe.signal().start(next: { _ in }).dispose()
-                    case .handWritten:
+                    case .tight, .closable:
                         handPipe.unsubscribe(handPipe.subscribe { _ in })
                     }
                 }
@@ -108,6 +140,45 @@ final class PaddedTally: @unchecked Sendable {
     private var tail: (Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0)
 }
 
+/// The objects behind `Sink.sharedObject`: one per run, used by every thread, with a tally per thread.
+final class SharedCounter: Sendable {
+    let tallies: [PaddedTally]
+
+    init(_ tallies: [PaddedTally]) {
+        self.tallies = tallies
+    }
+
+    /// Counts `value` in the tally of the thread that sent it, whose index is in its bits from
+    /// `threadShift` up (see ``sent(_:by:)``).
+    @inline(__always)
+    func record(_ value: Int) {
+        self.tallies[value >> threadShift].count &+= 1
+    }
+}
+
+/// Where a sent value carries the index of the thread that sent it, so that a callback shared by all
+/// threads can count in that thread's own tally: the pipelines' `map` and `filter` leave these bits.
+let threadShift = 40
+
+/// The `value`th value that thread `index` sends.
+@inline(__always)
+func sent(_ value: Int, by index: Int) -> Int {
+    return index << threadShift | value
+}
+
+/// The callback at the end of a pipeline of thread `index`, for `sink`.
+func counter(_ sink: Sink, _ tallies: [PaddedTally], _ index: Int, shared: SharedCounter? = nil) -> @Sendable (Int) -> Void {
+    switch sink {
+    case .ownTally:
+        let tally = tallies[index]
+        return { _ in tally.count &+= 1 }
+    case .sharedObject:
+        // Captures only the shared object, which is then the closure's context.
+        let shared = shared ?? SharedCounter(tallies)
+        return { shared.record($0) }
+    }
+}
+
 /// What a thread does with one of its pipelines: send it a value, and end it after the run.
 struct Driver {
     let send: (Int) -> Void
@@ -115,17 +186,30 @@ struct Driver {
 }
 
 /// One pipeline of the independent-pipelines scenarios, `map { $0 + 1 } |> filter { even }` into a
-/// subscriber that counts in `tally`: the library's, or the hand-written one.
-func independentPipeline(_ form: Form, counting tally: PaddedTally) -> Driver {
+/// subscriber whose callback is `count`: the library's, or a hand-written one.
+func independentPipeline(_ form: Form, counting count: @escaping @Sendable (Int) -> Void) -> Driver {
     switch form {
     case .library:
         let pipe = ValuePipe<Int>()
-        let subscription = (pipe.signal() |> map { $0 &+ 1 } |> filter { $0 & 1 == 0 })
-            .start(next: { _ in tally.count &+= 1 })
+        let subscription = (pipe.signal() |> map { $0 &+ 1 } |> filter { $0 & 1 == 0 }).start(next: count)
         return Driver(send: { pipe.putNext($0) }, end: { subscription.dispose() })
-    case .handWritten:
+    case .tight:
+        let pipe = TightPipe<Int>()
+        let sink = TightStage<Int>(count)
+        let stage = TightStage<Int> { value in
+            let mapped = value &+ 1
+            if mapped & 1 == 0 { sink.push(mapped) }
+        }
+        pipe.subscribe(stage)
+        return Driver(
+            send: { pipe.push($0) },
+            end: {
+                stage.terminate()
+                sink.terminate()
+            })
+    case .closable:
         let pipe = HandPipe<Int>()
-        let sink = HandStage<Int> { _ in tally.count &+= 1 }
+        let sink = HandStage<Int>(count)
         let stage = HandStage<Int> { value in
             let mapped = value &+ 1
             if mapped & 1 == 0 { sink.push(mapped) }
@@ -135,16 +219,18 @@ func independentPipeline(_ form: Form, counting tally: PaddedTally) -> Driver {
     }
 }
 
-/// `threads` threads each build a pipeline of their own with `build` and send it `operations` values, of
-/// which `delivering` reach its counter.
+/// `threads` threads each build a pipeline of their own with `build`, given the callback that counts for
+/// `sink`, and send it `operations` values, of which `delivering` reach the callback.
 func pipelinesOfTheirOwn(
-    _ threads: Int, _ operations: Int, delivering: Int, build: @escaping @Sendable (PaddedTally) -> Driver
+    _ threads: Int, _ operations: Int, delivering: Int, sink: Sink,
+    build: @escaping @Sendable (@escaping @Sendable (Int) -> Void) -> Driver
 ) -> Prepared {
     let tallies = (0..<threads).map { _ in PaddedTally() }
+    let shared = SharedCounter(tallies)
     return Prepared(
         work: { index in
-            let pipeline = build(tallies[index])
-            for value in 0..<operations { pipeline.send(value) }
+            let pipeline = build(counter(sink, tallies, index, shared: shared))
+            for value in 0..<operations { pipeline.send(sent(value, by: index)) }
             pipeline.end()
         },
         check: {
@@ -155,17 +241,43 @@ func pipelinesOfTheirOwn(
 }
 
 /// One pipeline of the stateful scenario: drops a repeat of the value before, then sends a running sum.
-/// The hand-written form keeps each stage's state behind the stage's own mutex.
-func statefulPipeline(_ form: Form, counting tally: PaddedTally) -> Driver {
+/// The hand-written forms keep each stage's state behind the stage's own mutex.
+func statefulPipeline(_ form: Form, counting count: @escaping @Sendable (Int) -> Void) -> Driver {
     switch form {
     case .library:
         let pipe = ValuePipe<Int>()
-        let subscription = (pipe.signal() |> distinctUntilChanged |> scan(0, { $0 &+ $1 }))
-            .start(next: { _ in tally.count &+= 1 })
+        let subscription = (pipe.signal() |> distinctUntilChanged |> scan(0, { $0 &+ $1 })).start(next: count)
         return Driver(send: { pipe.putNext($0) }, end: { subscription.dispose() })
-    case .handWritten:
+    case .tight:
+        let pipe = TightPipe<Int>()
+        let sink = TightStage<Int>(count)
+        let sum = HandState(0)
+        let summing = TightStage<Int> { value in
+            let total = sum.update { total in
+                total &+= value
+                return total
+            }
+            sink.push(total)
+        }
+        let last = HandState<Int?>(nil)
+        let distinct = TightStage<Int> { value in
+            let changed = last.update { previous in
+                defer { previous = value }
+                return previous != value
+            }
+            if changed { summing.push(value) }
+        }
+        pipe.subscribe(distinct)
+        return Driver(
+            send: { pipe.push($0) },
+            end: {
+                distinct.terminate()
+                summing.terminate()
+                sink.terminate()
+            })
+    case .closable:
         let pipe = HandPipe<Int>()
-        let sink = HandStage<Int> { _ in tally.count &+= 1 }
+        let sink = HandStage<Int>(count)
         let sum = HandState(0)
         let summing = HandStage<Int> { value in
             let total = sum.update { total in
@@ -202,35 +314,52 @@ final class SharedTally: Sendable {
     func add(_ amount: Int = 1) { self.count.wrappingAdd(amount, ordering: .relaxed) }
 }
 
-/// `threads` threads send `operations` deliveries' worth of values into one feed of `subscribers`.
-func sharedFeed(_ form: Form, threads: Int, operations: Int, subscribers: Int) -> Prepared {
-    let tallies = (0..<subscribers).map { _ in SharedTally() }
+/// `threads` threads send `operations` deliveries' worth of values into one feed of `subscribers`, whose
+/// callbacks all capture one object that counts in the sending thread's tally: as their only capture
+/// (the object is then the callback's context), or beside a value of their own (the callback then has
+/// a context of its own).
+func sharedFeed(_ form: Form, threads: Int, operations: Int, subscribers: Int, contextsOfTheirOwn: Bool = false) -> Prepared {
+    let tallies = (0..<threads).map { _ in PaddedTally() }
+    let shared = SharedCounter(tallies)
     let values = operations / subscribers
     let pipe = ValuePipe<Int>()
+    let tightPipe = TightPipe<Int>()
     let handPipe = HandPipe<Int>()
     var subscriptions: [Disposable] = []
-    for tally in tallies {
+    for subscriber in 0..<subscribers {
+        let count: @Sendable (Int) -> Void
+        if contextsOfTheirOwn {
+            count = { value in
+                withExtendedLifetime(subscriber) {}
+                shared.record(value)
+            }
+        } else {
+            count = { shared.record($0) }
+        }
         switch form {
         case .library:
-            subscriptions.append(pipe.signal().start(next: { _ in tally.add() }))
-        case .handWritten:
-            let sink = HandStage<Int> { _ in tally.add() }
+            subscriptions.append(pipe.signal().start(next: count))
+        case .tight:
+            tightPipe.subscribe(TightStage<Int>(count))
+        case .closable:
+            let sink = HandStage<Int>(count)
             _ = handPipe.subscribe { sink.push($0) }
         }
     }
     let kept = subscriptions
     return Prepared(
-        work: { _ in
+        work: { index in
             for value in 0..<values {
                 switch form {
-                case .library: pipe.putNext(value)
-                case .handWritten: handPipe.push(value)
+                case .library: pipe.putNext(sent(value, by: index))
+                case .tight: tightPipe.push(sent(value, by: index))
+                case .closable: handPipe.push(sent(value, by: index))
                 }
             }
         },
         check: {
             withExtendedLifetime(kept) {}
-            let total = tallies.reduce(0) { $0 + $1.value }
+            let total = tallies.reduce(0) { $0 + $1.count }
             precondition(total == threads * values * subscribers, "the shared feed lost deliveries")
             return total
         })

@@ -1,11 +1,11 @@
-// The scaling suite: throughput of the library and of a hand-written baseline (one pthread mutex per
-// stage) in one binary, at 1, 2, 4, ... threads up to the cores present. See Benchmarks/README.md,
-// "Threads".
+// The scaling suite: throughput of the library and of two hand-written baselines (one pthread mutex per
+// stage: the tight floor, and closable stages) in one binary, at 1, 2, 4, ... threads up to the cores
+// present. See Benchmarks/README.md, "Threads".
 //
 //   swift run -c release --package-path Benchmarks scaling            # every scenario, a table each
-//   swift run -c release --package-path Benchmarks scaling --ci       # two threads, independent pipelines
-//                                                                     # (plain and stateful): fails below
-//                                                                     # 0.7x the hand-written
+//   swift run -c release --package-path Benchmarks scaling --ci       # two threads, the checked scenarios:
+//                                                                     # fails below 0.7x the tight floor
+//                                                                     # (stateful: closable stages)
 // Options: --threads 1,2,4   --operations N (per thread, default 2,000,000)   --tries K (best of K, default 5)
 //          --scenario TEXT (only scenarios whose name contains it)
 
@@ -38,32 +38,69 @@ func ratio(_ value: Double) -> String { String(format: "%.2f×", value) }
 
 print("Scaling on \(cores) cores, \(operations) operations per thread, best of \(tries)\n")
 var failure: String?
-/// The scenarios the CI form runs and checks: independent pipelines built on their own threads.
-let checkedScenarios: Set<String> = ["independent pipelines", "independent stateful pipelines"]
+/// The scenarios the CI form runs, and the baseline each is checked against at two threads: the tight
+/// floor, except for the stateful pipelines, whose operators cost more per value than the floor's
+/// hand-written stages (see Benchmarks/README.md, "Threads"), and which are checked against closable
+/// stages as before.
+let checkedScenarios: [String: Form] = [
+    "independent pipelines": .tight,
+    "independent pipelines, callback capturing a shared object": .tight,
+    "one shared pipe, 64 subscribers": .tight,
+    "independent stateful pipelines": .closable,
+]
 /// Whether to run `scenario`: in the CI form only the checked ones.
 func selected(_ scenario: String) -> Bool {
-    if ci { return checkedScenarios.contains(scenario) }
+    if ci { return checkedScenarios[scenario] != nil }
     return nameFilter.map { scenario.contains($0) } ?? true
+}
+
+extension Form {
+    /// The form's name in messages.
+    var title: String {
+        switch self {
+        case .library: return "library"
+        case .tight: return "tight floor"
+        case .closable: return "closable stages"
+        }
+    }
+}
+
+/// One row of a scenario's table: the rate of each form at `threads` threads.
+func rates(_ scenario: Scenario, threads: Int) -> [Form: Double] {
+    var rate: [Form: Double] = [:]
+    for form in Form.allCases { rate[form] = best(scenario, form, threads: threads) }
+    return rate
 }
 
 for scenario in scenarios where selected(scenario.name) {
     print("### \(scenario.name) (millions of \(scenario.unit) per second)\n")
-    print("| threads | library | hand-written | library ÷ hand-written | library efficiency | hand-written efficiency |")
-    print("|---:|---:|---:|---:|---:|---:|")
+    print(
+        "| threads | library | tight floor | closable stages | library ÷ floor | library efficiency | floor efficiency |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
     var single: [Form: Double] = [:]
+    let baseline = checkedScenarios[scenario.name] ?? .tight
     for threads in threadCounts {
-        let library = best(scenario, .library, threads: threads)
-        let hand = best(scenario, .handWritten, threads: threads)
+        var rate = rates(scenario, threads: threads)
         if threads == threadCounts.first {
-            single = [.library: library / Double(threads), .handWritten: hand / Double(threads)]
+            for form in Form.allCases { single[form] = rate[form]! / Double(threads) }
         }
-        let efficiency = { (form: Form, rate: Double) in ratio(rate / (Double(threads) * single[form]!)) }
+        // The CI form's check: a run that falls below is measured again, up to twice, since one busy
+        // moment on a shared machine can cost either form a whole try.
+        var attempts = 1
+        while ci && threads == 2 && rate[.library]! < 0.7 * rate[baseline]! && attempts < 3 {
+            print("(below 0.70× the \(baseline.title): \(ratio(rate[.library]! / rate[baseline]!)); measuring again)")
+            rate = rates(scenario, threads: threads)
+            attempts += 1
+        }
+        let efficiency = { (form: Form) in ratio(rate[form]! / (Double(threads) * single[form]!)) }
+        let library = rate[.library]!
+        let floor = rate[.tight]!
         print(
-            "| \(threads) | \(millions(library)) | \(millions(hand)) | \(ratio(library / hand)) | \(efficiency(.library, library)) | \(efficiency(.handWritten, hand)) |"
+            "| \(threads) | \(millions(library)) | \(millions(floor)) | \(millions(rate[.closable]!)) | \(ratio(library / floor)) | \(efficiency(.library)) | \(efficiency(.tight)) |"
         )
-        if ci && threads == 2 && library < 0.7 * hand {
+        if ci && threads == 2 && library < 0.7 * rate[baseline]! {
             failure =
-                "\(scenario.name) at two threads: the library reached \(ratio(library / hand)) of the hand-written version, below 0.70×"
+                "\(scenario.name) at two threads: the library reached \(ratio(library / rate[baseline]!)) of the \(baseline.title) in each of \(attempts) attempts, below 0.70×"
         }
     }
     print("")
@@ -79,7 +116,7 @@ if selected("async fan-out") {
         var hand = 0.0
         for _ in 0..<tries {
             library = max(library, await asyncFanOut(.library, consumers: consumers, values: values))
-            hand = max(hand, await asyncFanOut(.handWritten, consumers: consumers, values: values))
+            hand = max(hand, await asyncFanOut(.tight, consumers: consumers, values: values))
         }
         print("| \(consumers) | \(millions(library)) | \(millions(hand)) | \(ratio(library / hand)) |")
     }
