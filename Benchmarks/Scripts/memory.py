@@ -13,10 +13,12 @@ Usage (from anywhere; it works in the Benchmarks package directory):
 Each process holds N subscriptions of one shape and reports the growth of its resident set and of the
 bytes malloc has handed out, divided by N, and what is still handed out once they have all ended.
 """
+import re
 import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGE = os.path.dirname(HERE)
@@ -71,6 +73,37 @@ def measure(shape, implementation, count):
 
 def number(value):
     return f"{value:,.0f}"
+
+
+# The README's sentence on what a live subscription costs, and the shapes its figures are of: CI fails
+# when a figure there is not what this script measures, so that the README cannot go stale.
+README = Path(__file__).resolve().parent.parent.parent / "README.md"
+README_FIGURES = re.compile(
+    r"(?P<map>\d+) bytes for a subscriber\s+of a hot `ValuePipe` through `map`, (?P<promise>\d+) for a `ValuePromise` with"
+    r"\s+one subscriber, (?P<chain>\d+) for an idle\s+`map \|> filter` chain \(OpenCombine: (?P<map_oc>\d+), "
+    r"(?P<promise_oc>\d+) and (?P<chain_oc>\d+)\)")
+README_SHAPES = {
+    "map": ("hot source through map", "SignalKit"),
+    "promise": ("ValuePromise with one subscriber", "SignalKit"),
+    "chain": ("idle three-stage chain", "SignalKit"),
+    "map_oc": ("hot source through map", "OpenCombine"),
+    "promise_oc": ("ValuePromise with one subscriber", "OpenCombine"),
+    "chain_oc": ("idle three-stage chain", "OpenCombine"),
+}
+
+
+def readme_failures(results):
+    """Each figure of the README's sentence that is more than a few bytes off what was measured."""
+    match = README_FIGURES.search(README.read_text(encoding="utf-8"))
+    if not match:
+        return ["README.md: the sentence with the bytes per live subscription is not where this script looks"]
+    failures = []
+    for name, (shape, implementation) in README_SHAPES.items():
+        written = int(match[name])
+        measured = results[(shape, implementation)]["resident"]
+        if abs(written - measured) > max(8, 0.04 * measured):
+            failures.append(f"README.md says {written} bytes for {shape} ({implementation}); measured {measured:.0f}")
+    return failures
 
 
 def main():
@@ -143,6 +176,7 @@ def main():
             measured = results[(shape, "SignalKit")]["resident"]
             if measured > thresholds[shape]:
                 failures.append(f"{shape}: {measured:.0f} bytes per subscription, threshold {thresholds[shape]}")
+        failures += readme_failures(results)
         for failure in failures:
             print(f"FAIL {failure}")
         if failures:
