@@ -9,10 +9,12 @@ import Dispatch
 /// which the same operators run when a test advances time:
 ///
 /// ```swift
-/// func typingIndicator(_ keystrokes: Signal<String, NoError>, scheduler: some SignalScheduler = Queue.mainQueue())
+/// // A server coalescing a client's bursts of updates: a queue of its own in production, a
+/// // VirtualTimeScheduler in the test.
+/// func settled(_ updates: Signal<String, NoError>, scheduler: some SignalScheduler = Queue())
 ///     -> Signal<String, NoError>
 /// {
-///     return keystrokes |> debounce(0.3, scheduler: scheduler)
+///     return updates |> debounce(for: .milliseconds(300), scheduler: scheduler)
 /// }
 /// ```
 ///
