@@ -16,7 +16,8 @@ extension Signal where E: Error, T: Sendable {
     ///
     /// Cancellation: if the awaiting task is cancelled (also before `get()` is called), the subscription
     /// is disposed at once and `CancellationError` is thrown; a task cancelled before the call never
-    /// starts the signal.
+    /// starts the signal. The signal's `start` runs on the calling task: a cancellation while it runs is
+    /// seen when it returns, so a value the signal sent by then is returned.
     ///
     /// A signal whose error type is not an `Error` can be awaited after `mapError(_:)`.
     /// For `NoError` signals, ``first(isolation:)`` needs no `try`.
@@ -241,15 +242,26 @@ extension FirstEventSubscriber where T: Sendable, E: Error, Extra == FirstValueW
 
     /// Suspends until the outcome is decided and its subscription disposed, once
     /// ``takeEarlyOutcome()`` found none.
-    @inlinable func waitForOutcome(isolation: isolated (any Actor)?) async -> FirstEvent<T, E> {
+    ///
+    /// `whileWaiting` runs inside the cancellation handler's scope, before the task suspends, and what
+    /// it returns is disposed when the wait ends: `first(within:)` arms its deadline there, so that a
+    /// cancellation is recorded when it happens, before or after the deadline. A task already cancelled
+    /// is given up before `whileWaiting` runs.
+    @inlinable func waitForOutcome(
+        isolation: isolated (any Actor)?, whileWaiting: () -> Disposable? = { nil }
+    ) async -> FirstEvent<T, E> {
         return await withTaskCancellationHandler(
             operation: {
+                let armed = whileWaiting()
                 // Unsafe, not checked: the waiter's state machine resumes it exactly once (the tests
                 // race every event against cancellation), and a checked continuation, a resilient
                 // type, costs a metadata lookup on every copy.
-                await withUnsafeContinuation(isolation: isolation) { (continuation: FirstValueWait<T, E>.Continuation) in
+                let outcome = await withUnsafeContinuation(isolation: isolation) {
+                    (continuation: FirstValueWait<T, E>.Continuation) in
                     self.install(continuation)
                 }
+                armed?.dispose()
+                return outcome
             },
             onCancel: {
                 self.cancel()

@@ -23,7 +23,8 @@ public enum FirstValueOutcome<T> {
     case empty
     /// The deadline passed before the signal sent anything.
     case timedOut
-    /// The awaiting task was cancelled before the signal sent anything (or before the call).
+    /// The awaiting task was cancelled before the signal sent anything and before the deadline (or
+    /// before the call). A cancellation while the signal's `start` runs counts from when it returns.
     case cancelled
 
     /// The value, or nil for the three other outcomes.
@@ -57,8 +58,11 @@ extension Signal where E: Error, T: Sendable {
     ///   `scheduler` runs the timer unless the signal answers while it starts, and a wait above 100
     ///   years waits 100 years. It is measured from the end of the signal's `start`: a generator that
     ///   blocks its caller delays the deadline by as long.
-    /// - Cancellation (also before the call, when the signal is never started) gives `.cancelled`, never
-    ///   `.timedOut`.
+    /// - A cancellation that comes before the first event and the deadline gives `.cancelled`, never
+    ///   `.timedOut`; a deadline that passed first stays `.timedOut`, even if the task is cancelled
+    ///   while the subscription is being disposed. A task cancelled before the call never starts the
+    ///   signal. The signal's `start` runs on the calling task: a cancellation while it runs is seen
+    ///   when it returns, so an event the signal sent by then is the outcome.
     ///
     /// Give a `VirtualTimeScheduler` as `scheduler` to test the deadline without waiting.
     ///
@@ -94,27 +98,15 @@ extension Signal where E: Error, T: Sendable {
         if let outcome = waiter.takeEarlyOutcome() {
             return outcome
         }
-        // Cancelled while the signal started: no timer, whose zero deadline could fire on another
-        // thread before the cancellation handler below is installed. An event admitted meanwhile on
-        // another thread is the outcome, and the wait below returns once its subscription is disposed
-        // (at once otherwise).
-        if Task.isCancelled {
-            waiter.giveUp(with: .cancelled)
-            return await waiter.waitForOutcome(isolation: isolation)
-        }
-        // Armed only now, so an answer given while starting needs no timer. A deadline that passes
-        // before the wait below installs its continuation is kept as the early outcome, and the wait
-        // returns it at once.
-        let deadline = scheduler.schedule(after: timeout) {
-            waiter.giveUp(with: .timedOut)
-        }
-        let outcome = await waiter.waitForOutcome(isolation: isolation)
-        deadline.dispose()
-        if case .timedOut = outcome, Task.isCancelled {
-            // The timer, on another thread, cannot see the task: a task cancelled before the wait
-            // ended is told it was cancelled, never that the signal was late.
-            return .cancelled
-        }
-        return outcome
+        // Armed only now, so an answer given while starting needs no timer; and inside the wait's
+        // cancellation handler, so that a cancellation is recorded when it happens, before or after the
+        // deadline and the first event: whichever of the three comes first is the outcome. A task
+        // cancelled before then is given up as the handler is installed, and gets no timer.
+        return await waiter.waitForOutcome(
+            isolation: isolation,
+            whileWaiting: {
+                if Task.isCancelled { return nil }
+                return scheduler.schedule(after: timeout) { waiter.giveUp(with: .timedOut) }
+            })
     }
 }

@@ -14,10 +14,10 @@ public enum SignalBufferingPolicy: Sendable, Equatable {
     ///
     /// - The bound reaches the producer through the operators that hand each value on synchronously
     ///   (`map`, `filter`, `take`, `skip`, `distinctUntilChanged`, `beforeNext`, ...) and through
-    ///   `mapAsync`, which holds its results until there is room. Operators that buffer, hop threads or
-    ///   combine (`deliverOn`, `delay`, `debounce`, `mapToSignal`, `combineLatest`, `zip`, `share`) are
-    ///   where it stops: the producers above them do not wait. The Flow control article lists every
-    ///   operator.
+    ///   `mapAsync`, which holds its results until there is room. Operators that hold values back, hop
+    ///   threads, combine or share (`deliverOn`, `delay`, `debounce`, `combineLatest`, `zip`, `share`,
+    ///   the outer signal of `mapToSignal`) are where it stops: the producers above them do not wait.
+    ///   The Flow control article lists every operator.
     /// - A producer that cannot wait (a synchronous `putNext`, the generator's `send(value)`) is never
     ///   blocked and loses nothing: its values are kept beyond the bound.
     /// - With one waiting producer, the buffer never holds more than the bound. 0 is a rendezvous: a

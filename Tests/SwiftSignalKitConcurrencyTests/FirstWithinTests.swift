@@ -206,6 +206,41 @@ import Testing
         }
     }
 
+    /// The deadline passes first; the task is cancelled while the source's disposable runs: the
+    /// deadline stays the outcome (it used to read as `.cancelled`, a backend that was too slow reported
+    /// as a client that went away).
+    @Test func aDeadlineThatPassedFirstStaysTheOutcomeIfTheTaskIsCancelledDuringTheDisposal() async {
+        let scheduler = VirtualTimeScheduler()
+        let waiting = Atomic<Task<FirstValueOutcome<Int>, Never>?>(value: nil)
+        let signal = Signal<Int, NoError> { _ in ActionDisposable { waiting.with { $0 }?.cancel() } }
+        let task = Task { await signal.first(within: .seconds(1), scheduler: scheduler) }
+        _ = waiting.swap(task)
+        await scheduler.waitUntilScheduled(1)
+        scheduler.advance(by: .seconds(2))
+        #expect(await task.value == .timedOut)
+    }
+
+    /// Once the deadline is armed, the wait is under way: a cancellation that returned before the value
+    /// was sent is the outcome, every time (the value used to win now and then: the deadline was armed
+    /// before the cancellation handler was installed).
+    @Test func aCancellationBeforeTheValueIsCancelledEveryTime() async {
+        for round in 0..<2_000 {
+            let scheduler = VirtualTimeScheduler()
+            let captured = Atomic<Subscriber<Int, NoError>?>(value: nil)
+            let signal = Signal<Int, NoError> { subscriber in
+                _ = captured.swap(subscriber)
+                return EmptyDisposable
+            }
+            let task = Task { await signal.first(within: .seconds(1), scheduler: scheduler) }
+            await scheduler.waitUntilScheduled(1)
+            await concurrently(1) { _ in
+                task.cancel()
+                captured.with { $0 }?.putNext(1)
+            }
+            #expect(await task.value == .cancelled, "round \(round)")
+        }
+    }
+
     @Test func theOutcomeGivesItsValue() {
         #expect(FirstValueOutcome.value(2).value == 2)
         #expect(FirstValueOutcome<Int>.empty.value == nil)
