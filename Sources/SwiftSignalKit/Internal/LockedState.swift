@@ -55,8 +55,7 @@ extension LockedState: @unchecked Sendable where State: Sendable {}
         // A zeroed mutex, initialised in place below: `pthread_mutex_init` needs its final address.
         let buffer = self.create(minimumCapacity: 1) { _ in pthread_mutex_t() }
         buffer.withUnsafeMutablePointers { mutex, state in
-            let result = pthread_mutex_init(mutex, nil)
-            precondition(result == 0, "pthread_mutex_init failed with \(result)")
+            initialiseMutex(mutex)
             state.initialize(to: initialState)
         }
         // `create` on a final subclass allocates an instance of that subclass.
@@ -68,26 +67,75 @@ extension LockedState: @unchecked Sendable where State: Sendable {}
         // so no lock is held while a value's `deinit` runs).
         self.withUnsafeMutablePointers { mutex, state in
             _ = state.deinitialize(count: 1)
-            _ = pthread_mutex_destroy(mutex)
+            let result = pthread_mutex_destroy(mutex)
+            precondition(result == 0, "LockedState: pthread_mutex_destroy failed with \(result) (a lock still held?)")
         }
     }
 
     @inlinable @inline(__always)
     package func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         return try self.withUnsafeMutablePointers { mutex, state in
-            pthread_mutex_lock(mutex)
-            defer { pthread_mutex_unlock(mutex) }
+            lockMutex(mutex)
+            defer { unlockMutex(mutex) }
             return try body(&state.pointee)
         }
     }
 
     func tryWithLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result? {
         return try self.withUnsafeMutablePointers { mutex, state in
-            guard pthread_mutex_trylock(mutex) == 0 else { return nil }
-            defer { pthread_mutex_unlock(mutex) }
+            let result = pthread_mutex_trylock(mutex)
+            if result == EBUSY { return nil }
+            precondition(result == 0, "LockedState: pthread_mutex_trylock failed with \(result)")
+            defer { unlockMutex(mutex) }
             return try body(&state.pointee)
         }
     }
+}
+
+/// Initialises the mutex at `mutex`: error-checking in debug builds, so that a thread that takes a lock
+/// it holds stops with a message instead of deadlocking, and one that unlocks a lock it does not hold
+/// stops too; the default kind in release builds, which lets a releasing thread take the lock again at
+/// once.
+@usableFromInline func initialiseMutex(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) {
+    #if DEBUG
+        var attributes = pthread_mutexattr_t()
+        var result = pthread_mutexattr_init(&attributes)
+        precondition(result == 0, "LockedState: pthread_mutexattr_init failed with \(result)")
+        defer { pthread_mutexattr_destroy(&attributes) }
+        result = pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
+        precondition(result == 0, "LockedState: pthread_mutexattr_settype failed with \(result)")
+        result = pthread_mutex_init(mutex, &attributes)
+    #else
+        let result = pthread_mutex_init(mutex, nil)
+    #endif
+    precondition(result == 0, "LockedState: pthread_mutex_init failed with \(result)")
+}
+
+/// Locks `mutex`; a failure (in debug builds, a thread taking a lock it already holds) stops the process
+/// with a message rather than deadlocking. The check is one compare on the uncontended path.
+@inlinable @inline(__always)
+func lockMutex(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) {
+    let result = pthread_mutex_lock(mutex)
+    if result != 0 { mutexFailed("pthread_mutex_lock", result) }
+}
+
+/// Unlocks `mutex`, which the calling thread holds; a failure stops the process with a message.
+@inlinable @inline(__always)
+func unlockMutex(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) {
+    let result = pthread_mutex_unlock(mutex)
+    if result != 0 { mutexFailed("pthread_mutex_unlock", result) }
+}
+
+/// Stops the process for a failed lock operation, out of line so that the callers stay small.
+@usableFromInline @inline(never)
+func mutexFailed(_ operation: StaticString, _ result: Int32) -> Never {
+    let meaning: String
+    switch result {
+    case EDEADLK: meaning = " (EDEADLK: this thread already holds the lock)"
+    case EPERM: meaning = " (EPERM: this thread does not hold the lock)"
+    default: meaning = ""
+    }
+    fatalError("SwiftSignalKit: \(operation) failed with \(result)\(meaning)")
 }
 
 /// Moves a value that is not `Sendable` across an isolation boundary.
