@@ -16,8 +16,25 @@ import BaselineMutex
 /// The baseline's lock: a pthread mutex at a stable heap address of its own.
 typealias HandMutex = BaselineMutex
 
+/// A stage of either hand-written baseline, so that a scenario builds its pipeline once for both.
+protocol HandWrittenStage<Input>: AnyObject, Sendable {
+    associatedtype Input
+    init(_ next: @escaping @Sendable (Input) -> Void)
+    func push(_ value: Input)
+    /// Ends the stage: values pushed afterwards are dropped.
+    func terminate()
+}
+
+/// A hot source of either hand-written baseline, for its kind of stage.
+protocol HandWrittenPipe<Stage>: AnyObject, Sendable {
+    associatedtype Stage: HandWrittenStage
+    init()
+    func attach(_ stage: Stage)
+    func push(_ value: Stage.Input)
+}
+
 /// A stage: its callback behind its own mutex, read under the lock and called outside it.
-final class HandStage<Input>: @unchecked Sendable {
+final class HandStage<Input>: HandWrittenStage, @unchecked Sendable {
     // Safe: `next` is read only with `lock` held. (Mutable, as a stage that can be closed keeps it: the
     // baseline pays the lock that such a stage needs.)
     private let lock = HandMutex()
@@ -30,6 +47,15 @@ final class HandStage<Input>: @unchecked Sendable {
     @inline(__always)
     func push(_ value: Input) {
         if let next = self.lock.locked({ self.next }) { next(value) }
+    }
+
+    /// Closes the stage: its callback is released, outside the lock.
+    func terminate() {
+        let next = self.lock.locked { () -> (@Sendable (Input) -> Void)? in
+            defer { self.next = nil }
+            return self.next
+        }
+        withExtendedLifetime(next) {}
     }
 }
 
@@ -50,12 +76,19 @@ final class HandState<State>: @unchecked Sendable {
 }
 
 /// A hot source: its subscribers' callbacks behind one mutex, copied under the lock and called outside it.
-final class HandPipe<Value>: @unchecked Sendable {
+final class HandPipe<Value>: HandWrittenPipe, @unchecked Sendable {
     // Safe: `keys`, `callbacks` and `nextKey` are read and written only with `lock` held.
     private let lock = HandMutex()
     private var keys: [Int] = []
     private var callbacks: [@Sendable (Value) -> Void] = []
     private var nextKey = 0
+
+    init() {}
+
+    /// Subscribes a closable stage.
+    func attach(_ stage: HandStage<Value>) {
+        _ = self.subscribe { stage.push($0) }
+    }
 
     /// Adds `callback`; returns the key that removes it.
     func subscribe(_ callback: @escaping @Sendable (Value) -> Void) -> Int {
@@ -105,7 +138,7 @@ final class HandBroadcaster<Value: Sendable>: @unchecked Sendable {
 
 /// A stage of the tight floor: an immutable callback, and a flag behind its own mutex that says whether
 /// the stage has ended. Per value: lock, read the flag, unlock, call the callback without copying it.
-final class TightStage<Input>: @unchecked Sendable {
+final class TightStage<Input>: HandWrittenStage, @unchecked Sendable {
     // Safe: `terminated` is read and written only with `lock` held; `next` is immutable.
     private let lock = HandMutex()
     private var terminated = false
@@ -130,12 +163,14 @@ final class TightStage<Input>: @unchecked Sendable {
 
 /// A hot source of the tight floor: an array of its stages behind its mutex, copied under the lock and
 /// called outside it.
-final class TightPipe<Value>: @unchecked Sendable {
+final class TightPipe<Value>: HandWrittenPipe, @unchecked Sendable {
     // Safe: `stages` is read and written only with `lock` held.
     private let lock = HandMutex()
     private var stages: [TightStage<Value>] = []
 
-    func subscribe(_ stage: TightStage<Value>) {
+    init() {}
+
+    func attach(_ stage: TightStage<Value>) {
         self.lock.locked { self.stages.append(stage) }
     }
 

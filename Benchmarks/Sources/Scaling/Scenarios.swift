@@ -193,30 +193,27 @@ func independentPipeline(_ form: Form, counting count: @escaping @Sendable (Int)
         let pipe = ValuePipe<Int>()
         let subscription = (pipe.signal() |> map { $0 &+ 1 } |> filter { $0 & 1 == 0 }).start(next: count)
         return Driver(send: { pipe.putNext($0) }, end: { subscription.dispose() })
-    case .tight:
-        let pipe = TightPipe<Int>()
-        let sink = TightStage<Int>(count)
-        let stage = TightStage<Int> { value in
-            let mapped = value &+ 1
-            if mapped & 1 == 0 { sink.push(mapped) }
-        }
-        pipe.subscribe(stage)
-        return Driver(
-            send: { pipe.push($0) },
-            end: {
-                stage.terminate()
-                sink.terminate()
-            })
-    case .closable:
-        let pipe = HandPipe<Int>()
-        let sink = HandStage<Int>(count)
-        let stage = HandStage<Int> { value in
-            let mapped = value &+ 1
-            if mapped & 1 == 0 { sink.push(mapped) }
-        }
-        _ = pipe.subscribe { stage.push($0) }
-        return Driver(send: { pipe.push($0) }, end: {})
+    case .tight: return handWrittenPipeline(TightPipe<Int>.self, counting: count)
+    case .closable: return handWrittenPipeline(HandPipe<Int>.self, counting: count)
     }
+}
+
+/// ``independentPipeline(_:counting:)`` written by hand, with the stages and pipe of one baseline.
+func handWrittenPipeline<Pipe: HandWrittenPipe>(_: Pipe.Type, counting count: @escaping @Sendable (Int) -> Void) -> Driver
+where Pipe.Stage.Input == Int {
+    let pipe = Pipe()
+    let sink = Pipe.Stage(count)
+    let stage = Pipe.Stage { value in
+        let mapped = value &+ 1
+        if mapped & 1 == 0 { sink.push(mapped) }
+    }
+    pipe.attach(stage)
+    return Driver(
+        send: { pipe.push($0) },
+        end: {
+            stage.terminate()
+            sink.terminate()
+        })
 }
 
 /// `threads` threads each build a pipeline of their own with `build`, given the callback that counts for
@@ -248,55 +245,41 @@ func statefulPipeline(_ form: Form, counting count: @escaping @Sendable (Int) ->
         let pipe = ValuePipe<Int>()
         let subscription = (pipe.signal() |> distinctUntilChanged |> scan(0, { $0 &+ $1 })).start(next: count)
         return Driver(send: { pipe.putNext($0) }, end: { subscription.dispose() })
-    case .tight:
-        let pipe = TightPipe<Int>()
-        let sink = TightStage<Int>(count)
-        let sum = HandState(0)
-        let summing = TightStage<Int> { value in
-            let total = sum.update { total in
-                total &+= value
-                return total
-            }
-            sink.push(total)
-        }
-        let last = HandState<Int?>(nil)
-        let distinct = TightStage<Int> { value in
-            let changed = last.update { previous in
-                defer { previous = value }
-                return previous != value
-            }
-            if changed { summing.push(value) }
-        }
-        pipe.subscribe(distinct)
-        return Driver(
-            send: { pipe.push($0) },
-            end: {
-                distinct.terminate()
-                summing.terminate()
-                sink.terminate()
-            })
-    case .closable:
-        let pipe = HandPipe<Int>()
-        let sink = HandStage<Int>(count)
-        let sum = HandState(0)
-        let summing = HandStage<Int> { value in
-            let total = sum.update { total in
-                total &+= value
-                return total
-            }
-            sink.push(total)
-        }
-        let last = HandState<Int?>(nil)
-        let distinct = HandStage<Int> { value in
-            let changed = last.update { previous in
-                defer { previous = value }
-                return previous != value
-            }
-            if changed { summing.push(value) }
-        }
-        _ = pipe.subscribe { distinct.push($0) }
-        return Driver(send: { pipe.push($0) }, end: {})
+    case .tight: return handWrittenStatefulPipeline(TightPipe<Int>.self, counting: count)
+    case .closable: return handWrittenStatefulPipeline(HandPipe<Int>.self, counting: count)
     }
+}
+
+/// ``statefulPipeline(_:counting:)`` written by hand, with the stages and pipe of one baseline.
+func handWrittenStatefulPipeline<Pipe: HandWrittenPipe>(
+    _: Pipe.Type, counting count: @escaping @Sendable (Int) -> Void
+) -> Driver where Pipe.Stage.Input == Int {
+    let pipe = Pipe()
+    let sink = Pipe.Stage(count)
+    let sum = HandState(0)
+    let summing = Pipe.Stage { value in
+        let total = sum.update { total in
+            total &+= value
+            return total
+        }
+        sink.push(total)
+    }
+    let last = HandState<Int?>(nil)
+    let distinct = Pipe.Stage { value in
+        let changed = last.update { previous in
+            defer { previous = value }
+            return previous != value
+        }
+        if changed { summing.push(value) }
+    }
+    pipe.attach(distinct)
+    return Driver(
+        send: { pipe.push($0) },
+        end: {
+            distinct.terminate()
+            summing.terminate()
+            sink.terminate()
+        })
 }
 
 /// A value moved into a `@Sendable` closure that only reads it: the closures inside are used by one
@@ -340,7 +323,7 @@ func sharedFeed(_ form: Form, threads: Int, operations: Int, subscribers: Int, c
         case .library:
             subscriptions.append(pipe.signal().start(next: count))
         case .tight:
-            tightPipe.subscribe(TightStage<Int>(count))
+            tightPipe.attach(TightStage<Int>(count))
         case .closable:
             let sink = HandStage<Int>(count)
             _ = handPipe.subscribe { sink.push($0) }
