@@ -322,7 +322,7 @@ struct WorkingSequence: AsyncSequence, Sendable {
     /// A producer on its own thread and a dispose at a random moment (after 0 to 3 values), many times:
     /// the stream terminates every time.
     @Test func disposedAtARandomMoment() async {
-        for round in 0..<500 {
+        for round in 0..<200 {
             let (stream, continuation, terminated) = self.stream()
             let received = Counter()
             let producer = Thread {

@@ -245,7 +245,7 @@ private actor QueueBoundAwaiter {
     /// its disposable, or by the task's own cancellation handler, when the cancellation came before the
     /// task began to wait; either outcome is right then.)
     @Test func anAdmittedValueWinsItsRaceWithCancellation() async {
-        for round in 0..<2_000 {
+        for round in 0..<1_000 {
             let captured = Atomic<Subscriber<Int, NoError>?>(value: nil)
             let disposedOn = Atomic<String?>(value: nil)
             let started = Counter()

@@ -181,7 +181,7 @@ import Testing
     /// never returns before the disposal has (the value used to lose now and then, and the call to return
     /// while the source still held its subscriber).
     @Test func anAdmittedValueWinsItsRaceWithTheDeadline() async {
-        for round in 0..<2_000 {
+        for round in 0..<1_000 {
             let scheduler = VirtualTimeScheduler()
             let captured = Atomic<Subscriber<Int, NoError>?>(value: nil)
             let disposedByValue = Atomic<Bool?>(value: nil)
@@ -224,7 +224,7 @@ import Testing
     /// was sent is the outcome, every time (the value used to win now and then: the deadline was armed
     /// before the cancellation handler was installed).
     @Test func aCancellationBeforeTheValueIsCancelledEveryTime() async {
-        for round in 0..<2_000 {
+        for round in 0..<1_000 {
             let scheduler = VirtualTimeScheduler()
             let captured = Atomic<Subscriber<Int, NoError>?>(value: nil)
             let signal = Signal<Int, NoError> { subscriber in
