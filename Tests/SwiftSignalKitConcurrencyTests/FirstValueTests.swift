@@ -238,7 +238,7 @@ private actor QueueBoundAwaiter {
         #expect(try await task.value == 7)
     }
 
-    /// The value and the task's cancellation race from two threads, thousands of times: a subscription
+    /// The value and the task's cancellation race from two threads, a thousand times: a subscription
     /// disposed by the value's thread gives the value, one disposed by the cancelling thread gives
     /// `CancellationError`, and `get()` never returns before the disposal has. (A subscription may also
     /// be disposed elsewhere: by the starting task, when the value came before the generator returned

@@ -175,7 +175,7 @@ import Testing
         #expect(await task.value == .value(7))
     }
 
-    /// The value and the deadline race from two threads, thousands of times. Whichever decided the
+    /// The value and the deadline race from two threads, a thousand times. Whichever decided the
     /// outcome disposed the subscription, on its own thread: a subscription disposed by the value's
     /// thread gives the value, one disposed by the deadline's thread gives `.timedOut`, and the call
     /// never returns before the disposal has (the value used to lose now and then, and the call to return
