@@ -100,18 +100,29 @@ func run<T: Sendable, E: Error>(_ signal: Signal<T, E>, onNext: @escaping @Senda
             }
         }
         let received = Counter()
-        let disposed = Atomic(value: false)
-        let late = Counter()
+        // 0 before `dispose()` returns, 1 after, 2 once the stream has terminated. A delivery that the
+        // iterating task had already begun may still enter the callback after `dispose()` returns (the
+        // documented contract: disposal does not wait for another thread); one the task began after
+        // that may not, and nothing at all may enter once the stream has terminated.
+        let phase = Atomic(value: 0)
+        let enteredAfterDispose = Counter()
+        let enteredAfterTermination = Counter()
         let subscription = Signal(stream).start(next: { _ in
+            switch phase.with({ $0 }) {
+            case 1: enteredAfterDispose.increment()
+            case 2: enteredAfterTermination.increment()
+            default: break
+            }
             received.increment()
-            if disposed.with({ $0 }) { late.increment() }
         })
         await eventually { received.value >= 100 }
         subscription.dispose()
-        disposed.swap(true)
+        phase.swap(1)
         let stopped = await wait(terminated)
+        phase.swap(2)
         #expect(stopped, "the iterating task was cancelled and the stream terminated")
-        #expect(late.value == 0)
+        #expect(enteredAfterDispose.value <= 1, "only the delivery already under way may finish after dispose()")
+        #expect(enteredAfterTermination.value == 0)
         feeder.cancel()
     }
 }
