@@ -66,7 +66,7 @@ public struct SignalSender<T, E> {
     /// the value is sent from that actor, as one sent with `send(value)` is.
     ///
     /// It waits only when a consumer paces this subscription: a `for await` loop over
-    /// `values(bufferingPolicy: .bounded(n))` (or `startValues`) with `n` values it has not taken yet,
+    /// `values(bufferingPolicy: .bounded(n))` with `n` values it has not taken yet,
     /// reached through operators that hand each value on synchronously (`map`, `filter`, `take`, ...;
     /// the Flow control article lists them). Otherwise it sends at once, as `send(value)` does.
     ///

@@ -184,16 +184,16 @@ final class CancellationGate: Sendable {
 extension Promise {
     /// The promise's values as an `AsyncSequence`: the current value (if any), then each new one.
     ///
-    /// The sequence subscribes when it is made (as ``SwiftSignalKit/Signal/startValues(bufferingPolicy:)``
+    /// The sequence subscribes when it is made (as every signal's ``SwiftSignalKit/Signal/values(bufferingPolicy:)``
     /// does), so a value set between making it and the loop's first `next()` is not lost. The sequence
     /// never ends on its own (a promise never completes); leave the loop or cancel the task.
     @inlinable public var values: SignalValues<T, NoError> {
-        return self.get().startValues()
+        return self.get().values
     }
 
     /// The promise's values as an `AsyncSequence` with the given buffering policy: the current value (if
     /// any), then each new one, from when the sequence is made. Same as
-    /// `get().startValues(bufferingPolicy:)`.
+    /// `get().values(bufferingPolicy:)`.
     ///
     /// ```swift
     /// for await latest in status.values(bufferingPolicy: .bufferingNewest(1)) { render(latest) }
@@ -202,7 +202,7 @@ extension Promise {
     /// - Parameter bufferingPolicy: What to keep until the loop takes it.
     /// - Returns: The sequence, already subscribed.
     @inlinable public func values(bufferingPolicy: SignalBufferingPolicy) -> SignalValues<T, NoError> {
-        return self.get().startValues(bufferingPolicy: bufferingPolicy)
+        return self.get().values(bufferingPolicy: bufferingPolicy)
     }
 }
 
@@ -211,16 +211,16 @@ extension ValuePromise {
     ///
     /// Like `Promise.values`, the sequence subscribes when it is made and never ends on its own.
     @inlinable public var values: SignalValues<T, NoError> {
-        return self.get().startValues()
+        return self.get().values
     }
 
     /// The promise's values as an `AsyncSequence` with the given buffering policy, from when the
-    /// sequence is made. Same as `get().startValues(bufferingPolicy:)`.
+    /// sequence is made. Same as `get().values(bufferingPolicy:)`.
     ///
     /// - Parameter bufferingPolicy: What to keep until the loop takes it.
     /// - Returns: The sequence, already subscribed.
     @inlinable public func values(bufferingPolicy: SignalBufferingPolicy) -> SignalValues<T, NoError> {
-        return self.get().startValues(bufferingPolicy: bufferingPolicy)
+        return self.get().values(bufferingPolicy: bufferingPolicy)
     }
 }
 
@@ -233,15 +233,15 @@ extension ValuePipe where T: Sendable {
     /// for await trade in trades { record(trade) }
     /// ```
     ///
-    /// The sequence subscribes when it is made (as ``SwiftSignalKit/Signal/startValues(bufferingPolicy:)``
+    /// The sequence subscribes when it is made (as every signal's ``SwiftSignalKit/Signal/values(bufferingPolicy:)``
     /// does), so values put before the loop starts are kept for it. No replay: values put before the
     /// sequence was made are not seen.
     @inlinable public var values: SignalValues<T, NoError> {
-        return self.signal().startValues()
+        return self.signal().values
     }
 
     /// The pipe's values as an `AsyncSequence` with the given buffering policy, from when the sequence is
-    /// made. Same as `signal().startValues(bufferingPolicy:)`.
+    /// made. Same as `signal().values(bufferingPolicy:)`.
     ///
     /// ```swift
     /// for await tick in ticks.values(bufferingPolicy: .bufferingNewest(1)) { redraw(tick) }
@@ -250,6 +250,6 @@ extension ValuePipe where T: Sendable {
     /// - Parameter bufferingPolicy: What to keep until the loop takes it.
     /// - Returns: The sequence, already subscribed.
     @inlinable public func values(bufferingPolicy: SignalBufferingPolicy) -> SignalValues<T, NoError> {
-        return self.signal().startValues(bufferingPolicy: bufferingPolicy)
+        return self.signal().values(bufferingPolicy: bufferingPolicy)
     }
 }

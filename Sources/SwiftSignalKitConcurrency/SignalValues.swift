@@ -8,9 +8,10 @@ public enum SignalBufferingPolicy: Sendable, Equatable {
     case bufferingNewest(Int)
     /// Keep at most this many values, dropping new ones when full.
     case bufferingOldest(Int)
-    /// Keep every value, and make producers that can wait do so while this many values wait for the
-    /// loop: an async generator's `await send.waitingForRoom(value)`, and `Signal(sequence)`, which then
-    /// pulls its next element only when there is room. Nothing is dropped.
+    /// Never keep more than this many values: producers that can wait do so while this many values
+    /// wait for the loop (an async generator's `await send.waitingForRoom(value)`, and `Signal(sequence)`,
+    /// which then pulls its next element only when there is room), and a value from a producer that
+    /// cannot wait, arriving when the buffer is full, ends the iteration.
     ///
     /// - The bound reaches the producer through the operators that hand each value on synchronously
     ///   (`map`, `filter`, `take`, `skip`, `distinctUntilChanged`, `beforeNext`, ...) and through
@@ -18,16 +19,22 @@ public enum SignalBufferingPolicy: Sendable, Equatable {
     ///   threads, combine or share (`deliverOn`, `delay`, `debounce`, `combineLatest`, `zip`, `share`,
     ///   the outer signal of `mapToSignal`) are where it stops: the producers above them do not wait.
     ///   The Flow control article lists every operator.
-    /// - A producer that cannot wait (a synchronous `putNext`, the generator's `send(value)`) is never
-    ///   blocked and loses nothing: its values are kept beyond the bound.
-    /// - With one waiting producer, the buffer never holds more than the bound. 0 is a rendezvous: a
+    /// - A producer that cannot wait (a synchronous `putNext`, the generator's `send(value)`, a producer
+    ///   above an operator where pacing stops) is never blocked. Its values are kept while there is room;
+    ///   one that finds the buffer full ends the iteration as `.endingWhenFull` does: the loop takes the
+    ///   values kept, then ends, and ``SignalValues/endReason`` is
+    ///   ``SignalValuesEndReason/producerCouldNotWait``. A debug build also prints why. To keep every
+    ///   value of such a producer, use `.unbounded`.
+    /// - With one waiting producer, the buffer never holds more than the bound; producers that wait side
+    ///   by side may each find room at the same moment, and each such value is kept. 0 is a rendezvous: a
     ///   waiting producer sends only while the loop waits in `next()`. A negative bound stops the
     ///   program with a message naming it; `Int.max` never makes a producer wait.
     case bounded(Int)
     /// Keep at most this many values; when one more arrives, end this iteration: the loop still takes
-    /// the values kept, then `next()` returns nil, and `SignalValues.Iterator.endedBecauseFull` tells
-    /// this end from the source's completion. The subscription is disposed at once, so the source and
-    /// its other consumers go on, and the value that found the buffer full is dropped.
+    /// the values kept, then `next()` returns nil, and ``SignalValues/endReason`` is
+    /// ``SignalValuesEndReason/fellBehind``, telling this end from the source's completion. The
+    /// subscription is disposed at once, so the source and its other consumers go on, and the value that
+    /// found the buffer full is dropped.
     ///
     /// The policy for one slow client of a shared feed: the client reconnects and resumes from the last
     /// value it took, instead of the server keeping ever more for it. 0 ends the iteration at the first
@@ -36,24 +43,62 @@ public enum SignalBufferingPolicy: Sendable, Equatable {
     case endingWhenFull(Int)
 }
 
+/// Why an iteration over ``SignalValues`` ended: read it after the loop from the sequence
+/// (``SignalValues/endReason``, for its first iteration) or from a hand-driven iterator.
+///
+/// ```swift
+/// let events = feed.values(bufferingPolicy: .endingWhenFull(1_000))
+/// for await event in events { try await client.write(event) }
+/// if events.endReason == .fellBehind { log("client fell behind; it reconnects and resumes") }
+/// ```
+public enum SignalValuesEndReason: Sendable, Equatable {
+    /// The signal completed, and the loop took every value kept.
+    case completed
+    /// The signal failed: `next()` threw its error.
+    case failed
+    /// The task was cancelled, the loop was left (`break`, `return`, a thrown error), or the iterator was
+    /// dropped.
+    case cancelled
+    /// Under ``SignalBufferingPolicy/endingWhenFull(_:)``: a value arrived with the limit's number of
+    /// values waiting. The loop took those, then ended.
+    case fellBehind
+    /// Under ``SignalBufferingPolicy/bounded(_:)``: a producer that cannot wait sent a value with the
+    /// bound's number of values waiting. The loop took those, then ended.
+    case producerCouldNotWait
+}
+
 extension Signal where E: Error, T: Sendable {
-    /// The signal's values as an `AsyncSequence`, keeping every value that arrives while the loop body
-    /// runs (see ``values(bufferingPolicy:)``).
+    /// The signal's values as an `AsyncSequence`, subscribed when it is made and keeping every value that
+    /// arrives until the loop takes it (see ``values(bufferingPolicy:)``).
     ///
     /// ```swift
     /// for await user in userSignal.values { render(user) }          // a NoError signal
     /// for try await chunk in downloadSignal.values { write(chunk) } // throws the signal's error type
     /// ```
-    public var values: SignalValues<T, E> {
-        return SignalValues(signal: self, bufferingPolicy: .unbounded)
+    @inlinable public var values: SignalValues<T, E> {
+        return SignalValues(signal: self, bufferingPolicy: .unbounded, startNow: true)
     }
 
     /// The signal's values as an `AsyncSequence` with the given buffering policy.
     ///
-    /// - Each iterator is its own subscription (the signal is cold), started by the first `next()`, which
-    ///   is already waiting by then: a value sent while the signal starts (`single`, a promise's current
-    ///   value) goes straight to it, whatever the buffer's size. For a hot source behind operators,
-    ///   where values sent before the loop starts matter, use ``startValues(bufferingPolicy:)``.
+    /// - **The sequence subscribes when it is made.** No value sent after this call returns is lost,
+    ///   whatever operators stand between a hot source and the loop, and however late the loop starts:
+    ///   values wait for it under `bufferingPolicy`. Values sent before it are not seen, so make the
+    ///   sequence before starting the producer (a debug build says so when a `ValuePipe` had sent values
+    ///   nobody heard before a sequence subscribed to it).
+    ///
+    ///   ```swift
+    ///   let trades = feed.signal() |> filter { $0.symbol == "ACME" }
+    ///   let values = trades.values          // subscribed here
+    ///   exchange.connect()                  // sends at once, from its own thread
+    ///   for await trade in values { record(trade) }
+    ///   ```
+    ///
+    /// - The first iterator takes that subscription, with what it has kept. Each later iterator is a new
+    ///   subscription, made when the iterator is made. A sequence dropped without being iterated disposes
+    ///   its subscription; until then it keeps what the policy allows, so make it right before the loop.
+    /// - The first value is kept for the first `next()` whatever the buffer's size (even 0), so the value
+    ///   a replaying source (`single`, a promise's current value) sends while it starts is not lost.
     /// - Values that arrive while the loop body runs are kept according to `bufferingPolicy`; none is
     ///   dropped silently under `.unbounded`. A limit of 0 keeps nothing: a value reaches the loop only
     ///   if it arrives while the loop waits in `next()`. A value leaves the buffer when the loop takes it,
@@ -65,35 +110,15 @@ extension Signal where E: Error, T: Sendable {
     ///
     /// - Parameter bufferingPolicy: What to keep while the consumer is busy.
     /// - Returns: The sequence.
-    public func values(bufferingPolicy: SignalBufferingPolicy) -> SignalValues<T, E> {
-        return SignalValues(signal: self, bufferingPolicy: bufferingPolicy)
+    @inlinable public func values(bufferingPolicy: SignalBufferingPolicy) -> SignalValues<T, E> {
+        return SignalValues(signal: self, bufferingPolicy: bufferingPolicy, startNow: true)
     }
 }
 
 extension Signal where E: Error, T: Sendable {
-    /// Starts the signal now and returns its values as an `AsyncSequence`: nothing sent after this call
-    /// is lost, however late the loop starts.
-    ///
-    /// The spelling for a hot source (a pipe, a feed, anything that sends whether or not someone
-    /// listens) when something happens between making the sequence and the first `next()`:
-    ///
-    /// ```swift
-    /// let updates = trades.signal() |> filter { $0.symbol == "ACME" }
-    /// let values = updates.startValues()   // subscribed here
-    /// exchange.connect()                    // sends at once, from its own thread
-    /// for await trade in values { record(trade) }
-    /// ```
-    ///
-    /// - The subscription is made by this call. Values sent before the first iterator is made are kept
-    ///   for it under `bufferingPolicy`; the first value is always kept for the first `next()`, as a
-    ///   value sent while a cold signal starts is.
-    /// - The first iterator takes that subscription. Each later iterator subscribes when it is made.
-    /// - A sequence dropped without being iterated disposes its subscription. Until then it keeps what
-    ///   the policy allows: make it right before the loop, not long before.
-    /// - Everything else is as for ``values(bufferingPolicy:)``: leaving the loop, cancelling the task
-    ///   or dropping the iterator disposes the subscription.
-    ///
-    /// `ValuePipe.values`, `Promise.values` and `ValuePromise.values` already work this way.
+    /// The same as ``values(bufferingPolicy:)``, which now also subscribes when the sequence is made.
+    /// Kept for code written when `values` subscribed at the first `next()` and this was the spelling
+    /// that did not.
     ///
     /// - Parameter bufferingPolicy: What to keep until the loop takes it; every value by default.
     /// - Returns: The sequence, already subscribed.
@@ -102,8 +127,8 @@ extension Signal where E: Error, T: Sendable {
     }
 }
 
-/// The values of a `Signal` as an `AsyncSequence`; see `Signal.values(bufferingPolicy:)` and
-/// `Signal.startValues(bufferingPolicy:)`.
+/// The values of a `Signal` as an `AsyncSequence`, subscribed when the sequence is made; see
+/// `Signal.values(bufferingPolicy:)`.
 public struct SignalValues<T: Sendable, E: Error>: AsyncSequence, Sendable {
     /// The signal's value type.
     public typealias Element = T
@@ -112,14 +137,17 @@ public struct SignalValues<T: Sendable, E: Error>: AsyncSequence, Sendable {
 
     @usableFromInline let signal: Signal<T, E>
     @usableFromInline let bufferingPolicy: SignalBufferingPolicy
-    /// For a sequence that subscribes when it is made (`startValues`, a hot source's `values`): the
-    /// subscription made with it, until an iterator takes it. Nil for a cold signal's `values`.
-    @usableFromInline let started: StartedValues<T, E>?
+    /// The subscription made with the sequence, until its first iterator takes it, and the reason that
+    /// first iteration ended.
+    @usableFromInline let started: StartedValues<T, E>
 
-    /// Inlinable, so that a sequence that subscribes when it is made (`startValues`, a hot source's
-    /// `values`) makes its subscription in code specialised for the client's types: unspecialised, each
-    /// value it received looked types up in the runtime's shared tables.
-    @inlinable init(signal: Signal<T, E>, bufferingPolicy: SignalBufferingPolicy, startNow: Bool = false) {
+    /// Inlinable, so that the subscription made with the sequence is made in code specialised for the
+    /// client's types: unspecialised, each value it received looked types up in the runtime's shared
+    /// tables.
+    ///
+    /// `startNow` is always true; the parameter stays for the inlinable code that client modules built
+    /// against earlier versions still call.
+    @inlinable init(signal: Signal<T, E>, bufferingPolicy: SignalBufferingPolicy, startNow: Bool = true) {
         // Checked here, where the caller chose the policy, not at the first `for await`.
         switch bufferingPolicy {
         case .bufferingNewest(let limit), .bufferingOldest(let limit):
@@ -133,29 +161,45 @@ public struct SignalValues<T: Sendable, E: Error>: AsyncSequence, Sendable {
         }
         self.signal = signal
         self.bufferingPolicy = bufferingPolicy
-        if startNow {
-            let storage = SignalValuesStorage(signal: signal, bufferingPolicy: bufferingPolicy)
-            storage.startNow()
-            self.started = StartedValues(storage)
-        } else {
-            self.started = nil
-        }
+        let storage = SignalValuesStorage(signal: signal, bufferingPolicy: bufferingPolicy)
+        storage.startNow()
+        self.started = StartedValues(storage)
     }
 
-    /// Makes an iterator. For a cold signal's `values`, it subscribes on its first `next()`. For a
-    /// sequence that subscribed when it was made, the first iterator takes that subscription, with what it
-    /// has kept since, and each later iterator subscribes at once.
+    /// Makes an iterator. The first takes the subscription made with the sequence, with what it has kept
+    /// since; each later iterator subscribes at once.
     ///
     /// - Returns: A new iterator with its own subscription.
     public func makeAsyncIterator() -> Iterator {
-        if let storage = self.started?.take() {
+        if let storage = self.started.take() {
             return Iterator(storage: storage)
         }
         let storage = SignalValuesStorage(signal: self.signal, bufferingPolicy: self.bufferingPolicy)
-        if self.started != nil {
-            storage.startNow()
-        }
+        storage.startNow()
         return Iterator(storage: storage)
+    }
+
+    /// Why the sequence's first iteration (the subscription made with the sequence) ended; nil while it
+    /// goes on. Read it after a `for await` loop over the sequence, once the loop has ended by itself
+    /// (`next()` returned nil or threw):
+    ///
+    /// ```swift
+    /// let events = feed.values(bufferingPolicy: .endingWhenFull(1_000))
+    /// for await event in events { try await client.write(event) }
+    /// if events.endReason == .fellBehind { log("client fell behind; it reconnects and resumes") }
+    /// ```
+    ///
+    /// A loop left with `break`, `return` or a thrown error reads ``SignalValuesEndReason/cancelled``,
+    /// unless the iteration had already ended for another reason. Later iterators' reasons are on them:
+    /// ``Iterator/endReason``.
+    public var endReason: SignalValuesEndReason? {
+        return self.started.storage.endReason
+    }
+
+    /// Whether the first iteration ended because the buffer was full: ``endReason`` is
+    /// ``SignalValuesEndReason/fellBehind`` or ``SignalValuesEndReason/producerCouldNotWait``.
+    public var endedBecauseFull: Bool {
+        return self.endReason == .fellBehind || self.endReason == .producerCouldNotWait
     }
 
     /// Iterates over the values of one subscription.
@@ -185,17 +229,18 @@ public struct SignalValues<T: Sendable, E: Error>: AsyncSequence, Sendable {
             return try await self.lifetime.storage.next(isolation: actor)
         }
 
-        /// Whether the iteration ended because the loop fell behind under
-        /// `SignalBufferingPolicy.endingWhenFull(_:)`, rather than by the source's completion or
-        /// failure, or cancellation. Meaningful once `next()` has returned nil.
-        ///
-        /// ```swift
-        /// var events = feed.values(bufferingPolicy: .endingWhenFull(1_000)).makeAsyncIterator()
-        /// while let event = await events.next() { try await client.write(event) }
-        /// if events.endedBecauseFull { log("client fell behind; it reconnects and resumes") }
-        /// ```
+        /// Why this iteration ended; nil while it goes on. Meaningful once `next()` has returned nil or
+        /// thrown. See ``SignalValuesEndReason``.
+        public var endReason: SignalValuesEndReason? {
+            return self.lifetime.storage.endReason
+        }
+
+        /// Whether the iteration ended because the buffer was full: under
+        /// `SignalBufferingPolicy.endingWhenFull(_:)` (the loop fell behind), or under
+        /// `SignalBufferingPolicy.bounded(_:)` with a producer that cannot wait. Meaningful once `next()`
+        /// has returned nil.
         public var endedBecauseFull: Bool {
-            return self.lifetime.storage.endedBecauseFull
+            return self.endReason == .fellBehind || self.endReason == .producerCouldNotWait
         }
     }
 }
@@ -203,23 +248,29 @@ public struct SignalValues<T: Sendable, E: Error>: AsyncSequence, Sendable {
 @available(*, unavailable, message: "an iterator belongs to one task; make one per task")
 extension SignalValues.Iterator: Sendable {}
 
-/// The subscription a sequence made when it was made, held until its first iterator takes it; disposed
-/// when the last copy of the sequence goes away untaken.
+/// The subscription a sequence made when it was made, held until its first iterator takes it and
+/// disposed when the last copy of the sequence goes away untaken; and, for ``SignalValues/endReason``,
+/// that subscription's state for as long as the sequence lives.
 @usableFromInline final class StartedValues<T: Sendable, E: Error>: Sendable {
-    @usableFromInline let storage: LockedState<SignalValuesStorage<T, E>?>
+    @usableFromInline let storage: SignalValuesStorage<T, E>
+    @usableFromInline let isTaken = LockedState(false)
 
     @inlinable init(_ storage: SignalValuesStorage<T, E>) {
-        self.storage = LockedState(storage)
+        self.storage = storage
     }
 
     /// The subscription, for the first caller only.
     func take() -> SignalValuesStorage<T, E>? {
-        return self.storage.withLock { $0.take() }
+        let first = self.isTaken.withLock { isTaken -> Bool in
+            defer { isTaken = true }
+            return !isTaken
+        }
+        return first ? self.storage : nil
     }
 
     deinit {
         // No iterator took it: nobody will read what it keeps.
-        self.storage.withLock { $0.take() }?.cancel()
+        if self.take() != nil { self.storage.cancel() }
     }
 }
 

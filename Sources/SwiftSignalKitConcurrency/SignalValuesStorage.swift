@@ -11,7 +11,9 @@ import SwiftSignalKit
 ///
 /// Under `.bounded(n)` it is also the consumer's ``SignalDemand``: producers that can wait suspend in
 /// ``waitForRoom()`` while `n` values wait for the loop, and the loop's taking a value (or waiting in
-/// `next()`) resumes them.
+/// `next()`) resumes them. Each wait that ends with room is counted (``State/granted``), so that a value
+/// finding the buffer full is told apart: a waiting producer's (several found room at the same moment)
+/// is kept, any other ends the iteration (``SignalValuesEndReason/producerCouldNotWait``).
 @usableFromInline final class SignalValuesStorage<T: Sendable, E: Error>: SignalDemand, Sendable {
     @usableFromInline typealias Waiter = UnsafeContinuation<Result<T?, E>, Never>
 
@@ -35,8 +37,17 @@ import SwiftSignalKit
         @usableFromInline var subscription: Disposable?
         /// Producers waiting for room under `.bounded` (see ``waitForRoom()``).
         @usableFromInline var producers = RoomWaiters()
-        /// The iteration ended because the buffer was full under `.endingWhenFull`.
-        @usableFromInline var endedBecauseFull = false
+        /// Why the iteration ended, once the loop has been told (`next()` returned nil or threw) or has
+        /// gone; see ``SignalValuesEndReason``.
+        @usableFromInline var endReason: SignalValuesEndReason?
+        /// Set when a value found the buffer full (`.endingWhenFull`, or `.bounded` with a producer that
+        /// cannot wait): the loop takes what is kept, then ends for this reason.
+        @usableFromInline var earlyEnd: SignalValuesEndReason?
+        /// Under `.bounded`: producers whose wait ended with room and whose value has not arrived yet
+        /// (see ``grantedRoom()``); each value that arrives takes one. (A value an operator drops on its
+        /// way, `filter`'s, leaves its credit behind: only a producer that cannot wait, in the same loop,
+        /// could use it, to send one value more beyond the bound.)
+        @usableFromInline var granted = 0
 
         @inlinable init() {}
 
@@ -55,7 +66,20 @@ import SwiftSignalKit
             guard case .bounded(let bound) = policy, !self.producers.isEmpty, self.hasRoom(bound: bound) else {
                 return []
             }
-            return self.producers.takeAll()
+            let resumed = self.producers.takeAll()
+            self.granted += resumed.count
+            return resumed
+        }
+
+        /// A producer found room without waiting (see `RoomWaitingState.grantedRoom()`).
+        @inlinable mutating func grantedRoom() {
+            self.granted += 1
+        }
+
+        /// The iteration is over for the loop: records why, unless a reason is already recorded.
+        @inlinable mutating func finish(_ reason: SignalValuesEndReason) {
+            self.isFinished = true
+            if self.endReason == nil { self.endReason = self.earlyEnd ?? reason }
         }
     }
 
@@ -98,16 +122,15 @@ import SwiftSignalKit
         }
     }
 
-    /// Ends the iteration: disposes the subscription and wakes a waiting consumer with nil.
-    /// See `SignalValues.Iterator.endedBecauseFull`.
-    var endedBecauseFull: Bool {
-        return self.state.withLock { $0.endedBecauseFull }
+    /// See `SignalValues.Iterator.endReason`.
+    var endReason: SignalValuesEndReason? {
+        return self.state.withLock { $0.endReason }
     }
 
     @inlinable func cancel() {
         let (waiter, subscription, dropped, handoff, producers) = self.state.withLock {
             state -> (Waiter?, Disposable?, [T?], T?, [UnsafeContinuation<Void, Never>]) in
-            state.isFinished = true
+            state.finish(.cancelled)
             state.firstNextPending = false
             let waiter = state.waiter
             state.waiter = nil
@@ -145,6 +168,22 @@ import SwiftSignalKit
     /// Starts the subscription; called once, by the first `next()` or by ``startNow()`` (see
     /// ``claimStart(_:)``).
     @inlinable func start() {
+        #if DEBUG
+            let subscription = SequenceSubscription.marking { self.subscribe() }
+        #else
+            let subscription = self.subscribe()
+        #endif
+        let disposeNow = self.state.withLock { state -> Bool in
+            if state.isFinished || state.terminal != nil { return true }
+            state.subscription = subscription
+            return false
+        }
+        if disposeNow {
+            subscription.dispose()
+        }
+    }
+
+    @inlinable func subscribe() -> Disposable {
         let subscription: Disposable
         if case .bounded = self.policy {
             subscription = self.signal.start(
@@ -160,14 +199,7 @@ import SwiftSignalKit
                 completed: { self.ended(.completed) }
             )
         }
-        let disposeNow = self.state.withLock { state -> Bool in
-            if state.isFinished || state.terminal != nil { return true }
-            state.subscription = subscription
-            return false
-        }
-        if disposeNow {
-            subscription.dispose()
-        }
+        return subscription
     }
 
     /// Hands the consumer what is ready, or registers its wait.
@@ -188,7 +220,10 @@ import SwiftSignalKit
                 return .success(nil)
             }
             if let terminal = state.terminal {
-                state.isFinished = true
+                switch terminal {
+                case .completed: state.finish(.completed)
+                case .failed: state.finish(.failed)
+                }
                 switch terminal {
                 case .completed: return .success(nil)
                 case .failed(let error): return .failure(error)
@@ -205,8 +240,12 @@ import SwiftSignalKit
 
     @inlinable func received(_ value: T) {
         var ended: Disposable?
+        var overflowed: Int?
         let (waiter, dropped) = self.state.withLock { state -> (Waiter?, T?) in
             if state.isFinished || state.terminal != nil { return (nil, value) }
+            // Under a bound: whether a producer that waited found room for this value.
+            let hadRoom = state.granted > 0
+            if hadRoom { state.granted -= 1 }
             if let waiter = state.waiter {
                 state.waiter = nil
                 return (waiter, nil)
@@ -218,9 +257,22 @@ import SwiftSignalKit
                 return (nil, nil)
             }
             switch self.policy {
-            case .unbounded, .bounded:
-                // A bound makes producers that can wait do so (`waitForRoom()`); what the others send
-                // is kept.
+            case .unbounded:
+                state.buffer.append(value)
+                return (nil, nil)
+            case .bounded(let bound):
+                // A bound makes producers that can wait do so (`waitForRoom()`). A value that finds the
+                // buffer full is kept when a waiting producer found room for it at the same moment as
+                // others; any other value would grow the buffer past the bound without limit.
+                let waiting = state.buffer.count + (state.handoff == nil ? 0 : 1)
+                if !hadRoom && waiting >= bound {
+                    state.earlyEnd = .producerCouldNotWait
+                    state.terminal = .completed
+                    ended = state.subscription
+                    state.subscription = nil
+                    overflowed = bound
+                    return (nil, value)
+                }
                 state.buffer.append(value)
                 return (nil, nil)
             case .bufferingNewest(let limit):
@@ -242,7 +294,7 @@ import SwiftSignalKit
                 }
                 // The loop fell behind: it takes what is kept, then its iteration ends; the source
                 // stops sending to it now.
-                state.endedBecauseFull = true
+                state.earlyEnd = .fellBehind
                 state.terminal = .completed
                 ended = state.subscription
                 state.subscription = nil
@@ -252,7 +304,25 @@ import SwiftSignalKit
         withExtendedLifetime(dropped) {}
         ended?.dispose()
         waiter?.resume(returning: .success(value))
+        #if DEBUG
+            if let overflowed { Self.reportOverflow(bound: overflowed) }
+        #endif
     }
+
+    #if DEBUG
+        /// Says, in a debug build, why a `.bounded` loop is about to end early: the policy's usual reading
+        /// ("producers wait") does not hold for the producer in question, and the fix is in its code.
+        @usableFromInline static func reportOverflow(bound: Int) {
+            debugDiagnostic(
+                "values(bufferingPolicy: .bounded(\(bound))): a value arrived with \(bound) waiting, from a producer that "
+                    + "cannot wait (a synchronous putNext, a generator's send(value), or a producer above an operator "
+                    + "where pacing stops: deliverOn, delay, combineLatest, share, ...). The iteration ends with endReason "
+                    + ".producerCouldNotWait instead of growing past the bound. Keep every value with .unbounded, "
+                    + "end a slow client on purpose with .endingWhenFull(n), or make the producer wait "
+                    + "(Signal(sequence), send.waitingForRoom(value)); see the Flow control article."
+            )
+        }
+    #endif
 
     @inlinable func ended(_ terminal: Terminal) {
         var producers: [UnsafeContinuation<Void, Never>] = []
@@ -269,7 +339,10 @@ import SwiftSignalKit
                 return (nil, subscription)
             }
             state.waiter = nil
-            state.isFinished = true
+            switch terminal {
+            case .completed: state.finish(.completed)
+            case .failed: state.finish(.failed)
+            }
             return (waiter, subscription)
         }
         withExtendedLifetime(subscription) {}

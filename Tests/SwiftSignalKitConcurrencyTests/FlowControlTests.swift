@@ -277,17 +277,27 @@ final class Lead: Sendable {
         #expect(lead.largestLead >= Self.count - 2)
     }
 
-    /// Where the bound stops: above an operator that hops threads, the producer does not wait.
+    /// Where the bound stops: above an operator that hops threads, the producer does not wait. A value
+    /// it sends into a full buffer ends the loop, with the reason, instead of growing the buffer.
     @Test func theBoundStopsAtAnOperatorThatHopsThreads() async {
         let lead = Lead()
+        let queue = Queue()
         let source = Signal(CountingSequence(count: Self.count, pulled: lead.produced))
-        for await _ in (source |> deliverOn(Queue())).values(bufferingPolicy: .bounded(1)) {
+        let values = (source |> deliverOn(queue)).values(bufferingPolicy: .bounded(1))
+        for await _ in values {
             lead.took()
             if lead.taken.value == 1 {
-                await eventually { lead.produced.value == Self.count }
+                // The producer runs ahead: it has sent three more values, which the queue has delivered.
+                await eventually { lead.produced.value >= 5 }
+                await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                    queue.justDispatch { done.resume() }
+                }
             }
         }
-        #expect(lead.taken.value == Self.count, "nothing is lost either")
+        #expect(lead.largestLead >= 3, "the producer did not wait")
+        #expect(lead.taken.value == 2, "the first value, then the one the bound kept")
+        #expect(values.endReason == .producerCouldNotWait)
+        #expect(values.endedBecauseFull)
     }
 
     /// `Int.max` never makes a producer wait.
@@ -304,29 +314,38 @@ final class Lead: Sendable {
     }
 
     /// A producer that cannot wait (a synchronous `putNext`, the generator's `send(value)`) is never
-    /// blocked, and nothing it sends is lost: the buffer keeps its values beyond the bound.
-    @Test func aProducerThatCannotWaitLosesNothing() async {
+    /// blocked, and never grows the buffer past the bound: the value that finds it full ends the loop,
+    /// which takes what was kept and can read why it ended.
+    @Test func aProducerThatCannotWaitEndsTheLoopInsteadOfGrowingTheBuffer() async {
         let pipe = ValuePipe<Int>()
         let values = pipe.values(bufferingPolicy: .bounded(2))
-        let sent = await onThread {
+        await onThread {
             for value in 0..<100 { pipe.putNext(value) }
-            return 100
         }
         var received: [Int] = []
         for await value in values {
             received.append(value)
-            if received.count == sent { break }
         }
-        #expect(received == Array(0..<100))
+        // Two values wait (the first, kept for the first next(), counts): the third ends the loop.
+        #expect(received == [0, 1])
+        #expect(values.endReason == .producerCouldNotWait)
 
+        let sentAll = Atomic(value: false)
         let generated = Signal<Int, NoError> { send in
             for value in 0..<100 { send(value) }
+            sentAll.swap(true)
         }
-        var fromGenerator: [Int] = []
-        for await value in generated.values(bufferingPolicy: .bounded(1)) {
-            fromGenerator.append(value)
+        let fromGenerator = generated.values(bufferingPolicy: .bounded(1))
+        var iterator = fromGenerator.makeAsyncIterator()
+        var taken: [Int] = []
+        while let value = await iterator.next() {
+            taken.append(value)
+            if taken.count == 1 { await eventually { sentAll.with { $0 } } }
         }
-        #expect(fromGenerator == Array(0..<100))
+        #expect(taken.count <= 2, "at most the first value and the one the bound kept: \(taken)")
+        #expect(taken == Array(0..<taken.count))
+        #expect(iterator.endReason == .producerCouldNotWait)
+        #expect(fromGenerator.endReason == .producerCouldNotWait, "the first iterator's reason is the sequence's")
     }
 
     /// Leaving the loop while the producer waits for room releases it: its task is cancelled and its

@@ -33,13 +33,14 @@ func burst(_ count: Int, source: InstrumentedSource) -> Signal<Int, NoError> {
         #expect(source.isBalanced)
     }
 
-    @Test func subscribesLazilyAndOncePerIterator() async {
+    @Test func subscribesWhenMadeAndOncePerLaterIterator() async {
         let source = InstrumentedSource()
         let sequence = burst(3, source: source).values
-        #expect(source.starts.value == 0)
+        #expect(source.starts.value == 1, "the sequence subscribes when it is made")
         var first = sequence.makeAsyncIterator()
+        #expect(source.starts.value == 1, "the first iterator takes that subscription")
         var second = sequence.makeAsyncIterator()
-        #expect(source.starts.value == 0, "making an iterator does not subscribe")
+        #expect(source.starts.value == 2, "a later iterator subscribes when it is made")
         let a = await first.next()
         let b = await second.next()
         let c = await first.next()

@@ -4,6 +4,7 @@
 // and AsyncStream, the run's own task. The run returns what the consumer took once the sequence ended.
 
 import AsyncAlgorithms
+import Foundation
 import SwiftSignalKit
 import SwiftSignalKitConcurrency
 
@@ -21,6 +22,16 @@ enum Implementation: String, CaseIterable, Sendable {
     /// `AsyncStream` with `.unbounded` buffering: `yield` never waits, so it keeps whatever the consumer
     /// has not taken yet.
     case asyncStream = "asyncstream"
+    /// A producer that cannot wait: a thread of its own calling the subscriber's synchronous `putNext`
+    /// for each element, iterated over `.bounded(bound)`. The first value that finds `bound` waiting
+    /// ends the loop (`endReason == .producerCouldNotWait`), so the loop takes at most `bound + 1`.
+    case librarySynchronousBounded = "signalkit-sync-bounded"
+    /// The same producer iterated over `.unbounded`: every element arrives, and what the loop has not
+    /// taken waits in the buffer.
+    case librarySynchronousUnbounded = "signalkit-sync-unbounded"
+
+    /// Whether the loop is meant to end before it has taken every element.
+    var endsEarly: Bool { self == .librarySynchronousBounded }
 }
 
 /// Sends `elements` values through `implementation` to a consumer that does `consumer`'s work, and
@@ -43,6 +54,16 @@ func run(_ implementation: Implementation, elements: Int, consumer: Consumer, bo
         return await consume(numbers.values(bufferingPolicy: .bounded(bound)), with: consumer).value
     case .channel:
         return await runChannel(elements: elements, consumer: consumer, bound: bound)
+    case .librarySynchronousBounded, .librarySynchronousUnbounded:
+        let numbers = synchronousProducer(elements: elements, progress: consumer.progress)
+        let policy: SignalBufferingPolicy = implementation.endsEarly ? .bounded(bound) : .unbounded
+        let values = numbers.values(bufferingPolicy: policy)
+        let tally = await consume(values, with: consumer).value
+        let expected: SignalValuesEndReason = implementation.endsEarly ? .producerCouldNotWait : .completed
+        guard values.endReason == expected else {
+            fatalError("flow-control: the loop ended with \(String(describing: values.endReason)), not \(expected)")
+        }
+        return tally
     case .asyncStream:
         let (stream, continuation) = AsyncStream.makeStream(of: Int.self, bufferingPolicy: .unbounded)
         let consuming = consume(stream, with: consumer)
@@ -52,6 +73,23 @@ func run(_ implementation: Implementation, elements: Int, consumer: Consumer, bo
         }
         continuation.finish()
         return await consuming.value
+    }
+}
+
+/// A signal whose producer cannot wait: on subscription it starts a thread that calls `putNext` for
+/// 0..<elements, then `putCompletion()`. Disposal does not stop the thread; what it sends afterwards
+/// goes nowhere.
+private func synchronousProducer(elements: Int, progress: Progress) -> Signal<Int, NoError> {
+    return Signal { subscriber in
+        let thread = Thread {
+            for element in 0..<elements {
+                subscriber.putNext(element)
+                progress.sent.store(element + 1, ordering: .relaxed)
+            }
+            subscriber.putCompletion()
+        }
+        thread.start()
+        return EmptyDisposable
     }
 }
 

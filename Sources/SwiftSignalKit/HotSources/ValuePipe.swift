@@ -18,6 +18,12 @@ public final class ValuePipe<T>: Sendable {
     /// and every step of iteration.
     @usableFromInline let subscribers = LockedState<OrderedSlots<FanOutMember>>(OrderedSlots())
 
+    #if DEBUG
+        /// Debug builds: values put while nobody subscribed, for the message a sequence that subscribes
+        /// afterwards prints (see ``signal()``).
+        @usableFromInline let unheard = LockedState(UnheardValues())
+    #endif
+
     /// Creates a pipe with no subscribers.
     public init() {}
 
@@ -30,7 +36,15 @@ public final class ValuePipe<T>: Sendable {
         // and release of it take the runtime's slow path.) A subscription made after the pipe is gone
         // joins a list nobody puts into, and leaves it when disposed.
         let subscribers = self.subscribers
+        #if DEBUG
+            let unheard = self.unheard
+        #endif
         return Signal { subscriber in
+            #if DEBUG
+                if SequenceSubscription.isSubscribing {
+                    unheard.reportOnce()
+                }
+            #endif
             let key = subscribers.withLock { $0.add(FanOutMember(subscriber, joinedAfter: 0)) }
             return ValuePipeMembership(list: subscribers, key: key)
         }
@@ -42,9 +56,55 @@ public final class ValuePipe<T>: Sendable {
     @inlinable public func putNext(_ next: T) {
         // Copying the list only retains its storage; it is iterated after unlocking.
         let targets = self.subscribers.withLock { $0 }
+        #if DEBUG
+            if targets.isEmpty {
+                self.unheard.withLock { $0.count += 1 }
+            }
+        #endif
         targets.broadcast(next, publishedAs: .max)
     }
 }
+
+#if DEBUG
+    /// Debug builds: how many values a pipe put while nobody subscribed, and whether it has said so.
+    @usableFromInline struct UnheardValues: Sendable {
+        @usableFromInline var count = 0
+        @usableFromInline var hasReported = false
+
+        @inlinable init() {}
+    }
+
+    extension LockedState where State == UnheardValues {
+        /// Called when a sequence (`values`) subscribes to the pipe: if the pipe has put values nobody heard,
+        /// says once (per pipe) that a sequence made after the producer started misses them, and how to
+        /// keep them.
+        @usableFromInline func reportOnce() {
+            let missed = self.withLock { state -> Int in
+                if state.hasReported || state.count == 0 { return 0 }
+                state.hasReported = true
+                return state.count
+            }
+            guard missed > 0 else { return }
+            debugDiagnostic(
+                "a sequence (values) subscribed to a ValuePipe that had already put \(missed) value(s) nobody heard; "
+                    + "the sequence sees only values put after it is made. If the loop must see them, make the sequence "
+                    + "before the producer starts (let values = signal.values; start the producer; for await ... in values), "
+                    + "not inside a task started just before the producer. Printed once per pipe."
+            )
+        }
+    }
+
+    /// Debug builds: set while a sequence (`values`) subscribes, so that a hot source reached through the
+    /// operators in between can tell that its new subscriber is a loop (see `UnheardValues`).
+    @usableFromInline package enum SequenceSubscription {
+        @usableFromInline @TaskLocal package static var isSubscribing = false
+
+        /// Runs `subscribe` (a sequence's subscription) with ``isSubscribing`` set.
+        @usableFromInline package static func marking<R>(_ subscribe: () -> R) -> R {
+            return Self.$isSubscribing.withValue(true, operation: subscribe)
+        }
+    }
+#endif
 
 @usableFromInline final class ValuePipeMembership: Disposable {
     @usableFromInline let list: LockedState<OrderedSlots<FanOutMember>>

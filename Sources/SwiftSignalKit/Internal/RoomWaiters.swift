@@ -39,6 +39,15 @@
 /// time per element in the flow-control benchmark when it was one).
 @usableFromInline package protocol RoomWaitingState: Sendable {
     var producers: RoomWaiters { get set }
+
+    /// Called under the lock when a producer's wait ends because `hasRoom` held: the value it sends next
+    /// may arrive after others have filled the room (producers that wait side by side). A consumer that
+    /// tells waiting producers' values from the others' counts these; the default does nothing.
+    mutating func grantedRoom()
+}
+
+extension RoomWaitingState {
+    @inlinable package mutating func grantedRoom() {}
 }
 
 extension LockedState where State: RoomWaitingState {
@@ -50,7 +59,10 @@ extension LockedState where State: RoomWaitingState {
     /// `hasRoom` runs under the lock: it must only read the state.
     @inlinable package func waitForRoom(hasRoom: (State) -> Bool) async {
         let id: Int? = self.withLock { state in
-            if hasRoom(state) { return nil }
+            if hasRoom(state) {
+                state.grantedRoom()
+                return nil
+            }
             defer { state.producers.nextID &+= 1 }
             return state.producers.nextID
         }
@@ -60,7 +72,11 @@ extension LockedState where State: RoomWaitingState {
                 let resumeNow = self.withLock { state -> Bool in
                     // Checked under the lock the cancellation handler takes: a task cancelled before this
                     // point is seen here, one cancelled after finds its entry there.
-                    if hasRoom(state) || Task.isCancelled { return true }
+                    if hasRoom(state) {
+                        state.grantedRoom()
+                        return true
+                    }
+                    if Task.isCancelled { return true }
                     state.producers.waiters.append(RoomWaiters.Waiter(id: id, continuation: continuation))
                     return false
                 }

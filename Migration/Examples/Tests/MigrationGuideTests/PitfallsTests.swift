@@ -147,12 +147,13 @@ func lineCount(of reports: Signal<ReportBuilder, NoError>) async -> Int? {
     return await (reports |> map { report in report.lines.count }).first()
 }
 
-// MARK: - Values lost from a hot source behind an operator
+// MARK: - Values lost from a hot source: a sequence made too late
 
-/// Right: `startValues()` subscribes when it is called and keeps the values until the loop takes them.
+/// Right: the sequence subscribes when it is made, and keeps the values until the loop takes them.
+/// Call this before the producer starts.
 func connectionEvents(_ events: ValuePipe<String>) -> SignalValues<String, Never> {
     let named = events.signal() |> map { "event: \($0)" }
-    return named.startValues()
+    return named.values
 }
 
 // MARK: - get() now needs try
@@ -340,8 +341,8 @@ func requiredTheme(_ theme: Signal<String, NoError>) async throws -> String {
         let firstSeen = Atomic<String?>(value: nil)
         let events = ValuePipe<String>()
         let named = events.signal() |> map { "event: \($0)" }
-        let sequence = named.values  // a cold signal: subscribed at the loop's first next()
-        events.putNext("connected")  // nobody is listening: lost
+        events.putNext("connected")  // no sequence yet: nobody is listening, lost
+        let sequence = named.values  // subscribed here: sees what is sent from now on
         let loop = Task {
             for await event in sequence {
                 _ = firstSeen.swap(event)

@@ -1,0 +1,37 @@
+#if DEBUG
+    #if canImport(Glibc)
+        import Glibc
+    #elseif canImport(Darwin)
+        import Darwin
+    #endif
+
+    /// Messages a debug build prints when a program uses the library in a way that works but is likely not
+    /// what was meant, and loses values or ends early because of it (a sequence made after a hot source
+    /// sent, a `.bounded` loop whose producer cannot wait). Release builds print nothing and keep nothing.
+    ///
+    /// `package`: the concurrency bridges print them too; tests read them through ``observe(_:)``.
+    package enum DebugDiagnostics {
+        @usableFromInline static let observers = LockedState<[Int: @Sendable (String) -> Void]>([:])
+        @usableFromInline static let nextKey = LockedState(0)
+
+        /// Calls `observer` with each message printed from now until the returned closure is called.
+        package static func observe(_ observer: @escaping @Sendable (String) -> Void) -> @Sendable () -> Void {
+            let key = Self.nextKey.withLock { key in
+                defer { key += 1 }
+                return key
+            }
+            Self.observers.withLock { $0[key] = observer }
+            return { _ = Self.observers.withLock { $0.removeValue(forKey: key) } }
+        }
+    }
+
+    /// Prints `message` to standard error, prefixed with the library's name, and hands it to the observers
+    /// (outside the lock).
+    @usableFromInline package func debugDiagnostic(_ message: String) {
+        let line = "SwiftSignalKit (debug build): \(message)\n"
+        // write(2): one call, so lines from several threads do not interleave; no shared `FILE`.
+        line.withCString { _ = write(2, $0, strlen($0)) }
+        let observers = DebugDiagnostics.observers.withLock { Array($0.values) }
+        for observer in observers { observer(message) }
+    }
+#endif

@@ -1,0 +1,202 @@
+import SwiftSignalKit
+import Testing
+
+@testable import SwiftSignalKitConcurrency
+
+/// The second newcomer's hot-feed patterns: a sequence made from a `ValuePipe` through operators that
+/// hand values on synchronously, then a producer on a thread of its own that sends at once, then the
+/// loop. The sequence subscribes when it is made, so no value sent after that is lost, wherever the loop
+/// is written. (Under the old rule, `values` subscribed at the first `next()`, which these producers
+/// race: the first trades were lost and a loop waiting for its last trade waited forever.)
+@Suite struct SequenceSubscribesWhenMadeTests {
+    struct Trade: Sendable, Equatable {
+        let symbol: String
+        let price: Int
+    }
+
+    /// The same feed seen through the operators the newcomer wrote, each a different shape.
+    static let shapes: [String] = ["map", "filter then map", "distinctUntilChanged", "map, bounded(4)", "take"]
+
+    static func sequence(_ shape: String, of feed: ValuePipe<Trade>) -> SignalValues<Int, NoError> {
+        switch shape {
+        case "map":
+            return (feed.signal() |> map { $0.price }).values
+        case "filter then map":
+            return (feed.signal() |> filter { $0.symbol == "ACME" } |> map { $0.price }).values
+        case "distinctUntilChanged":
+            return (feed.signal() |> map { $0.price } |> distinctUntilChanged).values
+        case "map, bounded(4)":
+            // A pipe cannot wait: the sequence keeps four, then would end the loop; the first trades
+            // are sent before the loop starts, so the bound is checked against those.
+            return (feed.signal() |> map { $0.price }).values(bufferingPolicy: .bounded(4))
+        default:
+            return (feed.signal() |> map { $0.price } |> take(101)).values
+        }
+    }
+
+    /// The newcomer's race, 20 rounds of each shape. The old rule lost it in 9 of the newcomer's 20 runs;
+    /// here a new thread usually starts too slowly to win it, so the test after this one, which sends
+    /// before the first `next()`, is the one that fails under the old rule every time.
+    @Test(arguments: Self.shapes, 0..<20)
+    func aProducerStartingAtOnceLosesNothingSentAfterTheSequenceWasMade(shape: String, round: Int) async {
+        let feed = ValuePipe<Trade>()
+        let bounded = shape.contains("bounded")
+        let last = bounded ? 3 : 100
+        let prices = Self.sequence(shape, of: feed)
+        let loopEnded = Atomic(value: false)
+        // The producer starts on its own thread at once, and keeps sending -1 after its trades until the
+        // loop has ended, so a loop that lost a trade ends (and fails) instead of waiting forever.
+        let producer = Task.detached {
+            await onThread {
+                for price in 0...last { feed.putNext(Trade(symbol: "ACME", price: price)) }
+            }
+            await eventually {
+                feed.putNext(Trade(symbol: "ACME", price: -1))
+                return loopEnded.with { $0 }
+            }
+        }
+        var received: [Int] = []
+        for await price in prices {
+            if price == -1 { break }
+            received.append(price)
+            if price == last { break }
+        }
+        loopEnded.swap(true)
+        await producer.value
+        #expect(received == Array(0...last), "\(shape), round \(round)")
+    }
+
+    /// Deterministic: every trade is sent before the loop's first `next()`. Under the old rule the
+    /// sequence had not subscribed yet and the loop saw none of them.
+    @Test(arguments: Self.shapes)
+    func tradesSentBeforeTheFirstNextWaitForTheLoop(shape: String) async {
+        let feed = ValuePipe<Trade>()
+        let prices = Self.sequence(shape, of: feed)
+        let last = shape.contains("bounded") ? 3 : 100
+        for price in 0...last { feed.putNext(Trade(symbol: "ACME", price: price)) }
+        // Then -1 until the loop has ended, so a loop that lost the trades ends instead of waiting.
+        let loopEnded = Atomic(value: false)
+        let ender = Task.detached {
+            await eventually {
+                feed.putNext(Trade(symbol: "ACME", price: -1))
+                return loopEnded.with { $0 }
+            }
+        }
+        var received: [Int] = []
+        for await price in prices {
+            if price == -1 { break }
+            received.append(price)
+            if price == last { break }
+        }
+        loopEnded.swap(true)
+        await ender.value
+        #expect(received == Array(0...last), "\(shape)")
+    }
+
+    #if DEBUG
+        /// A sequence made after the pipe sent values nobody heard: those are lost by design, and a debug
+        /// build says so once, naming the fix.
+        @Test func aSequenceMadeAfterThePipeSentSaysSoOnce() async {
+            let feed = ValuePipe<Trade>()
+            let messages = Atomic(value: [String]())
+            let stop = DebugDiagnostics.observe { message in
+                if message.contains("ValuePipe") { messages.modify { $0 + [message] } }
+            }
+            defer { stop() }
+            feed.putNext(Trade(symbol: "ACME", price: 1))
+            feed.putNext(Trade(symbol: "ACME", price: 2))
+            // Not a sequence: subscribing later is what a callback subscriber may mean to do.
+            let plain = feed.signal().start()
+            plain.dispose()
+            #expect(messages.with { $0 }.isEmpty)
+            let first = (feed.signal() |> map { $0.price }).values
+            let second = (feed.signal() |> filter { _ in true }).values
+            withExtendedLifetime((first, second)) {}
+            let said = messages.with { $0 }
+            #expect(said.count == 1, "once per pipe: \(said)")
+            #expect(said.first?.contains("2 value(s)") == true)
+            #expect(said.first?.contains("before the producer starts") == true)
+        }
+
+        @Test func aSequenceMadeBeforeThePipeSentSaysNothing() async {
+            let feed = ValuePipe<Int>()
+            let messages = Atomic(value: [String]())
+            let stop = DebugDiagnostics.observe { message in
+                if message.contains("ValuePipe") { messages.modify { $0 + [message] } }
+            }
+            defer { stop() }
+            let values = feed.values
+            feed.putNext(1)
+            var iterator = values.makeAsyncIterator()
+            #expect(await iterator.next() == 1)
+            #expect(messages.with { $0 }.isEmpty)
+        }
+    #endif
+}
+
+/// Why a loop ended, read after a plain `for await` from the sequence.
+@Suite struct LoopEndReasonTests {
+    @Test func completionFailureAndLeavingTheLoopEachSayWhy() async {
+        let completed = Signal<Int, NoError>.single(1).values
+        for await _ in completed {}
+        #expect(completed.endReason == .completed)
+        #expect(!completed.endedBecauseFull)
+
+        struct Failure: Error {}
+        let failed = Signal<Int, Failure>.fail(Failure()).values
+        do {
+            for try await _ in failed {}
+        } catch {}
+        #expect(failed.endReason == .failed)
+
+        let feed = ValuePipe<Int>()
+        let left = feed.values
+        #expect(left.endReason == nil, "still going")
+        feed.putNext(1)
+        for await _ in left { break }
+        #expect(left.endReason == .cancelled)
+    }
+
+    @Test func aLoopThatFellBehindSaysSo() async {
+        let feed = ValuePipe<Int>()
+        let events = feed.values(bufferingPolicy: .endingWhenFull(3))
+        for value in 0..<10 { feed.putNext(value) }
+        var received: [Int] = []
+        for await event in events { received.append(event) }
+        #expect(received == [0, 1, 2, 3], "the first value, kept for the first next(), and three more")
+        #expect(events.endReason == .fellBehind)
+        #expect(events.endedBecauseFull)
+    }
+
+    @Test func aCancelledTaskSaysCancelled() async {
+        let feed = ValuePipe<Int>()
+        let values = feed.values
+        let task = Task {
+            for await _ in values {}
+        }
+        task.cancel()
+        await task.value
+        #expect(values.endReason == .cancelled)
+    }
+
+    #if DEBUG
+        @Test func aBoundedLoopEndedByAProducerThatCannotWaitSaysSoInADebugBuild() async {
+            let feed = ValuePipe<Int>()
+            let messages = Atomic(value: [String]())
+            let stop = DebugDiagnostics.observe { message in
+                if message.contains(".bounded(5)") { messages.modify { $0 + [message] } }
+            }
+            defer { stop() }
+            let values = feed.values(bufferingPolicy: .bounded(5))
+            for value in 0..<100 { feed.putNext(value) }
+            var count = 0
+            for await _ in values { count += 1 }
+            #expect(count == 5)
+            #expect(values.endReason == .producerCouldNotWait)
+            let said = messages.with { $0 }
+            #expect(said.count == 1)
+            #expect(said.first?.contains("producerCouldNotWait") == true)
+            #expect(said.first?.contains(".unbounded") == true)
+        }
+    #endif
+}
