@@ -253,7 +253,6 @@ extension SignalValues.Iterator: Sendable {}
 /// that subscription's state for as long as the sequence lives.
 @usableFromInline final class StartedValues<T: Sendable, E: Error>: Sendable {
     @usableFromInline let storage: SignalValuesStorage<T, E>
-    @usableFromInline let isTaken = LockedState(false)
 
     @inlinable init(_ storage: SignalValuesStorage<T, E>) {
         self.storage = storage
@@ -261,11 +260,7 @@ extension SignalValues.Iterator: Sendable {}
 
     /// The subscription, for the first caller only.
     func take() -> SignalValuesStorage<T, E>? {
-        let first = self.isTaken.withLock { isTaken -> Bool in
-            defer { isTaken = true }
-            return !isTaken
-        }
-        return first ? self.storage : nil
+        return self.storage.claimForIterator() ? self.storage : nil
     }
 
     deinit {

@@ -48,6 +48,8 @@ import SwiftSignalKit
         /// way, `filter`'s, leaves its credit behind: only a producer that cannot wait, in the same loop,
         /// could use it, to send one value more beyond the bound.)
         @usableFromInline var granted = 0
+        /// An iterator has taken this subscription (see `StartedValues`).
+        @usableFromInline var isClaimedByIterator = false
 
         @inlinable init() {}
 
@@ -119,6 +121,14 @@ import SwiftSignalKit
             guard !state.buffer.isEmpty, !state.isFinished, state.handoff == nil else { return false }
             state.buffer.moveAllReversed(into: &batch)
             return true
+        }
+    }
+
+    /// True for the first caller only: the iterator that takes the subscription made with its sequence.
+    func claimForIterator() -> Bool {
+        return self.state.withLock { state in
+            defer { state.isClaimedByIterator = true }
+            return !state.isClaimedByIterator
         }
     }
 
