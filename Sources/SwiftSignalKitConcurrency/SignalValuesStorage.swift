@@ -314,15 +314,14 @@ import SwiftSignalKit
         withExtendedLifetime(dropped) {}
         ended?.dispose()
         waiter?.resume(returning: .success(value))
-        #if DEBUG
-            if let overflowed { Self.reportOverflow(bound: overflowed) }
-        #endif
+        if let overflowed { Self.reportOverflow(bound: overflowed) }
     }
 
-    #if DEBUG
-        /// Says, in a debug build, why a `.bounded` loop is about to end early: the policy's usual reading
-        /// ("producers wait") does not hold for the producer in question, and the fix is in its code.
-        @usableFromInline static func reportOverflow(bound: Int) {
+    /// Says, in a debug build, why a `.bounded` loop is about to end early: the policy's usual reading
+    /// ("producers wait") does not hold for the producer in question, and the fix is in its code. A
+    /// release build says nothing (the loop's `endReason` does).
+    @usableFromInline static func reportOverflow(bound: Int) {
+        #if DEBUG
             debugDiagnostic(
                 "values(bufferingPolicy: .bounded(\(bound))): a value arrived with \(bound) waiting, from a producer that "
                     + "cannot wait (a synchronous putNext, a generator's send(value), or a producer above an operator "
@@ -331,8 +330,8 @@ import SwiftSignalKit
                     + "end a slow client on purpose with .endingWhenFull(n), or make the producer wait "
                     + "(Signal(sequence), send.waitingForRoom(value)); see the Flow control article."
             )
-        }
-    #endif
+        #endif
+    }
 
     @inlinable func ended(_ terminal: Terminal) {
         var producers: [UnsafeContinuation<Void, Never>] = []
