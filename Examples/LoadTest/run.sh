@@ -35,9 +35,9 @@ ulimit -n 65536 2> /dev/null || ulimit -n "$(ulimit -Hn)"
 
 echo "--- Building ($config)"
 swift build -c $config --package-path SignalServer --product SignalServer
-swift build -c $config --package-path LoadTest --product StreamLoad
+swift build -c $config --package-path SignalServer --product StreamLoad
 server_bin="$(swift build -c $config --package-path SignalServer --show-bin-path)/SignalServer"
-load_bin="$(swift build -c $config --package-path LoadTest --show-bin-path)/StreamLoad"
+load_bin="$(swift build -c $config --package-path SignalServer --show-bin-path)/StreamLoad"
 
 work="$(mktemp -d)"
 "$server_bin" --port 0 --export-limit "$export_clients" > "$work/server.log" 2>&1 &

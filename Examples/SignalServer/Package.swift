@@ -13,7 +13,8 @@ let package = Package(
     name: "SignalServer",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "SignalServer", targets: ["SignalServer"])
+        .executable(name: "SignalServer", targets: ["SignalServer"]),
+        .executable(name: "StreamLoad", targets: ["StreamLoad"]),
     ],
     dependencies: [
         .package(name: "SwiftSignalKit", path: "../.."),
@@ -51,6 +52,17 @@ let package = Package(
                 "SignalServerApp",
                 "MarketDomain",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The load test's streaming client (Examples/LoadTest/run.sh and cluster.sh). Here rather than in a
+        // package of its own, so that AsyncHTTPClient and NIO, which the tests use too, are built once.
+        .executableTarget(
+            name: "StreamLoad",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
