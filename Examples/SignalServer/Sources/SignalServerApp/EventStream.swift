@@ -68,14 +68,15 @@ func eventStream(
             try await withGracefulShutdownHandler {
                 var stream = StreamWriter()
                 var lastSeq: Int?
-                var iterator = events.values(bufferingPolicy: policy).makeAsyncIterator()
-                while let event = await iterator.next() {
+                let values = events.values(bufferingPolicy: policy)
+                for await event in values {
                     if case .trade(let trade) = event { lastSeq = trade.seq }
                     for message in stream.messages(for: event) {
                         try await watch.timing { try await writer.write(ByteBuffer(string: message)) }
                     }
                 }
-                if iterator.endedBecauseFull {
+                // Why the loop ended: the client fell behind (`.endingWhenFull`), rather than the stream's end.
+                if values.endReason == .fellBehind {
                     services.counters.streamsBehind.increment()
                     for message in stream.messages(for: .end(.behind, lastSeq: lastSeq)) {
                         try await watch.timing { try await writer.write(ByteBuffer(string: message)) }
