@@ -26,7 +26,8 @@ public enum SignalBufferingPolicy: Sendable, Equatable {
     ///   ``SignalValuesEndReason/producerCouldNotWait``. A debug build also prints why. To keep every
     ///   value of such a producer, use `.unbounded`.
     /// - With one waiting producer, the buffer never holds more than the bound; producers that wait side
-    ///   by side may each find room at the same moment, and each such value is kept. 0 is a rendezvous: a
+    ///   by side may each find room at the same moment, and each such value is kept (up to 64 at once;
+    ///   the Flow control article says where that leaves room for a producer that cannot wait). 0 is a rendezvous: a
     ///   waiting producer sends only while the loop waits in `next()`. A negative bound stops the
     ///   program with a message naming it; `Int.max` never makes a producer wait.
     case bounded(Int)

@@ -44,10 +44,14 @@ import SwiftSignalKit
         /// cannot wait): the loop takes what is kept, then ends for this reason.
         @usableFromInline var earlyEnd: SignalValuesEndReason?
         /// Under `.bounded`: producers whose wait ended with room and whose value has not arrived yet
-        /// (see ``grantedRoom()``); each value that arrives takes one. (A value an operator drops on its
-        /// way, `filter`'s, leaves its credit behind: only a producer that cannot wait, in the same loop,
-        /// could use it, to send one value more beyond the bound.)
+        /// (see ``grantedRoom()``); each value that arrives takes one. A value an operator drops on its
+        /// way (`filter`'s) leaves its credit behind, so the count is capped (``creditLimit``): a
+        /// producer that cannot wait, in the same loop as such a waiting one, can send at most that many
+        /// values beyond the bound before the loop ends.
         @usableFromInline var granted = 0
+        /// The cap on ``granted``: more than producers that wait side by side need (the places of a
+        /// concurrent `mapAsync`, the sources of a `merge`), small next to what it bounds.
+        @usableFromInline static var creditLimit: Int { 64 }
         /// An iterator has taken this subscription (see `StartedValues`).
         @usableFromInline var isClaimedByIterator = false
 
@@ -69,13 +73,13 @@ import SwiftSignalKit
                 return []
             }
             let resumed = self.producers.takeAll()
-            self.granted += resumed.count
+            self.granted = Swift.min(self.granted + resumed.count, Self.creditLimit)
             return resumed
         }
 
         /// A producer found room without waiting (see `RoomWaitingState.grantedRoom()`).
         @inlinable mutating func grantedRoom() {
-            self.granted += 1
+            self.granted = Swift.min(self.granted + 1, Self.creditLimit)
         }
 
         /// The iteration is over for the loop: records why, unless a reason is already recorded.

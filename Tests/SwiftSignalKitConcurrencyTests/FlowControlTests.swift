@@ -348,6 +348,25 @@ final class Lead: Sendable {
         #expect(fromGenerator.endReason == .producerCouldNotWait, "the first iterator's reason is the sequence's")
     }
 
+    /// A waiting producer whose every value `filter` drops finds room 5,000 times and sends nothing:
+    /// that must not let a producer that cannot wait, in the same loop, fill the buffer far past the
+    /// bound. (The count of waits that found room was unbounded: all 1,000 values were kept.)
+    @Test func droppedValuesOfAWaitingProducerDoNotLetAnotherPastTheBound() async {
+        let pipe = ValuePipe<Int>()
+        let pulled = Counter()
+        let dropped = Signal(CountingSequence(count: 5_000, pulled: pulled)) |> filter { _ in false }
+        let values = merge([dropped, pipe.signal()]).values(bufferingPolicy: .bounded(1))
+        await eventually { pulled.value == 5_000 }
+        for value in 0..<1_000 { pipe.putNext(value) }
+        var taken = 0
+        for await value in values {
+            taken += 1
+            if value == 999 { break }
+        }
+        #expect(values.endReason == .producerCouldNotWait)
+        #expect(taken <= 2 + 64, "took \(taken) values under .bounded(1)")
+    }
+
     /// Leaving the loop while the producer waits for room releases it: its task is cancelled and its
     /// wait ends at once.
     @Test func leavingTheLoopReleasesAWaitingProducer() async {

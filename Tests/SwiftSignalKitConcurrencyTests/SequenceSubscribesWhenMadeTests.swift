@@ -94,17 +94,20 @@ import Testing
     }
 
     #if DEBUG
+        // The messages go to every observer, and other tests running at the same time make pipes too:
+        // each test here has its pipe put a number of values no other test puts (13, 7, 11) and
+        // listens only for messages that name that number.
+
         /// A sequence made after the pipe sent values nobody heard: those are lost by design, and a debug
         /// build says so once, naming the fix.
         @Test func aSequenceMadeAfterThePipeSentSaysSoOnce() async {
             let feed = ValuePipe<Trade>()
             let messages = Atomic(value: [String]())
             let stop = DebugDiagnostics.observe { message in
-                if message.contains("ValuePipe") { messages.modify { $0 + [message] } }
+                if message.contains("put 13 value(s)") { messages.modify { $0 + [message] } }
             }
             defer { stop() }
-            feed.putNext(Trade(symbol: "ACME", price: 1))
-            feed.putNext(Trade(symbol: "ACME", price: 2))
+            for price in 1...13 { feed.putNext(Trade(symbol: "ACME", price: price)) }
             // Not a sequence: subscribing later is what a callback subscriber may mean to do.
             let plain = feed.signal().start()
             plain.dispose()
@@ -114,21 +117,42 @@ import Testing
             withExtendedLifetime((first, second)) {}
             let said = messages.with { $0 }
             #expect(said.count == 1, "once per pipe: \(said)")
-            #expect(said.first?.contains("2 value(s)") == true)
+            #expect(said.first?.contains("ValuePipe") == true)
             #expect(said.first?.contains("before the producer starts") == true)
+        }
+
+        /// A task the sequence's subscription starts (a generator's) is not the sequence: its own plain
+        /// subscription to a pipe says nothing. (With a task-local marker, the task inherited it.)
+        @Test func aPlainSubscriptionInsideAGeneratorSaysNothing() async {
+            let feed = ValuePipe<Int>()
+            let messages = Atomic(value: [String]())
+            let stop = DebugDiagnostics.observe { message in
+                if message.contains("put 7 value(s)") { messages.modify { $0 + [message] } }
+            }
+            defer { stop() }
+            for _ in 0..<7 { feed.putNext(5) }
+            let generated = Signal<Int, NoError> { send in
+                feed.signal().start(next: { _ in }).dispose()
+                send(1)
+            }
+            for await _ in generated.values {}
+            #expect(messages.with { $0 }.isEmpty)
         }
 
         @Test func aSequenceMadeBeforeThePipeSentSaysNothing() async {
             let feed = ValuePipe<Int>()
             let messages = Atomic(value: [String]())
             let stop = DebugDiagnostics.observe { message in
-                if message.contains("ValuePipe") { messages.modify { $0 + [message] } }
+                if message.contains("put 11 value(s)") { messages.modify { $0 + [message] } }
             }
             defer { stop() }
             let values = feed.values
-            feed.putNext(1)
+            for value in 1...11 { feed.putNext(value) }
             var iterator = values.makeAsyncIterator()
             #expect(await iterator.next() == 1)
+            // Values a sequence heard are not values nobody heard: a second sequence says nothing.
+            let second = feed.values
+            withExtendedLifetime(second) {}
             #expect(messages.with { $0 }.isEmpty)
         }
     #endif

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A hot pipe: values put in are sent to the current subscribers, and nothing is stored.
 ///
 /// ```swift
@@ -94,14 +100,29 @@ public final class ValuePipe<T>: Sendable {
         }
     }
 
-    /// Debug builds: set while a sequence (`values`) subscribes, so that a hot source reached through the
-    /// operators in between can tell that its new subscriber is a loop (see `UnheardValues`).
+    /// Debug builds: set on the subscribing thread while a sequence (`values`) subscribes, so that a hot
+    /// source reached synchronously through the operators in between can tell that its new subscriber
+    /// is a loop (see `UnheardValues`). A thread-local value, not a task-local one: tasks that the
+    /// subscription starts (a generator's, `Signal(sequence)`'s) must not inherit it, or their own
+    /// plain subscriptions would read as a loop's.
     @usableFromInline package enum SequenceSubscription {
-        @usableFromInline @TaskLocal package static var isSubscribing = false
+        @usableFromInline static let key: pthread_key_t = {
+            var key = pthread_key_t()
+            let status = pthread_key_create(&key, nil)
+            if status != 0 { misuse("pthread_key_create failed with \(status)") }
+            return key
+        }()
 
-        /// Runs `subscribe` (a sequence's subscription) with ``isSubscribing`` set.
+        @usableFromInline package static var isSubscribing: Bool {
+            return pthread_getspecific(Self.key) != nil
+        }
+
+        /// Runs `subscribe` (a sequence's subscription) with ``isSubscribing`` set on this thread.
         @usableFromInline package static func marking<R>(_ subscribe: () -> R) -> R {
-            return Self.$isSubscribing.withValue(true, operation: subscribe)
+            let previous = pthread_getspecific(Self.key)
+            pthread_setspecific(Self.key, UnsafeRawPointer(bitPattern: 1))
+            defer { pthread_setspecific(Self.key, previous) }
+            return subscribe()
         }
     }
 #endif
