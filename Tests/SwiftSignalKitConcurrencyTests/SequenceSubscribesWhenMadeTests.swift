@@ -40,16 +40,39 @@ import Testing
     @Test(arguments: Self.shapes, 0..<20)
     func aProducerStartingAtOnceLosesNothingSentAfterTheSequenceWasMade(shape: String, round: Int) async {
         let feed = ValuePipe<Trade>()
-        let bounded = shape.contains("bounded")
-        let last = bounded ? 3 : 100
+        let last = shape.contains("bounded") ? 3 : 100
         let prices = Self.sequence(shape, of: feed)
-        let loopEnded = Atomic(value: false)
-        // The producer starts on its own thread at once, and keeps sending -1 after its trades until the
-        // loop has ended, so a loop that lost a trade ends (and fails) instead of waiting forever.
-        let producer = Task.detached {
+        // The producer starts on its own thread at once.
+        let received = await Self.loop(over: prices, upTo: last, feed: feed) {
             await onThread {
                 for price in 0...last { feed.putNext(Trade(symbol: "ACME", price: price)) }
             }
+        }
+        #expect(received == Array(0...last), "\(shape), round \(round)")
+    }
+
+    /// Deterministic: every trade is sent before the loop's first `next()`. Under the old rule the
+    /// sequence had not subscribed yet and the loop saw none of them.
+    @Test(arguments: Self.shapes)
+    func tradesSentBeforeTheFirstNextWaitForTheLoop(shape: String) async {
+        let feed = ValuePipe<Trade>()
+        let prices = Self.sequence(shape, of: feed)
+        let last = shape.contains("bounded") ? 3 : 100
+        for price in 0...last { feed.putNext(Trade(symbol: "ACME", price: price)) }
+        let received = await Self.loop(over: prices, upTo: last, feed: feed) {}
+        #expect(received == Array(0...last), "\(shape)")
+    }
+
+    /// Runs `produce` in a task of its own, then sends -1 until the loop has ended, so that a loop that
+    /// lost a trade ends (and fails) instead of waiting for ever; meanwhile loops over `prices` until -1
+    /// or `last`, and returns what it received.
+    static func loop(
+        over prices: SignalValues<Int, NoError>, upTo last: Int, feed: ValuePipe<Trade>,
+        produce: @escaping @Sendable () async -> Void
+    ) async -> [Int] {
+        let loopEnded = Atomic(value: false)
+        let producer = Task.detached {
+            await produce()
             await eventually {
                 feed.putNext(Trade(symbol: "ACME", price: -1))
                 return loopEnded.with { $0 }
@@ -63,34 +86,7 @@ import Testing
         }
         loopEnded.swap(true)
         await producer.value
-        #expect(received == Array(0...last), "\(shape), round \(round)")
-    }
-
-    /// Deterministic: every trade is sent before the loop's first `next()`. Under the old rule the
-    /// sequence had not subscribed yet and the loop saw none of them.
-    @Test(arguments: Self.shapes)
-    func tradesSentBeforeTheFirstNextWaitForTheLoop(shape: String) async {
-        let feed = ValuePipe<Trade>()
-        let prices = Self.sequence(shape, of: feed)
-        let last = shape.contains("bounded") ? 3 : 100
-        for price in 0...last { feed.putNext(Trade(symbol: "ACME", price: price)) }
-        // Then -1 until the loop has ended, so a loop that lost the trades ends instead of waiting.
-        let loopEnded = Atomic(value: false)
-        let ender = Task.detached {
-            await eventually {
-                feed.putNext(Trade(symbol: "ACME", price: -1))
-                return loopEnded.with { $0 }
-            }
-        }
-        var received: [Int] = []
-        for await price in prices {
-            if price == -1 { break }
-            received.append(price)
-            if price == last { break }
-        }
-        loopEnded.swap(true)
-        await ender.value
-        #expect(received == Array(0...last), "\(shape)")
+        return received
     }
 
     #if DEBUG
