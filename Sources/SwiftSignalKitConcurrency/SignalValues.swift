@@ -77,7 +77,7 @@ extension Signal where E: Error, T: Sendable {
     /// for try await chunk in downloadSignal.values { write(chunk) } // throws the signal's error type
     /// ```
     @inlinable public var values: SignalValues<T, E> {
-        return SignalValues(signal: self, bufferingPolicy: .unbounded, startNow: true)
+        return SignalValues(signal: self, bufferingPolicy: .unbounded)
     }
 
     /// The signal's values as an `AsyncSequence` with the given buffering policy.
@@ -112,7 +112,7 @@ extension Signal where E: Error, T: Sendable {
     /// - Parameter bufferingPolicy: What to keep while the consumer is busy.
     /// - Returns: The sequence.
     @inlinable public func values(bufferingPolicy: SignalBufferingPolicy) -> SignalValues<T, E> {
-        return SignalValues(signal: self, bufferingPolicy: bufferingPolicy, startNow: true)
+        return SignalValues(signal: self, bufferingPolicy: bufferingPolicy)
     }
 }
 
@@ -124,7 +124,7 @@ extension Signal where E: Error, T: Sendable {
     /// - Parameter bufferingPolicy: What to keep until the loop takes it; every value by default.
     /// - Returns: The sequence, already subscribed.
     @inlinable public func startValues(bufferingPolicy: SignalBufferingPolicy = .unbounded) -> SignalValues<T, E> {
-        return SignalValues(signal: self, bufferingPolicy: bufferingPolicy, startNow: true)
+        return SignalValues(signal: self, bufferingPolicy: bufferingPolicy)
     }
 }
 
@@ -145,10 +145,7 @@ public struct SignalValues<T: Sendable, E: Error>: AsyncSequence, Sendable {
     /// Inlinable, so that the subscription made with the sequence is made in code specialised for the
     /// client's types: unspecialised, each value it received looked types up in the runtime's shared
     /// tables.
-    ///
-    /// `startNow` is always true; the parameter stays for the inlinable code that client modules built
-    /// against earlier versions still call.
-    @inlinable init(signal: Signal<T, E>, bufferingPolicy: SignalBufferingPolicy, startNow: Bool = true) {
+    @inlinable init(signal: Signal<T, E>, bufferingPolicy: SignalBufferingPolicy) {
         // Checked here, where the caller chose the policy, not at the first `for await`.
         switch bufferingPolicy {
         case .bufferingNewest(let limit), .bufferingOldest(let limit):

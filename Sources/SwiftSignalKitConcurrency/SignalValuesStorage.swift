@@ -4,10 +4,9 @@ import SwiftSignalKit
 /// consumer. Continuations are resumed, the subscription disposed and buffered values released only
 /// after unlocking.
 ///
-/// The first `next()` declares that the consumer waits before it starts the subscription, so the first
-/// value sent while the signal starts is kept for that consumer (``State/handoff``), whatever the
-/// buffer's size (even 0). The signal is started before the task suspends, not inside the continuation's
-/// closure: a producer thread may then resume the continuation only once it is installed.
+/// The sequence starts the subscription when it is made (``startNow()``), declaring first that the
+/// consumer waits, so the first value sent while the signal starts is kept for the first `next()`
+/// (``State/handoff``), whatever the buffer's size (even 0).
 ///
 /// Under `.bounded(n)` it is also the consumer's ``SignalDemand``: producers that can wait suspend in
 /// ``waitForRoom()`` while `n` values wait for the loop, and the loop's taking a value (or waiting in
@@ -20,6 +19,24 @@ import SwiftSignalKit
     @usableFromInline enum Terminal: Sendable {
         case completed
         case failed(E)
+        /// A value found the buffer full (`.endingWhenFull`, or `.bounded` with a producer that cannot
+        /// wait): the loop takes what is kept, then ends for this reason, as after completion.
+        case endedEarly(SignalValuesEndReason)
+
+        /// Why the loop ended, once it has been told.
+        @inlinable var reason: SignalValuesEndReason {
+            switch self {
+            case .completed: return .completed
+            case .failed: return .failed
+            case .endedEarly(let reason): return reason
+            }
+        }
+
+        /// What the loop's `next()` gets: nil, or the error.
+        @inlinable var result: Result<T?, E> {
+            if case .failed(let error) = self { return .failure(error) }
+            return .success(nil)
+        }
     }
 
     @usableFromInline struct State: RoomWaitingState {
@@ -40,9 +57,6 @@ import SwiftSignalKit
         /// Why the iteration ended, once the loop has been told (`next()` returned nil or threw) or has
         /// gone; see ``SignalValuesEndReason``.
         @usableFromInline var endReason: SignalValuesEndReason?
-        /// Set when a value found the buffer full (`.endingWhenFull`, or `.bounded` with a producer that
-        /// cannot wait): the loop takes what is kept, then ends for this reason.
-        @usableFromInline var earlyEnd: SignalValuesEndReason?
         /// Under `.bounded`: producers whose wait ended with room and whose value has not arrived yet
         /// (see ``grantedRoom()``); each value that arrives takes one. A value an operator drops on its
         /// way (`filter`'s) leaves its credit behind, so the count is capped (``creditLimit``): a
@@ -85,7 +99,7 @@ import SwiftSignalKit
         /// The iteration is over for the loop: records why, unless a reason is already recorded.
         @inlinable mutating func finish(_ reason: SignalValuesEndReason) {
             self.isFinished = true
-            if self.endReason == nil { self.endReason = self.earlyEnd ?? reason }
+            if self.endReason == nil { self.endReason = reason }
         }
     }
 
@@ -102,9 +116,6 @@ import SwiftSignalKit
         if Task.isCancelled {
             self.cancel()
             return nil
-        }
-        if self.state.withLock({ Self.claimStart(&$0) }) {
-            self.start()
         }
         let result = await withTaskCancellationHandler {
             await withUnsafeContinuation(isolation: actor) { (continuation: Waiter) in
@@ -161,7 +172,7 @@ import SwiftSignalKit
         RoomWaiters.resume(producers)
     }
 
-    /// Whether this `next()` is the first: then it marks the consumer as waiting and starts the signal.
+    /// Whether the subscription is still to start: then it marks the first `next()` as waiting.
     @inlinable static func claimStart(_ state: inout State) -> Bool {
         if state.isStarted || state.isFinished { return false }
         state.isStarted = true
@@ -179,8 +190,7 @@ import SwiftSignalKit
         }
     }
 
-    /// Starts the subscription; called once, by the first `next()` or by ``startNow()`` (see
-    /// ``claimStart(_:)``).
+    /// Starts the subscription; called once, by ``startNow()`` (see ``claimStart(_:)``).
     @inlinable func start() {
         #if DEBUG
             let subscription = SequenceSubscription.marking { self.subscribe() }
@@ -234,14 +244,8 @@ import SwiftSignalKit
                 return .success(nil)
             }
             if let terminal = state.terminal {
-                switch terminal {
-                case .completed: state.finish(.completed)
-                case .failed: state.finish(.failed)
-                }
-                switch terminal {
-                case .completed: return .success(nil)
-                case .failed(let error): return .failure(error)
-                }
+                state.finish(terminal.reason)
+                return terminal.result
             }
             if state.waiter != nil { misuse("SignalValues.Iterator.next() called while another next() waits") }
             state.waiter = continuation
@@ -280,8 +284,7 @@ import SwiftSignalKit
                 // others; any other value would grow the buffer past the bound without limit.
                 let waiting = state.buffer.count + (state.handoff == nil ? 0 : 1)
                 if !hadRoom && waiting >= bound {
-                    state.earlyEnd = .producerCouldNotWait
-                    state.terminal = .completed
+                    state.terminal = .endedEarly(.producerCouldNotWait)
                     ended = state.subscription
                     state.subscription = nil
                     overflowed = bound
@@ -308,8 +311,7 @@ import SwiftSignalKit
                 }
                 // The loop fell behind: it takes what is kept, then its iteration ends; the source
                 // stops sending to it now.
-                state.earlyEnd = .fellBehind
-                state.terminal = .completed
+                state.terminal = .endedEarly(.fellBehind)
                 ended = state.subscription
                 state.subscription = nil
                 return (nil, value)
@@ -352,18 +354,12 @@ import SwiftSignalKit
                 return (nil, subscription)
             }
             state.waiter = nil
-            switch terminal {
-            case .completed: state.finish(.completed)
-            case .failed: state.finish(.failed)
-            }
+            state.finish(terminal.reason)
             return (waiter, subscription)
         }
         withExtendedLifetime(subscription) {}
         guard let waiter else { return }
-        switch terminal {
-        case .completed: waiter.resume(returning: .success(nil))
-        case .failed(let error): waiter.resume(returning: .failure(error))
-        }
+        waiter.resume(returning: terminal.result)
     }
 
     /// Suspends a producer that can wait until the loop has room for one more value (see
