@@ -11,17 +11,21 @@
     ///
     /// `package`: the concurrency bridges print them too; tests read them through ``observe(_:)``.
     package enum DebugDiagnostics {
-        @usableFromInline static let observers = LockedState<[Int: @Sendable (String) -> Void]>([:])
-        @usableFromInline static let nextKey = LockedState(0)
+        @usableFromInline struct Observers: Sendable {
+            @usableFromInline var byKey: [Int: @Sendable (String) -> Void] = [:]
+            @usableFromInline var nextKey = 0
+        }
+
+        @usableFromInline static let observers = LockedState(Observers())
 
         /// Calls `observer` with each message printed from now until the returned closure is called.
         package static func observe(_ observer: @escaping @Sendable (String) -> Void) -> @Sendable () -> Void {
-            let key = Self.nextKey.withLock { key in
-                defer { key += 1 }
-                return key
+            let key = Self.observers.withLock { observers in
+                defer { observers.nextKey += 1 }
+                observers.byKey[observers.nextKey] = observer
+                return observers.nextKey
             }
-            Self.observers.withLock { $0[key] = observer }
-            return { _ = Self.observers.withLock { $0.removeValue(forKey: key) } }
+            return { _ = Self.observers.withLock { $0.byKey.removeValue(forKey: key) } }
         }
     }
 
@@ -31,7 +35,7 @@
         let line = "SwiftSignalKit (debug build): \(message)\n"
         // write(2): one call, so lines from several threads do not interleave; no shared `FILE`.
         line.withCString { _ = write(2, $0, strlen($0)) }
-        let observers = DebugDiagnostics.observers.withLock { Array($0.values) }
+        let observers = DebugDiagnostics.observers.withLock { Array($0.byKey.values) }
         for observer in observers { observer(message) }
     }
 #endif
