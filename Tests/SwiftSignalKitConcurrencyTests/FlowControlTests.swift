@@ -10,14 +10,18 @@ struct CountingSequence: AsyncSequence, Sendable {
 
     let count: Int
     let pulled: Counter
+    /// When set, the value after the first waits until it opens.
+    var holdAfterFirst: Gate? = nil
 
     struct AsyncIterator: AsyncIteratorProtocol {
         let count: Int
         let pulled: Counter
+        let holdAfterFirst: Gate?
         var next = 0
 
         mutating func next() async -> Int? {
             guard self.next < self.count else { return nil }
+            if self.next == 1, let gate = self.holdAfterFirst { await gate.wait() }
             defer { self.next += 1 }
             self.pulled.increment()
             return self.next
@@ -25,7 +29,7 @@ struct CountingSequence: AsyncSequence, Sendable {
     }
 
     func makeAsyncIterator() -> AsyncIterator {
-        return AsyncIterator(count: self.count, pulled: self.pulled)
+        return AsyncIterator(count: self.count, pulled: self.pulled, holdAfterFirst: self.holdAfterFirst)
     }
 }
 
@@ -282,19 +286,25 @@ final class Lead: Sendable {
     @Test func theBoundStopsAtAnOperatorThatHopsThreads() async {
         let lead = Lead()
         let queue = Queue()
-        let source = Signal(CountingSequence(count: Self.count, pulled: lead.produced))
+        // The producer sends its second value only once the loop has the first: the sequence subscribes
+        // when it is made, and a producer let loose at once could fill the buffer before the first next().
+        let loopHasTheFirst = Gate()
+        let source = Signal(CountingSequence(count: Self.count, pulled: lead.produced, holdAfterFirst: loopHasTheFirst))
         let values = (source |> deliverOn(queue)).values(bufferingPolicy: .bounded(1))
         for await _ in values {
             lead.took()
             if lead.taken.value == 1 {
-                // The producer runs ahead: it has sent three more values, which the queue has delivered.
-                await eventually { lead.produced.value >= 5 }
+                loopHasTheFirst.open()
+                // The producer does not wait for room: it sends the second value, which the bound keeps,
+                // and the third, which finds the buffer full and ends the loop (which also stops the
+                // producer, so do not wait for more). The queue then has delivered both.
+                await eventually { lead.produced.value >= 3 }
                 await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
                     queue.justDispatch { done.resume() }
                 }
             }
         }
-        #expect(lead.largestLead >= 3, "the producer did not wait")
+        // Without the bound's end, the loop would take all the values.
         #expect(lead.taken.value == 2, "the first value, then the one the bound kept")
         #expect(values.endReason == .producerCouldNotWait)
         #expect(values.endedBecauseFull)
