@@ -54,7 +54,7 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
 
-        // Migration/README.md: a profile service moved from signals to async/await in three stages, each a
+        // The migration guide (Migration/README.md and its DocC articles): a profile service moved from signals to async/await in three stages, each a
         // module with tests, and the guide's recipes and pitfalls, run by `swift test`. Not products.
         .target(name: "ProfileDirectory", dependencies: ["SwiftSignalKit"], path: "Migration/Examples/Sources/ProfileDirectory"),
         .target(

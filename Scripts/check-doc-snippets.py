@@ -49,9 +49,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# Migration/*.md is checked by Scripts/check-migration-snippets.py instead: its blocks are copies of the
-# sources under Migration/Examples/, which `swift test` builds and runs.
+# The migration guide (Migration/*.md and the articles in a catalogue's Migration/ folder) is checked by
+# Scripts/check-migration-snippets.py instead: its blocks are copies of the sources under
+# Migration/Examples/, which `swift test` builds and runs.
 DOC_PATTERNS = ["README.md", "Sources/*/*.docc/**/*.md"]
+MIGRATION_ARTICLES = "Sources/SwiftSignalKitConcurrency/SwiftSignalKitConcurrency.docc/Migration/*.md"
 CONTEXT_FILE = ROOT / "Scripts" / "doc-snippets" / "Context.swift"
 WORK = ROOT / ".build-snippets"
 PACKAGE = WORK / "package"
@@ -134,6 +136,7 @@ def markdown_files(arguments):
     found = set()
     for pattern in DOC_PATTERNS:
         found.update(path.resolve() for path in ROOT.glob(pattern) if path.is_file())
+    found.difference_update(path.resolve() for path in ROOT.glob(MIGRATION_ARTICLES))
     return sorted(found)
 
 

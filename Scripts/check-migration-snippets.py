@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Checks that the code in Migration/*.md is the code that `swift test` builds and runs.
+"""Checks that the code of the migration guide is the code that `swift test` builds and runs.
 
     Scripts/check-migration-snippets.py            # exit status 1 if a block is not backed by the sources
     Scripts/check-migration-snippets.py --update   # rewrite the ```diff blocks from the sources
 
-The guide's code lives in Swift files under Migration/Examples/, which the root package builds as
+The guide is Migration/*.md (its landing page, the troubleshooting page and the references) and its
+DocC articles, Sources/SwiftSignalKitConcurrency/SwiftSignalKitConcurrency.docc/Migration/*.md (which
+Scripts/check-doc-snippets.py leaves to this script). Its code lives in Swift files under Migration/Examples/, which the root package builds as
 targets and tests (see Package.swift). A markdown block cannot rot while it is a copy of those files:
 
 - Every ```swift block must appear, line for line, in one Swift file under Migration/Examples/: the
@@ -34,6 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "Migration"
 EXAMPLES = GUIDE / "Examples"
+ARTICLES = ROOT / "Sources" / "SwiftSignalKitConcurrency" / "SwiftSignalKitConcurrency.docc" / "Migration"
 FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,})(?P<info>.*)$")
 DIFF_DIRECTIVE = re.compile(r"^\s*<!--\s*diff:\s*(?P<old>\S+)\s+(?P<new>\S+)\s*-->\s*$")
 TARGET_PATH = re.compile(r'path:\s*"(?P<path>Migration/Examples/[^"]+)"')
@@ -120,7 +123,10 @@ def main():
             problems.append(f"{path.relative_to(ROOT)}: not in any target of Package.swift, so never compiled")
 
     checked = 0
-    for document in sorted(GUIDE.glob("*.md")):
+    documents = sorted(GUIDE.glob("*.md")) + sorted(ARTICLES.glob("*.md"))
+    if not list(ARTICLES.glob("*.md")):
+        problems.append(f"{ARTICLES.relative_to(ROOT)}: no articles; the guide's pages moved?")
+    for document in documents:
         text, found = blocks(document)
         replacements = []
         for language, start, end, body, indent in found:
@@ -161,9 +167,9 @@ def main():
     for problem in problems:
         print(problem)
     if problems:
-        print(f"\n{len(problems)} problem(s) in the {checked} code blocks of Migration/*.md.")
+        print(f"\n{len(problems)} problem(s) in the {checked} code blocks of the migration guide.")
         return 1
-    print(f"All {checked} code blocks of Migration/*.md come from the sources under Migration/Examples/.")
+    print(f"All {checked} code blocks of the migration guide ({len(documents)} pages) come from the sources under Migration/Examples/.")
     return 0
 
 

@@ -1,4 +1,4 @@
-// Migration/README.md, "Async work inside a pipeline": mapAsync and the async generator.
+// The migration guide, recipes, "Async work inside a pipeline": mapAsync and the async generator.
 
 import SwiftSignalKit
 import SwiftSignalKitConcurrency

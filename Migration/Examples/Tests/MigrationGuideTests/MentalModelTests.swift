@@ -1,5 +1,5 @@
-// Migration/README.md, "The mental model": each block of that section is in this file, and each test
-// checks what the guide says about it.
+// The migration guide, "Signals and Swift concurrency, side by side": each block of that article is in this
+// file, and each test checks what the guide says about it.
 
 import Foundation
 import SwiftSignalKit

@@ -1,5 +1,5 @@
-// Migration/README.md, "Pitfalls": each reproduction and each fix, with a test that shows the symptom
-// and one that shows the fix working.
+// The migration guide, "Pitfalls of a mixed codebase": each reproduction and each fix, with a test that
+// shows the symptom and one that shows the fix working.
 
 import Foundation
 import SwiftSignalKit

@@ -1,5 +1,6 @@
-// Migration/README.md, "Recipes": queue-confined state shared with actors, cancelling from either side,
-// and delivering to the main queue, the main actor, or (on a server) neither.
+// The migration guide, "Recipes for bridging signals and async code": queue-confined state shared with
+// actors, cancelling from either side, and delivering to the main queue, the main actor, or (on a server)
+// neither.
 
 import Foundation
 import SwiftSignalKit

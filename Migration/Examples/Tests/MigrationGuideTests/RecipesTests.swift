@@ -1,5 +1,5 @@
-// Migration/README.md, "Recipes": calling async code from signals, awaiting and iterating signals, an
-// async API over a promise-backed property, and errors both ways.
+// The migration guide, "Recipes for bridging signals and async code": calling async code from signals,
+// awaiting and iterating signals, an async API over a promise-backed property, and errors both ways.
 
 import Foundation
 import SwiftSignalKit
