@@ -16,6 +16,17 @@ import Foundation
 import SwiftSignalKit
 import Testing
 
+/// Whether the tests run under ThreadSanitizer (`swift test --sanitize=thread`), found by the sanitizer's
+/// runtime in the process. The sanitizer makes every memory access many times slower, and it reports a
+/// race from one unsynchronised pair of accesses, without the unlucky timing that a stress test's many
+/// rounds search for; so stress tests run fewer rounds under it (`stressRounds(_:)`).
+let isRunningUnderThreadSanitizer: Bool = dlsym(dlopen(nil, RTLD_NOW), "__tsan_init") != nil
+
+/// `rounds` in a plain build; a tenth of it under ThreadSanitizer (see `isRunningUnderThreadSanitizer`).
+func stressRounds(_ rounds: Int) -> Int {
+    isRunningUnderThreadSanitizer ? max(1, rounds / 10) : rounds
+}
+
 /// Whether the caller runs as part of a task: on a thread of the cooperative pool or on an actor's
 /// executor (the main actor included), where blocking takes the thread from other tasks.
 var isInATask: Bool {
