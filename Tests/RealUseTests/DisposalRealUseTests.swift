@@ -161,9 +161,11 @@ import Testing
 }
 
 /// The stress: 10,000 cancellations of `for await` loops for each buffering policy, all
-/// policies at once, while one producer thread sends.
+/// policies at once, while one producer thread sends (1,000 under ThreadSanitizer: `stressRounds(_:)`).
 @Suite struct CancellationStressRealUseTests {
     @Test func tenThousandCancellationsPerPolicyWhileAProducerThreadSends() async {
-        #expect(await DisposalRealUseTests.cancelLoopsWhileProducing(policies: DisposalRealUseTests.policies, count: 10_000))
+        #expect(
+            await DisposalRealUseTests.cancelLoopsWhileProducing(
+                policies: DisposalRealUseTests.policies, count: stressRounds(10_000)))
     }
 }

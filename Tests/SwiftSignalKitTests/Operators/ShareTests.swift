@@ -155,10 +155,11 @@ private final class CountedSource: Sendable {
 
 @Suite(.serialized) struct ShareStressTests {
     /// One thread sends 0..<count through the share while others subscribe: every subscriber sees a run
-    /// of consecutive values that ends with the last one: no gap, no duplicate, no reordering.
+    /// of consecutive values that ends with the last one: no gap, no duplicate, no reordering. Twenty
+    /// rounds, two under ThreadSanitizer (`stressRounds(_:)`).
     @Test(arguments: [ShareReplay.none, .latest, .last(3), .all])
     func lateSubscribersSeeNoGapAndNoDuplicate(policy: ShareReplay) async {
-        for _ in 0..<20 {
+        for _ in 0..<stressRounds(20) {
             let pipe = ValuePipe<Int>()
             let shared = pipe.signal() |> share(replay: policy)
             let anchor = shared.start()
