@@ -46,12 +46,14 @@ public final class ValuePipe<T>: Sendable {
             let unheard = self.unheard
         #endif
         return Signal { subscriber in
+            let key = subscribers.withLock { $0.add(FanOutMember(subscriber, joinedAfter: 0)) }
             #if DEBUG
+                // After joining, so that the count is of every value the sequence missed: values put
+                // while the message was being printed would be missed too, and uncounted.
                 if SequenceSubscription.isSubscribing {
                     unheard.reportOnce()
                 }
             #endif
-            let key = subscribers.withLock { $0.add(FanOutMember(subscriber, joinedAfter: 0)) }
             return ValuePipeMembership(list: subscribers, key: key)
         }
     }
