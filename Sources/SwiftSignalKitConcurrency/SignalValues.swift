@@ -108,6 +108,8 @@ extension Signal where E: Error, T: Sendable {
     ///   `for await`.
     /// - Leaving the loop (`break`, `return`, a thrown error), cancelling the task, or dropping the
     ///   iterator disposes the subscription. Cancellation ends the iteration (`next()` returns nil).
+    ///   Leaving works by Swift destroying the loop's iterator, which top-level code (`main.swift`) keeps
+    ///   until the program ends: write such a loop in a function.
     ///
     /// - Parameter bufferingPolicy: What to keep while the consumer is busy.
     /// - Returns: The sequence.
