@@ -85,8 +85,8 @@ extension Signal where E: Error, T: Sendable {
     /// - **The sequence subscribes when it is made.** No value sent after this call returns is lost,
     ///   whatever operators stand between a hot source and the loop, and however late the loop starts:
     ///   values wait for it under `bufferingPolicy`. Values sent before it are not seen, so make the
-    ///   sequence before starting the producer (a debug build says so when a `ValuePipe` had sent values
-    ///   nobody heard before a sequence subscribed to it).
+    ///   sequence before starting the producer (a debug build says so, once per pipe, when a `ValuePipe`
+    ///   had sent values while no sequence was subscribed to it).
     ///
     ///   ```swift
     ///   let trades = feed.signal() |> filter { $0.symbol == "ACME" }

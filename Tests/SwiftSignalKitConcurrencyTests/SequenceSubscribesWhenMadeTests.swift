@@ -117,6 +117,32 @@ import Testing
             #expect(said.first?.contains("before the producer starts") == true)
         }
 
+        /// A callback subscriber does not hear values for a loop: a sequence made after the pipe sent
+        /// values while only callbacks were subscribed says so too (a newcomer's probe lost values with a
+        /// logging subscriber on the pipe, and the message said nothing).
+        @Test func aSequenceMadeLateSaysSoWhenOnlyCallbacksHeardTheValues() async {
+            let feed = ValuePipe<Int>()
+            let messages = Atomic(value: [String]())
+            let stop = DebugDiagnostics.observe { message in
+                if message.contains("put 9 value(s)") { messages.modify { $0 + [message] } }
+            }
+            defer { stop() }
+            let logger = feed.signal().start(next: { _ in })
+            // A loop that came and went: values put while it was subscribed are not counted.
+            do {
+                let earlier = feed.values
+                for _ in 0..<4 { feed.putNext(1) }
+                withExtendedLifetime(earlier) {}
+            }
+            for _ in 0..<9 { feed.putNext(2) }
+            let late = (feed.signal() |> map { $0 * 10 }).values
+            withExtendedLifetime(late) {}
+            logger.dispose()
+            let said = messages.with { $0 }
+            #expect(said.count == 1, "\(said)")
+            #expect(said.first?.contains("before the producer starts") == true)
+        }
+
         /// A task the sequence's subscription starts (a generator's) is not the sequence: its own plain
         /// subscription to a pipe says nothing. (With a task-local marker, the task inherited it.)
         @Test func aPlainSubscriptionInsideAGeneratorSaysNothing() async {
@@ -146,7 +172,7 @@ import Testing
             for value in 1...11 { feed.putNext(value) }
             var iterator = values.makeAsyncIterator()
             #expect(await iterator.next() == 1)
-            // Values a sequence heard are not values nobody heard: a second sequence says nothing.
+            // Values put while a sequence was subscribed are not counted: a second sequence says nothing.
             let second = feed.values
             withExtendedLifetime(second) {}
             #expect(messages.with { $0 }.isEmpty)

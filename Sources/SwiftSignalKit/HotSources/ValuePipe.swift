@@ -25,8 +25,8 @@ public final class ValuePipe<T>: Sendable {
     @usableFromInline let subscribers = LockedState<OrderedSlots<FanOutMember>>(OrderedSlots())
 
     #if DEBUG
-        /// Debug builds: values put while nobody subscribed, for the message a sequence that subscribes
-        /// afterwards prints (see ``signal()``).
+        /// Debug builds: values put while no sequence (`values`) was subscribed, for the message a
+        /// sequence that subscribes afterwards prints (see ``signal()``).
         @usableFromInline let unheard = LockedState(UnheardValues())
     #endif
 
@@ -51,7 +51,8 @@ public final class ValuePipe<T>: Sendable {
                 // After joining, so that the count is of every value the sequence missed: values put
                 // while the message was being printed would be missed too, and uncounted.
                 if SequenceSubscription.isSubscribing {
-                    unheard.reportOnce()
+                    unheard.loopJoined()
+                    return ValuePipeMembership(list: subscribers, key: key, loopOf: unheard)
                 }
             #endif
             return ValuePipeMembership(list: subscribers, key: key)
@@ -65,8 +66,8 @@ public final class ValuePipe<T>: Sendable {
         // Copying the list only retains its storage; it is iterated after unlocking.
         let targets = self.subscribers.withLock { $0 }
         #if DEBUG
-            if targets.isEmpty {
-                self.unheard.withLock { $0.count += 1 }
+            self.unheard.withLock { state in
+                if state.loops == 0 { state.count += 1 }
             }
         #endif
         targets.broadcast(next, publishedAs: .max)
@@ -74,27 +75,33 @@ public final class ValuePipe<T>: Sendable {
 }
 
 #if DEBUG
-    /// Debug builds: how many values a pipe put while nobody subscribed, and whether it has said so.
+    /// Debug builds: how many values a pipe put while no sequence (`values`) was subscribed to it, whatever
+    /// callback subscribers it had, and whether it has said so. A callback subscriber that joins late may
+    /// mean to; a loop that joins late is the newcomer's lost first values.
     @usableFromInline struct UnheardValues: Sendable {
         @usableFromInline var count = 0
         @usableFromInline var hasReported = false
+        /// The sequences subscribed now.
+        @usableFromInline var loops = 0
 
         @inlinable init() {}
     }
 
     extension LockedState where State == UnheardValues {
-        /// Called when a sequence (`values`) subscribes to the pipe: if the pipe has put values nobody heard,
-        /// says once (per pipe) that a sequence made after the producer started misses them, and how to
-        /// keep them.
-        @usableFromInline func reportOnce() {
+        /// Called when a sequence (`values`) has joined the pipe: if the pipe has put values while no
+        /// sequence was subscribed, says once (per pipe) that a sequence made after the producer started
+        /// misses them, and how to keep them.
+        @usableFromInline func loopJoined() {
             let missed = self.withLock { state -> Int in
+                state.loops += 1
                 if state.hasReported || state.count == 0 { return 0 }
                 state.hasReported = true
                 return state.count
             }
             guard missed > 0 else { return }
             debugDiagnostic(
-                "a sequence (values) subscribed to a ValuePipe that had already put \(missed) value(s) nobody heard; "
+                "a sequence (values) subscribed to a ValuePipe that had already put \(missed) value(s) while no sequence "
+                    + "was subscribed (callback subscribers may have had them); "
                     + "the sequence sees only values put after it is made. If the loop must see them, make the sequence "
                     + "before the producer starts (let values = signal.values; start the producer; for await ... in values), "
                     + "not inside a task started just before the producer. Printed once per pipe."
@@ -132,15 +139,35 @@ public final class ValuePipe<T>: Sendable {
 @usableFromInline final class ValuePipeMembership: Disposable {
     @usableFromInline let list: LockedState<OrderedSlots<FanOutMember>>
     @usableFromInline let key: Int
+    #if DEBUG
+        /// Debug builds: the pipe's count of subscribed sequences, when this membership is a sequence's.
+        @usableFromInline let loopOf: LockedState<UnheardValues>?
+    #endif
 
     @inlinable init(list: LockedState<OrderedSlots<FanOutMember>>, key: Int) {
         self.list = list
         self.key = key
+        #if DEBUG
+            self.loopOf = nil
+        #endif
     }
+
+    #if DEBUG
+        @inlinable init(list: LockedState<OrderedSlots<FanOutMember>>, key: Int, loopOf: LockedState<UnheardValues>) {
+            self.list = list
+            self.key = key
+            self.loopOf = loopOf
+        }
+    #endif
 
     /// Removes the subscriber; later calls find nothing to remove.
     @inlinable func dispose() {
         let removed = self.list.withLock { $0.remove(self.key) }
+        #if DEBUG
+            if removed != nil, let loopOf = self.loopOf {
+                loopOf.withLock { $0.loops -= 1 }
+            }
+        #endif
         // The subscriber is released here, after unlocking.
         withExtendedLifetime(removed) {}
     }
