@@ -3,6 +3,23 @@ import Testing
 
 @testable import SwiftSignalKitConcurrency
 
+#if DEBUG
+    /// The debug messages that contain a text, collected from when it is made until `stop()`.
+    struct DebugMessages: Sendable {
+        private let collected = Atomic(value: [String]())
+        let stop: @Sendable () -> Void
+
+        init(containing text: String) {
+            let collected = self.collected
+            self.stop = DebugDiagnostics.observe { message in
+                if message.contains(text) { collected.modify { $0 + [message] } }
+            }
+        }
+
+        var said: [String] { self.collected.with { $0 } }
+    }
+#endif
+
 /// The second newcomer's hot-feed patterns: a sequence made from a `ValuePipe` through operators that
 /// hand values on synchronously, then a producer on a thread of its own that sends at once, then the
 /// loop. The sequence subscribes when it is made, so no value sent after that is lost, wherever the loop
@@ -98,20 +115,17 @@ import Testing
         /// build says so once, naming the fix.
         @Test func aSequenceMadeAfterThePipeSentSaysSoOnce() async {
             let feed = ValuePipe<Trade>()
-            let messages = Atomic(value: [String]())
-            let stop = DebugDiagnostics.observe { message in
-                if message.contains("put 13 value(s)") { messages.modify { $0 + [message] } }
-            }
-            defer { stop() }
+            let messages = DebugMessages(containing: "put 13 value(s)")
+            defer { messages.stop() }
             for price in 1...13 { feed.putNext(Trade(symbol: "ACME", price: price)) }
             // Not a sequence: subscribing later is what a callback subscriber may mean to do.
             let plain = feed.signal().start()
             plain.dispose()
-            #expect(messages.with { $0 }.isEmpty)
+            #expect(messages.said.isEmpty)
             let first = (feed.signal() |> map { $0.price }).values
             let second = (feed.signal() |> filter { _ in true }).values
             withExtendedLifetime((first, second)) {}
-            let said = messages.with { $0 }
+            let said = messages.said
             #expect(said.count == 1, "once per pipe: \(said)")
             #expect(said.first?.contains("ValuePipe") == true)
             #expect(said.first?.contains("before the producer starts") == true)
@@ -122,11 +136,8 @@ import Testing
         /// logging subscriber on the pipe, and the message said nothing).
         @Test func aSequenceMadeLateSaysSoWhenOnlyCallbacksHeardTheValues() async {
             let feed = ValuePipe<Int>()
-            let messages = Atomic(value: [String]())
-            let stop = DebugDiagnostics.observe { message in
-                if message.contains("put 9 value(s)") { messages.modify { $0 + [message] } }
-            }
-            defer { stop() }
+            let messages = DebugMessages(containing: "put 9 value(s)")
+            defer { messages.stop() }
             let logger = feed.signal().start(next: { _ in })
             // A loop that came and went: values put while it was subscribed are not counted.
             do {
@@ -138,7 +149,7 @@ import Testing
             let late = (feed.signal() |> map { $0 * 10 }).values
             withExtendedLifetime(late) {}
             logger.dispose()
-            let said = messages.with { $0 }
+            let said = messages.said
             #expect(said.count == 1, "\(said)")
             #expect(said.first?.contains("before the producer starts") == true)
         }
@@ -147,27 +158,21 @@ import Testing
         /// subscription to a pipe says nothing. (With a task-local marker, the task inherited it.)
         @Test func aPlainSubscriptionInsideAGeneratorSaysNothing() async {
             let feed = ValuePipe<Int>()
-            let messages = Atomic(value: [String]())
-            let stop = DebugDiagnostics.observe { message in
-                if message.contains("put 7 value(s)") { messages.modify { $0 + [message] } }
-            }
-            defer { stop() }
+            let messages = DebugMessages(containing: "put 7 value(s)")
+            defer { messages.stop() }
             for _ in 0..<7 { feed.putNext(5) }
             let generated = Signal<Int, NoError> { send in
                 feed.signal().start(next: { _ in }).dispose()
                 send(1)
             }
             for await _ in generated.values {}
-            #expect(messages.with { $0 }.isEmpty)
+            #expect(messages.said.isEmpty)
         }
 
         @Test func aSequenceMadeBeforeThePipeSentSaysNothing() async {
             let feed = ValuePipe<Int>()
-            let messages = Atomic(value: [String]())
-            let stop = DebugDiagnostics.observe { message in
-                if message.contains("put 11 value(s)") { messages.modify { $0 + [message] } }
-            }
-            defer { stop() }
+            let messages = DebugMessages(containing: "put 11 value(s)")
+            defer { messages.stop() }
             let values = feed.values
             for value in 1...11 { feed.putNext(value) }
             var iterator = values.makeAsyncIterator()
@@ -175,7 +180,7 @@ import Testing
             // Values put while a sequence was subscribed are not counted: a second sequence says nothing.
             let second = feed.values
             withExtendedLifetime(second) {}
-            #expect(messages.with { $0 }.isEmpty)
+            #expect(messages.said.isEmpty)
         }
     #endif
 }
@@ -228,18 +233,15 @@ import Testing
     #if DEBUG
         @Test func aBoundedLoopEndedByAProducerThatCannotWaitSaysSoInADebugBuild() async {
             let feed = ValuePipe<Int>()
-            let messages = Atomic(value: [String]())
-            let stop = DebugDiagnostics.observe { message in
-                if message.contains(".bounded(5)") { messages.modify { $0 + [message] } }
-            }
-            defer { stop() }
+            let messages = DebugMessages(containing: ".bounded(5)")
+            defer { messages.stop() }
             let values = feed.values(bufferingPolicy: .bounded(5))
             for value in 0..<100 { feed.putNext(value) }
             var count = 0
             for await _ in values { count += 1 }
             #expect(count == 5)
             #expect(values.endReason == .producerCouldNotWait)
-            let said = messages.with { $0 }
+            let said = messages.said
             #expect(said.count == 1)
             #expect(said.first?.contains("producerCouldNotWait") == true)
             #expect(said.first?.contains(".unbounded") == true)
