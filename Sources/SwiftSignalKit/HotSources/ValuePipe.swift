@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import Synchronization
 
 /// A hot pipe: values put in are sent to the current subscribers, and nothing is stored.
 ///
@@ -115,23 +111,15 @@ public final class ValuePipe<T>: Sendable {
     /// subscription starts (a generator's, `Signal(sequence)`'s) must not inherit it, or their own
     /// plain subscriptions would read as a loop's.
     @usableFromInline package enum SequenceSubscription {
-        @usableFromInline static let key: pthread_key_t = {
-            var key = pthread_key_t()
-            let status = pthread_key_create(&key, nil)
-            if status != 0 { misuse("pthread_key_create failed with \(status)") }
-            return key
-        }()
+        @usableFromInline static let slot = ThreadSpecificSlot()
 
         @usableFromInline package static var isSubscribing: Bool {
-            return pthread_getspecific(Self.key) != nil
+            return Self.slot.value != nil
         }
 
         /// Runs `subscribe` (a sequence's subscription) with ``isSubscribing`` set on this thread.
         @usableFromInline package static func marking<R>(_ subscribe: () -> R) -> R {
-            let previous = pthread_getspecific(Self.key)
-            pthread_setspecific(Self.key, UnsafeRawPointer(bitPattern: 1))
-            defer { pthread_setspecific(Self.key, previous) }
-            return subscribe()
+            return Self.slot.withValue(UnsafeRawPointer(bitPattern: 1), subscribe)
         }
     }
 #endif

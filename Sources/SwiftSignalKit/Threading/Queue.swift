@@ -258,22 +258,14 @@ private let queueMarkerKey = DispatchSpecificKey<QueueMarker>()
 
 /// The global-queue wrappers whose work the current thread is running, innermost last.
 enum CurrentGlobalQueue {
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        let result = pthread_key_create(&key, nil)
-        precondition(result == 0, "pthread_key_create failed with \(result)")
-        return key
-    }()
+    private static let slot = ThreadSpecificSlot()
 
     static func run(_ queue: Queue, _ f: () -> Void) {
-        let previous = pthread_getspecific(self.key)
-        pthread_setspecific(self.key, Unmanaged.passUnretained(queue).toOpaque())
-        defer { pthread_setspecific(self.key, previous) }
-        f()
+        self.slot.withValue(Unmanaged.passUnretained(queue).toOpaque(), f)
     }
 
     static func contains(_ queue: Queue) -> Bool {
-        return pthread_getspecific(self.key) == Unmanaged.passUnretained(queue).toOpaque()
+        return self.slot.value == Unmanaged.passUnretained(queue).toOpaque()
     }
 }
 
@@ -290,25 +282,17 @@ enum OwnedQueues {
         let next: UnsafePointer<Node>?
     }
 
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        let result = pthread_key_create(&key, nil)
-        precondition(result == 0, "pthread_key_create failed with \(result)")
-        return key
-    }()
+    private static let slot = ThreadSpecificSlot()
 
     /// The list installed on this thread, if any.
     static var current: UnsafePointer<Node>? {
-        guard let raw = pthread_getspecific(self.key) else { return nil }
+        guard let raw = self.slot.value else { return nil }
         return UnsafePointer(raw.assumingMemoryBound(to: Node.self))
     }
 
     /// Runs `f` with `owned` installed on this thread, then restores what was installed before.
     static func run(owning owned: UnsafePointer<Node>?, _ f: () -> Void) {
-        let previous = pthread_getspecific(self.key)
-        pthread_setspecific(self.key, owned.map { UnsafeRawPointer($0) })
-        defer { pthread_setspecific(self.key, previous) }
-        f()
+        self.slot.withValue(owned.map { UnsafeRawPointer($0) }, f)
     }
 
     /// Whether the queue of `marker` is in the list installed on this thread.

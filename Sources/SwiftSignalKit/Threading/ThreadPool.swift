@@ -176,15 +176,11 @@ final class ThreadPoolCore: Sendable {
         self.onThreadExit = onThreadExit
     }
 
-    private static let currentKey: pthread_key_t = {
-        var key = pthread_key_t()
-        let result = pthread_key_create(&key, nil)
-        precondition(result == 0, "pthread_key_create failed with \(result)")
-        return key
-    }()
+    /// The pool whose worker the calling thread is.
+    private static let currentSlot = ThreadSpecificSlot()
 
     static func current() -> ThreadPoolCore? {
-        guard let pointer = pthread_getspecific(self.currentKey) else { return nil }
+        guard let pointer = Self.currentSlot.value else { return nil }
         return Unmanaged<ThreadPoolCore>.fromOpaque(pointer).takeUnretainedValue()
     }
 
@@ -230,7 +226,7 @@ final class ThreadPoolCore: Sendable {
 
     /// The loop each pool thread runs until the pool stops.
     func runWorker() {
-        pthread_setspecific(Self.currentKey, Unmanaged.passUnretained(self).toOpaque())
+        Self.currentSlot.set(Unmanaged.passUnretained(self).toOpaque())
         while true {
             self.wakeUps.wait()
             let next = self.state.withLock { state -> (UInt64, ThreadPoolTask)?? in
@@ -263,7 +259,7 @@ final class ThreadPoolCore: Sendable {
                 self.wakeUps.signal()
             }
         }
-        pthread_setspecific(Self.currentKey, nil)
+        Self.currentSlot.set(nil)
         self.onThreadExit?()
     }
 }
