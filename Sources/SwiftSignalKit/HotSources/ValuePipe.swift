@@ -23,7 +23,7 @@ public final class ValuePipe<T>: Sendable {
     #if DEBUG
         /// Debug builds: values put while no sequence (`values`) was subscribed, for the message a
         /// sequence that subscribes afterwards prints (see ``signal()``).
-        @usableFromInline let unheard = LockedState(UnheardValues())
+        @usableFromInline let unheard = UnheardValues()
     #endif
 
     /// Creates a pipe with no subscribers.
@@ -62,9 +62,7 @@ public final class ValuePipe<T>: Sendable {
         // Copying the list only retains its storage; it is iterated after unlocking.
         let targets = self.subscribers.withLock { $0 }
         #if DEBUG
-            self.unheard.withLock { state in
-                if state.loops == 0 { state.count += 1 }
-            }
+            self.unheard.valuePut()
         #endif
         targets.broadcast(next, publishedAs: .max)
     }
@@ -74,27 +72,36 @@ public final class ValuePipe<T>: Sendable {
     /// Debug builds: how many values a pipe put while no sequence (`values`) was subscribed to it, whatever
     /// callback subscribers it had, and whether it has said so. A callback subscriber that joins late may
     /// mean to; a loop that joins late is the newcomer's lost first values.
-    @usableFromInline struct UnheardValues: Sendable {
-        @usableFromInline var count = 0
-        @usableFromInline var hasReported = false
+    ///
+    /// Atomics, not a lock: `putNext` already takes the pipe's list lock, and the count must not add a
+    /// second lock round trip per value. The figures are a hint printed once, so relaxed ordering does.
+    @usableFromInline final class UnheardValues: Sendable {
+        @usableFromInline let count = Synchronization.Atomic<Int>(0)
         /// The sequences subscribed now.
-        @usableFromInline var loops = 0
+        @usableFromInline let loops = Synchronization.Atomic<Int>(0)
+        @usableFromInline let hasReported = Synchronization.Atomic<Bool>(false)
 
         @inlinable init() {}
-    }
 
-    extension LockedState where State == UnheardValues {
+        /// A value was put: counted while no sequence is subscribed.
+        @inlinable func valuePut() {
+            if self.loops.load(ordering: .relaxed) == 0 {
+                self.count.add(1, ordering: .relaxed)
+            }
+        }
+
+        /// A sequence's subscription left the pipe.
+        @inlinable func loopLeft() {
+            self.loops.subtract(1, ordering: .relaxed)
+        }
+
         /// Called when a sequence (`values`) has joined the pipe: if the pipe has put values while no
         /// sequence was subscribed, says once (per pipe) that a sequence made after the producer started
         /// misses them, and how to keep them.
         @usableFromInline func loopJoined() {
-            let missed = self.withLock { state -> Int in
-                state.loops += 1
-                if state.hasReported || state.count == 0 { return 0 }
-                state.hasReported = true
-                return state.count
-            }
-            guard missed > 0 else { return }
+            self.loops.add(1, ordering: .relaxed)
+            let missed = self.count.load(ordering: .relaxed)
+            guard missed > 0, !self.hasReported.exchange(true, ordering: .relaxed) else { return }
             debugDiagnostic(
                 "a sequence (values) subscribed to a ValuePipe that had already put \(missed) value(s) while no sequence "
                     + "was subscribed (callback subscribers may have had them); "
@@ -129,7 +136,7 @@ public final class ValuePipe<T>: Sendable {
     @usableFromInline let key: Int
     #if DEBUG
         /// Debug builds: the pipe's count of subscribed sequences, when this membership is a sequence's.
-        @usableFromInline let loopOf: LockedState<UnheardValues>?
+        @usableFromInline let loopOf: UnheardValues?
     #endif
 
     @inlinable init(list: LockedState<OrderedSlots<FanOutMember>>, key: Int) {
@@ -141,7 +148,7 @@ public final class ValuePipe<T>: Sendable {
     }
 
     #if DEBUG
-        @inlinable init(list: LockedState<OrderedSlots<FanOutMember>>, key: Int, loopOf: LockedState<UnheardValues>) {
+        @inlinable init(list: LockedState<OrderedSlots<FanOutMember>>, key: Int, loopOf: UnheardValues) {
             self.list = list
             self.key = key
             self.loopOf = loopOf
@@ -152,9 +159,7 @@ public final class ValuePipe<T>: Sendable {
     @inlinable func dispose() {
         let removed = self.list.withLock { $0.remove(self.key) }
         #if DEBUG
-            if removed != nil, let loopOf = self.loopOf {
-                loopOf.withLock { $0.loops -= 1 }
-            }
+            if removed != nil { self.loopOf?.loopLeft() }
         #endif
         // The subscriber is released here, after unlocking.
         withExtendedLifetime(removed) {}
