@@ -21,7 +21,10 @@ import Synchronization
 ///   thread, under any lock, inside any callback and inside a task cancellation handler. Once it
 ///   returns, no event sent afterwards reaches a callback. An event that another thread had already
 ///   admitted (it was past the subscriber's check when `dispose()` ran) may still be running its
-///   callback, or about to enter it, on that thread.
+///   callback, or about to enter it, on that thread; the value callback, and what it captured, is then
+///   released by the last such delivery as it returns.
+/// - A delivered value takes no lock and does not copy the value callback, so it writes nothing that
+///   the callback shares with other threads.
 ///
 /// > Important: When teardown must know that no callback is still running (for example before
 /// > freeing state the callback uses), do not rely on `dispose()` for it: deliver the events on a
@@ -33,21 +36,27 @@ import Synchronization
 /// behind `get()` takes only its first event. It cannot be subclassed outside the library, and its members
 /// are `final`.
 public class Subscriber<T, E>: CustomStringConvertible {
-    /// The lock that guards `machine` and the callbacks: the subscriber's own, stored inline (a 32-bit
-    /// word on Linux), so that subscribers that share nothing share no lock.
+    /// The lock that guards `machine`, `extras` and the release of `next`: the subscriber's own, stored
+    /// inline (a 32-bit word on Linux), so that subscribers that share nothing share no lock. A
+    /// delivered value does not take it (see `gate`).
     @usableFromInline final let mutex: Mutex<Void>
-    /// Whether the process runs under ThreadSanitizer, which must be told of each lock and unlock (see
-    /// ``threadSanitizerHooks``). A copy of the global's answer in the padding after `mutex`: reading it
-    /// costs no global access and no byte of memory.
-    @usableFromInline final let underThreadSanitizer: Bool
-    /// Read and written only while `mutex` is locked: through ``withState(_:)``, or in `putNext`
-    /// between ``lockState()`` and ``unlockState()``.
+    /// The deliveries in progress, and whether the subscriber still admits values (see
+    /// ``DeliveryGate``): a delivered value enters and leaves it, two atomic operations on the
+    /// subscriber's own word, and calls `next` in place in between. Stored in the padding after
+    /// `mutex`.
+    @usableFromInline final let gate: Synchronization.Atomic<UInt32>
+    /// Read and written only while `mutex` is locked, through ``withState(_:)`` (and in
+    /// ``putNextNotAdmitted(_:)``, between ``lockState()`` and ``unlockState()``).
     @exclusivity(unchecked) @usableFromInline final var machine: SubscriberStateMachine
-    /// The value callback: read and written only while `mutex` is locked. It is stored here, not in the
-    /// state machine, so that the state machine is not generic (see ``SubscriberStateMachine``).
-    /// `@exclusivity(unchecked)`: every access is already serialised by the lock, and the dynamic check
-    /// cost two runtime calls per event.
-    @exclusivity(unchecked) @usableFromInline final var next: (@Sendable (T) -> Void)?
+    /// The value callback, called in place by each delivery: it is not copied, since a copy writes the
+    /// reference count of the closure's context, which is often an object the user's other threads
+    /// use. Written only at initialisation, before the subscriber is shared, and once by whoever
+    /// releases it: the thread that closes the gate while no delivery is in progress, under `mutex`, or
+    /// else the last delivery to leave the gate (see ``DeliveryGate``). No delivery reads it after that.
+    /// It is stored here, not in the state machine, so that the state machine is not generic (see
+    /// ``SubscriberStateMachine``). `@exclusivity(unchecked)`: the gate orders every access, and the
+    /// dynamic check cost two runtime calls per event.
+    @exclusivity(unchecked) @usableFromInline final var next: ValueCallback<T>
     /// The error and completion callbacks and the objects given to ``keepAlive(_:)``, in an object made
     /// only when there are any: an operator's subscriber forwards its terminal events through
     /// ``forwardError(_:)`` and ``forwardCompletion()`` instead, and most subscriptions made with
@@ -67,9 +76,9 @@ public class Subscriber<T, E>: CustomStringConvertible {
         completed: (@Sendable () -> Void)? = nil
     ) {
         self.mutex = Mutex(())
-        self.underThreadSanitizer = threadSanitizerHooks != nil
-        self.machine = SubscriberStateMachine()
-        self.next = next
+        self.gate = Synchronization.Atomic(DeliveryGate.open)
+        self.machine = SubscriberStateMachine(underThreadSanitizer: threadSanitizerHooks != nil)
+        self.next = ValueCallback(next)
         self.extras = error == nil && completed == nil ? nil : SubscriberExtras(error: error, completed: completed)
     }
 
@@ -77,9 +86,9 @@ public class Subscriber<T, E>: CustomStringConvertible {
     /// events by overriding ``forwardError(_:)`` and ``forwardCompletion()``.
     @inlinable init(operatorNext next: (@Sendable (T) -> Void)?) {
         self.mutex = Mutex(())
-        self.underThreadSanitizer = threadSanitizerHooks != nil
-        self.machine = SubscriberStateMachine()
-        self.next = next
+        self.gate = Synchronization.Atomic(DeliveryGate.open)
+        self.machine = SubscriberStateMachine(underThreadSanitizer: threadSanitizerHooks != nil)
+        self.next = ValueCallback(next)
         self.extras = nil
     }
 
@@ -87,9 +96,12 @@ public class Subscriber<T, E>: CustomStringConvertible {
     /// only subclass that calls this), not to callbacks.
     @inlinable init(firstEventOnly: Void) {
         self.mutex = Mutex(())
-        self.underThreadSanitizer = threadSanitizerHooks != nil
-        self.machine = SubscriberStateMachine(firstEventOnly: true)
-        self.next = nil
+        // Closed, with nothing to release: every value goes to `putNextNotAdmitted`, where the first
+        // event of any kind ends the subscriber.
+        self.gate = Synchronization.Atomic(DeliveryGate.closed | DeliveryGate.released)
+        self.machine = SubscriberStateMachine(
+            firstEventOnly: true, underThreadSanitizer: threadSanitizerHooks != nil)
+        self.next = ValueCallback(nil)
         self.extras = nil
     }
 
@@ -103,26 +115,49 @@ public class Subscriber<T, E>: CustomStringConvertible {
     ///
     /// - Parameter value: The value.
     @inlinable public final func putNext(_ value: T) {
-        // Locked by hand rather than with `withState`: the not-admitted branch ends the lock itself, so
-        // that the path of a delivered value carries nothing of it (with a closure, its result had to
-        // be destroyed on every delivery).
+        // Admitted when the gate was open as this delivery entered it. Closing it is what a terminal
+        // event or `dispose()` does first, so no value sent after those return is delivered; one that
+        // entered before runs its callback, which stays alive until the last such delivery leaves.
+        let entered = self.gate.wrappingAdd(1, ordering: .acquiring).oldValue
+        if _fastPath(entered & DeliveryGate.closed == 0) {
+            self.next(value)
+            self.leaveGate()
+            return
+        }
+        self.leaveGate()
         self.lockState()
-        guard self.machine.admitsValues else {
-            self.putNextNotAdmitted(value)
-            return
-        }
-        // Copied under the lock, so that the callback's context stays alive while it runs even if
-        // another thread disposes meanwhile (which releases the stored one).
-        guard let callback = self.next else {
-            self.unlockState()
-            return
-        }
-        self.unlockState()
-        callback(value)
+        self.putNextNotAdmitted(value)
     }
 
-    /// ``putNext(_:)`` of a value the state machine does not admit: dropped, or the first event of a
-    /// first-event-only subscriber. Called with the mutex locked; unlocks it.
+    /// Ends a delivery's stay in the gate; the last one to leave a closed gate releases the value
+    /// callback (see ``DeliveryGate``).
+    @inlinable @inline(__always)
+    final func leaveGate() {
+        let left = self.gate.wrappingSubtract(1, ordering: .acquiringAndReleasing).newValue
+        if _slowPath(left == DeliveryGate.closed) { self.releaseValueCallbackAfterDeliveries() }
+    }
+
+    /// The gate is closed and no delivery is in it: releases the value callback unless another thread
+    /// already did (a delivery that left at the same moment, or the thread that closed the gate).
+    /// Outside every lock: nothing else reads or writes `next` once the gate is closed and empty.
+    @usableFromInline @inline(never)
+    final func releaseValueCallbackAfterDeliveries() {
+        guard self.claimValueCallbackRelease() else { return }
+        self.next.closure = nil
+    }
+
+    /// Whether this thread, finding the gate closed and empty, is the one that releases `next`: one
+    /// claim succeeds, whoever makes it.
+    @inlinable final func claimValueCallbackRelease() -> Bool {
+        return self.gate.compareExchange(
+            expected: DeliveryGate.closed,
+            desired: DeliveryGate.closed | DeliveryGate.released,
+            ordering: .acquiringAndReleasing
+        ).exchanged
+    }
+
+    /// ``putNext(_:)`` of a value the gate did not admit: dropped, or the first event of a first-event-only
+    /// subscriber. Called with the mutex locked; unlocks it.
     ///
     /// Not inlined: it keeps the code of a delivered value short.
     @inlinable @inline(never)
@@ -327,10 +362,25 @@ public class Subscriber<T, E>: CustomStringConvertible {
     /// a closure under the lock; the caller releases them after unlocking, with
     /// ``release(next:extras:then:)``.
     @inlinable final func takeCallbacks(next: inout (@Sendable (T) -> Void)?, extras: inout SubscriberExtras<E>?) {
-        next = self.next
         extras = self.extras
-        self.next = nil
         self.extras = nil
+        // The value callback only when no delivery is running it; otherwise the last one to leave the
+        // gate releases it.
+        if self.closeGate() {
+            // Copied and cleared, not `take()`n: the generic `Optional.take()` reabstracts a closure, an
+            // allocation each way.
+            next = self.next.closure
+            self.next.closure = nil
+        }
+    }
+
+    /// Closes the gate, so that no value is admitted any more; call only with `mutex` locked, as the
+    /// state machine terminates. Returns whether this thread releases the value callback: true when no
+    /// delivery is in the gate (and none left it at the same moment to claim it).
+    @inlinable final func closeGate() -> Bool {
+        let before = self.gate.bitwiseOr(DeliveryGate.closed, ordering: .acquiringAndReleasing).oldValue
+        guard before & DeliveryGate.deliveries == 0 else { return false }
+        return self.claimValueCallbackRelease()
     }
 
     /// After a terminal event or a disposal, outside the lock: releases the callbacks taken by
@@ -366,7 +416,7 @@ public class Subscriber<T, E>: CustomStringConvertible {
     @inlinable @inline(__always)
     final func lockState() {
         self.mutex._unsafeLock()
-        if _slowPath(self.underThreadSanitizer) { self.tellThreadSanitizer(locked: true) }
+        if _slowPath(self.machine.underThreadSanitizer) { self.tellThreadSanitizer(locked: true) }
     }
 
     /// Tells ThreadSanitizer that this thread has just locked `mutex`, or is about to unlock it. Out of
@@ -381,15 +431,16 @@ public class Subscriber<T, E>: CustomStringConvertible {
     /// Unlocks `mutex`, locked by ``lockState()``.
     @inlinable @inline(__always)
     final func unlockState() {
-        if _slowPath(self.underThreadSanitizer) { self.tellThreadSanitizer(locked: false) }
+        if _slowPath(self.machine.underThreadSanitizer) { self.tellThreadSanitizer(locked: false) }
         self.mutex._unsafeUnlock()
     }
 }
 
 extension Subscriber: DownstreamLink {}
 
-// Safe: all mutable state is `machine`, `next` or `extras`, which are read and written only while
-// `mutex` is held; `mutex` itself is a `let`, the subscriber's own. The
+// Safe: all mutable state is `machine` and `extras`, read and written only while `mutex` is held, the
+// atomic `gate`, and `next`, which is written only before the subscriber is shared and by the one
+// thread that releases it once the gate is closed and empty (see `DeliveryGate`). The
 // subscriber never stores a value of `T` or `E`; it hands each one from the sending thread to the
 // callback on that same thread. Objects given to `keepAlive` are only retained and released.
 extension Subscriber: @unchecked Sendable {}
@@ -424,4 +475,45 @@ extension Subscriber: @unchecked Sendable {}
     }
 
     @inlinable override var demand: (any SignalDemand)? { self.pacing }
+}
+
+/// The value callback of a ``Subscriber``, in a type that cannot be copied: a delivery calls the closure
+/// where it is stored, borrowed, so that the call writes nothing to the closure's context (a stored
+/// optional closure read into a local, or called through the property, is copied, and the copy retains
+/// and releases its context on every value).
+@usableFromInline struct ValueCallback<T>: ~Copyable {
+    @usableFromInline var closure: (@Sendable (T) -> Void)?
+
+    @inlinable init(_ closure: (@Sendable (T) -> Void)?) {
+        self.closure = closure
+    }
+
+    /// Calls the closure, if any, in place.
+    @inlinable @inline(__always)
+    borrowing func callAsFunction(_ value: T) {
+        // This spelling calls it borrowed; binding it first (`if let`, `switch`) copies it.
+        self.closure?(value)
+    }
+}
+
+/// The word of a ``Subscriber`` that admits values and counts the deliveries in progress, so that a
+/// delivery takes no lock and does not copy the value callback, yet the callback is released only when
+/// no delivery runs it.
+///
+/// - A delivery adds one, and is admitted if `closed` was clear; it calls the callback, then subtracts
+///   one.
+/// - A terminal event or `dispose()` sets `closed` under the subscriber's lock, as the state machine
+///   terminates. Values that enter afterwards are dropped; so a value sent after `dispose()` returns is
+///   never delivered.
+/// - Whoever finds the word `closed` with no delivery in it (the closing thread, or the last delivery to
+///   leave) claims the release by setting `released`, and releases the callback. One claim succeeds.
+@usableFromInline enum DeliveryGate {
+    /// Open, with no delivery in it.
+    @inlinable static var open: UInt32 { 0 }
+    /// No value is admitted any more.
+    @inlinable static var closed: UInt32 { 1 << 31 }
+    /// The value callback has been released (or there was none to release).
+    @inlinable static var released: UInt32 { 1 << 30 }
+    /// The bits that count deliveries in the gate (admitted or being turned away).
+    @inlinable static var deliveries: UInt32 { (1 << 30) - 1 }
 }

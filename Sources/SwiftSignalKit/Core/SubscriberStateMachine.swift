@@ -5,8 +5,9 @@
 /// code, and a generic state type there costs a runtime metadata lookup on every lock. The callbacks,
 /// which are generic, live in the subscriber itself, guarded by the same lock.
 ///
-/// Nothing here counts callbacks in progress: `dispose()` never waits for them (see ``Subscriber``), so
-/// a delivered value costs one lock round trip, to be admitted.
+/// A delivered value does not come here: the subscriber's atomic gate (``DeliveryGate``) admits it, and
+/// counts it while its callback runs, so that the callback is released after it. `dispose()` never
+/// waits for a delivery (see ``Subscriber``).
 @usableFromInline struct SubscriberStateMachine {
     /// What to run, unlocked, after a terminal event or disposal (besides the subscriber's callbacks).
     @usableFromInline struct TerminateAction {
@@ -39,12 +40,20 @@
     @inlinable var isTerminated: Bool {
         return self.status == .terminated
     }
+    /// Whether the process runs under ThreadSanitizer, which must be told of each lock and unlock of the
+    /// subscriber's mutex (see ``threadSanitizerHooks``). A copy of the global's answer, kept in the
+    /// byte after `status` so that it costs the subscriber no memory and reading it no global access.
+    /// Immutable, so the subscriber reads it before it locks.
+    @usableFromInline let underThreadSanitizer: Bool
     @usableFromInline var disposable: Disposable?
 
-    /// - Parameter firstEventOnly: Whether the first event of any kind terminates the subscriber (see
-    ///   ``takeFirstEvent()``).
-    @usableFromInline init(firstEventOnly: Bool = false) {
+    /// - Parameters:
+    ///   - firstEventOnly: Whether the first event of any kind terminates the subscriber (see
+    ///     ``takeFirstEvent()``).
+    ///   - underThreadSanitizer: Whether the process runs under ThreadSanitizer.
+    @usableFromInline init(firstEventOnly: Bool = false, underThreadSanitizer: Bool) {
         self.status = firstEventOnly ? .firstEventOnly : .live
+        self.underThreadSanitizer = underThreadSanitizer
     }
 
     /// Whether a value is delivered; when false, it is dropped or (see ``takeFirstEvent()``) ends a

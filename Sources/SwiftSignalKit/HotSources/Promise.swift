@@ -206,7 +206,7 @@ public final class ValuePromise<T: Equatable & Sendable>: Sendable {
         super.init(operatorNext: nil)
         // The callback holds the source; the source releases it when it terminates or is disposed.
         // Set before the source is shared, like an initialiser's stores.
-        self.next = { value in
+        self.next = ValueCallback { value in
             self.core.publish(value, ifGeneration: self.generation)
         }
     }

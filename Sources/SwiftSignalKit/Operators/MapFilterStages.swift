@@ -145,7 +145,7 @@
         self.stage = stage
         super.init(target: target, next: nil)
         // Set before the subscriber is shared, like an initialiser's stores.
-        self.next = { value in
+        self.next = ValueCallback { value in
             self.target.putNext(self.stage.transform(value))
         }
     }
@@ -160,7 +160,7 @@
     @inlinable init(target: Subscriber<T, E>, stage: FilterStage<T, E>) {
         self.stage = stage
         super.init(target: target, next: nil)
-        self.next = { value in
+        self.next = ValueCallback { value in
             if self.stage.predicate(value) {
                 self.target.putNext(value)
             }
@@ -177,7 +177,7 @@
     @inlinable init(target: Subscriber<R, E>, stage: MapFilterStage<T, R, E>) {
         self.stage = stage
         super.init(target: target, next: nil)
-        self.next = { value in
+        self.next = ValueCallback { value in
             let mapped = self.stage.transform(value)
             // The map closure may have ended the subscription (disposed it, or made the source send a
             // terminal event). A filter stage of its own would then not be called: ask again before
@@ -203,7 +203,7 @@ extension Signal {
     ) -> Disposable {
         let subscriber = SubscriptionSubscriber<T, E>(next: nil, error: error, completed: completed, demand: demand)
         // Set before the subscriber is shared, like an initialiser's stores.
-        subscriber.next = makeNext(subscriber)
+        subscriber.next = ValueCallback(makeNext(subscriber))
         return self.run(subscriber)
     }
 }

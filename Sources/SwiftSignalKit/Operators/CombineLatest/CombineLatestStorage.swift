@@ -177,7 +177,7 @@ extension CombineLatestStorage: @unchecked Sendable {}
         super.init(operatorNext: nil)
         // Set before the subscriber is shared, like an initialiser's stores. The callback owns the
         // storage; the cycle is broken when the subscription terminates or is disposed.
-        self.next = { value in
+        self.next = ValueCallback { value in
             self.storage.received(index: self.index, value: value, slot: self.slot)
         }
     }

@@ -92,7 +92,7 @@ public func mapToSignal<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -
         self.id = id
         super.init(operatorNext: nil)
         // Set before the subscriber is shared, like an initialiser's stores.
-        self.next = { value in
+        self.next = ValueCallback { value in
             if self.state.withLock({ $0.isCurrent(self.id) }) {
                 self.target.putNext(value)
             }
