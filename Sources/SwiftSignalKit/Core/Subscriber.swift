@@ -305,9 +305,11 @@ public class Subscriber<T, E>: CustomStringConvertible {
     }
 
     /// Whether a value sent now would be delivered: neither terminated nor disposed. An operator that
-    /// runs two closures for one value asks between them (see `MapFilterSubscriber`).
+    /// runs two closures for one value asks between them (see `MapFilterSubscriber`). One load of the
+    /// gate, not a lock round trip: the gate is closed in the same lock round trip that terminates the
+    /// state machine, and a first-event-only subscriber's is closed from the start.
     @inlinable final var admitsValues: Bool {
-        return self.withState { $0.admitsValues }
+        return self.gate.load(ordering: .acquiring) & DeliveryGate.closed == 0
     }
 
     /// Stores the generator's disposable, or disposes it at once if the subscriber already terminated.
