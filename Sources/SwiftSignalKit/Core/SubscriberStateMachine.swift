@@ -33,8 +33,8 @@
         case terminated
     }
 
-    /// One byte, so that the test on every delivered value (``admitsValues``) is a single compare for
-    /// both "terminated" and "first event only".
+    /// One byte, so that ``admitsValues`` is a single compare for both "terminated" and "first event
+    /// only".
     @usableFromInline private(set) var status: Status
 
     @inlinable var isTerminated: Bool {
@@ -57,7 +57,9 @@
     }
 
     /// Whether a value is delivered; when false, it is dropped or (see ``takeFirstEvent()``) ends a
-    /// first-event-only subscriber. A single compare of one byte, since it is tested for every value.
+    /// first-event-only subscriber. The subscriber's delivery gate is closed exactly when this is false
+    /// (closed as the machine terminates, closed from the start for first-event-only), and a value asks
+    /// the gate, not the machine, so that it takes no lock.
     @inlinable var admitsValues: Bool {
         return self.status == .live
     }
