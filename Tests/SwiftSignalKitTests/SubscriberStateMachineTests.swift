@@ -11,7 +11,7 @@ import Testing
     }
 
     @Test func aLiveSubscriberAdmitsValuesUntilItTerminates() {
-        var machine = SubscriberStateMachine(underThreadSanitizer: false)
+        var machine = SubscriberStateMachine()
         #expect(machine.admitsValues)
         #expect(machine.takeFirstEvent() == nil, "an ordinary subscriber takes no first event")
         let probe = Probe()
@@ -24,7 +24,7 @@ import Testing
     }
 
     @Test func onlyTheFirstOfTerminationAndDisposeActs() {
-        var machine = SubscriberStateMachine(underThreadSanitizer: false)
+        var machine = SubscriberStateMachine()
         machine.disposable = Probe()
         let first = machine.dispose()
         #expect(first?.disposable != nil)
@@ -33,7 +33,7 @@ import Testing
     }
 
     @Test func aFirstEventOnlySubscriberTerminatesOnItsFirstEvent() {
-        var machine = SubscriberStateMachine(firstEventOnly: true, underThreadSanitizer: false)
+        var machine = SubscriberStateMachine(firstEventOnly: true)
         #expect(!machine.admitsValues, "a value is not delivered the ordinary way")
         #expect(!machine.isTerminated)
         let first = machine.takeFirstEvent()
@@ -46,7 +46,7 @@ import Testing
     }
 
     @Test func aFirstEventOnlySubscribersTerminalEventEndsIt() {
-        var machine = SubscriberStateMachine(firstEventOnly: true, underThreadSanitizer: false)
+        var machine = SubscriberStateMachine(firstEventOnly: true)
         #expect(machine.terminate() != nil)
         #expect(machine.takeFirstEvent() == nil, "a value after the completion is dropped")
     }

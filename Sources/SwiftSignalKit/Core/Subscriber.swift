@@ -45,8 +45,7 @@ public class Subscriber<T, E>: CustomStringConvertible {
     /// subscriber's own word, and calls `next` in place in between. Stored in the padding after
     /// `mutex`.
     @usableFromInline final let gate: Synchronization.Atomic<UInt32>
-    /// Read and written only while `mutex` is locked, through ``withState(_:)`` (and in
-    /// ``putNextNotAdmitted(_:)``, between ``lockState()`` and ``unlockState()``).
+    /// Read and written only while `mutex` is locked, through ``withState(_:)``.
     @exclusivity(unchecked) @usableFromInline final var machine: SubscriberStateMachine
     /// The value callback, called in place by each delivery: it is not copied, since a copy writes the
     /// reference count of the closure's context, which is often an object the user's other threads
@@ -77,7 +76,7 @@ public class Subscriber<T, E>: CustomStringConvertible {
     ) {
         self.mutex = Mutex(())
         self.gate = Synchronization.Atomic(DeliveryGate.open)
-        self.machine = SubscriberStateMachine(underThreadSanitizer: threadSanitizerHooks != nil)
+        self.machine = SubscriberStateMachine()
         self.next = ValueCallback(next)
         self.extras = error == nil && completed == nil ? nil : SubscriberExtras(error: error, completed: completed)
     }
@@ -87,7 +86,7 @@ public class Subscriber<T, E>: CustomStringConvertible {
     @inlinable init(operatorNext next: (@Sendable (T) -> Void)?) {
         self.mutex = Mutex(())
         self.gate = Synchronization.Atomic(DeliveryGate.open)
-        self.machine = SubscriberStateMachine(underThreadSanitizer: threadSanitizerHooks != nil)
+        self.machine = SubscriberStateMachine()
         self.next = ValueCallback(next)
         self.extras = nil
     }
@@ -99,8 +98,7 @@ public class Subscriber<T, E>: CustomStringConvertible {
         // Closed, with nothing to release: every value goes to `putNextNotAdmitted`, where the first
         // event of any kind ends the subscriber.
         self.gate = Synchronization.Atomic(DeliveryGate.closed | DeliveryGate.released)
-        self.machine = SubscriberStateMachine(
-            firstEventOnly: true, underThreadSanitizer: threadSanitizerHooks != nil)
+        self.machine = SubscriberStateMachine(firstEventOnly: true)
         self.next = ValueCallback(nil)
         self.extras = nil
     }
@@ -125,7 +123,6 @@ public class Subscriber<T, E>: CustomStringConvertible {
             return
         }
         self.leaveGate()
-        self.lockState()
         self.putNextNotAdmitted(value)
     }
 
@@ -157,20 +154,23 @@ public class Subscriber<T, E>: CustomStringConvertible {
     }
 
     /// ``putNext(_:)`` of a value the gate did not admit: dropped, or the first event of a first-event-only
-    /// subscriber. Called with the mutex locked; unlocks it.
+    /// subscriber.
     ///
     /// Not inlined: it keeps the code of a delivered value short.
     @inlinable @inline(never)
     final func putNextNotAdmitted(_ value: T) {
-        let firstEvent = self.machine.takeFirstEvent()
         // A first-event-only subscriber has no callbacks, but its generator may have kept objects alive
         // on it: they go with the first event, released after it is handled, outside the lock.
-        let extras = firstEvent == nil ? nil : self.extras.take()
-        if firstEvent != nil {
-            // Recorded in the round trip that admits it (see `FirstEventHandlers`).
-            self.firstEventHandlers.admit(.Next(value))
+        var extras: SubscriberExtras<E>? = nil
+        let firstEvent = self.withState { machine in
+            let firstEvent = machine.takeFirstEvent()
+            if firstEvent != nil {
+                extras = self.extras.take()
+                // Recorded in the round trip that admits it (see `FirstEventHandlers`).
+                self.firstEventHandlers.admit(.Next(value))
+            }
+            return firstEvent
         }
-        self.unlockState()
         guard let firstEvent else { return }
         firstEvent.finish()
         self.firstEventHandlers.subscriptionEnded()
@@ -405,36 +405,14 @@ public class Subscriber<T, E>: CustomStringConvertible {
         return unsafeDowncast(self, to: FirstEventHandlers<T, E>.self)
     }
 
-    /// Runs `body` with `mutex` locked. `body` must only read and write the state machine and the
-    /// callbacks: calling out (or taking another lock) under it could deadlock or re-enter it.
+    /// Runs `body` with `mutex` locked (see ``withLock(_:tracedAt:_:)``). `body` must only read and write
+    /// the state machine and the callbacks: calling out (or taking another lock) under it could deadlock
+    /// or re-enter it.
     @inlinable @inline(__always)
     final func withState<Result>(_ body: (inout SubscriberStateMachine) -> Result) -> Result {
-        self.lockState()
-        defer { self.unlockState() }
-        return body(&self.machine)
-    }
-
-    /// Locks `mutex`. Prefer ``withState(_:)``; only `putNext` pairs these by hand.
-    @inlinable @inline(__always)
-    final func lockState() {
-        self.mutex._unsafeLock()
-        if _slowPath(self.machine.underThreadSanitizer) { self.tellThreadSanitizer(locked: true) }
-    }
-
-    /// Tells ThreadSanitizer that this thread has just locked `mutex`, or is about to unlock it. Out of
-    /// line, so that the lock and unlock of a process without it stay a few instructions.
-    @usableFromInline @inline(never)
-    final func tellThreadSanitizer(locked: Bool) {
-        guard let hooks = threadSanitizerHooks else { return }
-        let object = Unmanaged.passUnretained(self).toOpaque()
-        if locked { hooks.acquire(object) } else { hooks.release(object) }
-    }
-
-    /// Unlocks `mutex`, locked by ``lockState()``.
-    @inlinable @inline(__always)
-    final func unlockState() {
-        if _slowPath(self.machine.underThreadSanitizer) { self.tellThreadSanitizer(locked: false) }
-        self.mutex._unsafeUnlock()
+        return withLock(self.mutex, tracedAt: Unmanaged.passUnretained(self).toOpaque()) {
+            body(&self.machine)
+        }
     }
 }
 

@@ -40,20 +40,13 @@
     @inlinable var isTerminated: Bool {
         return self.status == .terminated
     }
-    /// Whether the process runs under ThreadSanitizer, which must be told of each lock and unlock of the
-    /// subscriber's mutex (see ``threadSanitizerHooks``). A copy of the global's answer, kept in the
-    /// byte after `status` so that it costs the subscriber no memory and reading it no global access.
-    /// Immutable, so the subscriber reads it before it locks.
-    @usableFromInline let underThreadSanitizer: Bool
     @usableFromInline var disposable: Disposable?
 
     /// - Parameters:
     ///   - firstEventOnly: Whether the first event of any kind terminates the subscriber (see
     ///     ``takeFirstEvent()``).
-    ///   - underThreadSanitizer: Whether the process runs under ThreadSanitizer.
-    @usableFromInline init(firstEventOnly: Bool = false, underThreadSanitizer: Bool) {
+    @usableFromInline init(firstEventOnly: Bool = false) {
         self.status = firstEventOnly ? .firstEventOnly : .live
-        self.underThreadSanitizer = underThreadSanitizer
     }
 
     /// Whether a value is delivered; when false, it is dropped or (see ``takeFirstEvent()``) ends a

@@ -83,7 +83,10 @@ public final class Promise<T: Sendable>: Sendable {
     /// The latest value is cleared; subscribers receive the new source's values as they arrive.
     ///
     /// - Parameter signal: The new source.
-    @inlinable public func set(_ signal: Signal<T, NoError>) {
+    ///
+    /// Always inlined: `set` starts `signal` before it returns, so inlined into its caller, a source
+    /// built there (`promise.set(.single(value))`) keeps its closure on the stack instead of the heap.
+    @inlinable @inline(__always) public func set(_ signal: Signal<T, NoError>) {
         let (source, previous, cleared) = self.core.state.withLock {
             state -> (PromiseSource<T>, (any AnyObject & Sendable)?, T?) in
             state.generation += 1

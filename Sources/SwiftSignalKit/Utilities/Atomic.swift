@@ -13,8 +13,9 @@ public enum AtomicLockError: Error {
 /// ```
 ///
 /// > Warning: Unlike the rest of the library, `Atomic` calls your closure *while holding its lock*: that
-/// > is its purpose. Keep the closures short, and do not touch the same `Atomic` from inside them (the
-/// > mutex is not recursive, so that deadlocks).
+/// > is its purpose. Keep the closures short, and do not touch the same `Atomic` from inside them: the
+/// > lock is not recursive, and a thread that takes it again stops with "Recursive call to lock Mutex"
+/// > (on Linux, `tryWith` too) rather than deadlock.
 public final class Atomic<T> {
     private let state: LockedState<T>
 

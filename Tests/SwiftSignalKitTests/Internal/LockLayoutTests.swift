@@ -19,21 +19,27 @@
             var last: UInt
         }
 
-        /// A ``LockStorage``'s lock: on glibc, `pthread_mutex_lock` and `pthread_mutex_unlock` touch the
-        /// first 20 bytes of the mutex (the lock word, the owner, the user count and the kind).
+        /// A ``LockStorage``'s lock, found as the bytes of the object that change while it is locked.
         static func touched<State>(_ state: LockedState<State>, _ kind: String) -> Touched {
-            let start = state.storage.withUnsafeMutablePointerToHeader { UInt(bitPattern: $0) }
-            return Touched(kind: kind, first: start, last: start + 19)
+            return Self.touched(object: state.storage, kind) { read in state.withLock { _ in read() } }
         }
 
         /// A subscriber's lock, found as the bytes of the object that change while it is locked.
         static func touched<T, E>(_ subscriber: Subscriber<T, E>, _ kind: String) -> Touched {
-            let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(subscriber).toOpaque())
+            return Self.touched(object: subscriber, kind) { read in subscriber.withState { _ in read() } }
+        }
+
+        /// The lock word of `object`, found as the bytes that `whileLocked` sees changed from outside the
+        /// lock.
+        static func touched(
+            object: AnyObject, _ kind: String, whileLocked: (() -> [UInt8]) -> [UInt8]
+        ) -> Touched {
+            let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
             let size = mallocUsableSize(base)
             let unlocked = Array(UnsafeRawBufferPointer(start: base, count: size))
-            let locked = subscriber.withState { _ in Array(UnsafeRawBufferPointer(start: base, count: size)) }
+            let locked = whileLocked { Array(UnsafeRawBufferPointer(start: base, count: size)) }
             let changed = unlocked.indices.filter { unlocked[$0] != locked[$0] }
-            precondition(!changed.isEmpty, "no byte of the subscriber changed while it was locked")
+            precondition(!changed.isEmpty, "no byte of \(kind) changed while it was locked")
             // The whole 32-bit lock word, of which the lock changes only the bytes of the owner's id.
             let first = (UInt(bitPattern: base) + UInt(changed.first!)) & ~3
             return Touched(kind: kind, first: first, last: max(first + 3, UInt(bitPattern: base) + UInt(changed.last!)))
@@ -42,7 +48,8 @@
         /// Objects of every kind that holds a lock, made one after another by one thread as a server makes
         /// subscriptions, with states of every size from 8 to 64 bytes: no two of their locks share a
         /// 64-byte line. With the state before the mutex in ``LockStorage``, a state of 16, 32 or 48 bytes
-        /// put the end of its mutex in the line of the next object's lock.
+        /// put the end of its mutex in the line of the next object's lock; with a 32-bit lock word and no
+        /// spacing after it, two objects of 8 bytes of state would be 48 bytes apart.
         ///
         /// How many objects land side by side depends on what other threads allocate meanwhile (the
         /// suite runs in parallel, and on a loaded machine a round may have few neighbours): rounds are

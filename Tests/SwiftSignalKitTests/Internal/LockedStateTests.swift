@@ -2,8 +2,8 @@ import Testing
 
 @testable import SwiftSignalKit
 
-/// The library's lock checks what it does: every pthread result, and in debug builds an error-checking
-/// mutex, so that misuse stops with a message naming it instead of deadlocking.
+/// The library's lock checks what it does: misuse stops with a message naming it instead of
+/// deadlocking, in every build.
 @Suite struct LockedStateTests {
     @Test func locksAndUnlocksAroundTheBody() {
         let state = LockedState(0)
@@ -12,17 +12,42 @@ import Testing
         #expect(state.tryWithLock { $0 } == 1)
     }
 
-    #if DEBUG
+    #if os(Linux)
         /// Taking a lock that the thread already holds stops with a message (it would deadlock in silence
-        /// with a default mutex).
+        /// with a default pthread mutex), in release builds too.
         @Test func takingALockTwiceOnOneThreadStopsWithAMessage() async {
             let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
                 let state = LockedState(0)
                 state.withLock { _ in state.withLock { _ in } }
             }
             let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-            #expect(message.contains("pthread_mutex_lock failed with"))
-            #expect(message.contains("EDEADLK: this thread already holds the lock"))
+            #expect(message.contains("Recursive call to lock Mutex"))
+        }
+
+        /// So does a subscriber's lock.
+        @Test func takingASubscribersLockTwiceStopsWithAMessage() async {
+            let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                let subscriber = Subscriber<Int, NoError>(next: { _ in })
+                subscriber.withState { _ in subscriber.withState { _ in } }
+            }
+            let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+            #expect(message.contains("Recursive call to lock Mutex"))
         }
     #endif
+
+    /// A lock whose state was left locked by nothing: the state is released when the lock goes, after
+    /// its last access.
+    @Test func releasesTheStateWithTheLock() {
+        final class Tracked: Sendable {
+            let released: Flag
+            init(_ released: Flag) { self.released = released }
+            deinit { self.released.set() }
+        }
+        let released = Flag()
+        do {
+            let state = LockedState(Tracked(released))
+            state.withLock { _ in }
+        }
+        #expect(released.isSet)
+    }
 }

@@ -1,0 +1,187 @@
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+// The library's one lock primitive, and everything about it: every lock the library takes is the standard
+// library's `Mutex`, taken through ``withLock(_:tracedAt:_:)`` below. Two kinds of objects hold one:
+//
+// - a `Subscriber`, which stores it inline (a 32-bit word on Linux), beside the state it guards;
+// - a ``LockStorage``, the heap object behind ``LockedState``, which every other stateful object uses.
+//
+// What `Mutex` checks, on every lock and unlock, in every build: on Linux it is a priority-inheriting
+// futex that records its owner, so a thread that locks a mutex it holds stops with "Recursive call to
+// lock Mutex", one that unlocks a mutex it does not hold stops with "Call to unlock Mutex on a thread
+// which hasn't acquired the lock", and any other failure of the kernel call stops the process too; on
+// Darwin it is an `os_unfair_lock`, which stops the process in both cases as well. There is nothing to
+// initialise or destroy, and so no result to ignore. The library never locks recursively and never
+// holds a lock while it calls user code, so a stop means a bug in the library, named by the message.
+
+/// Runs `body` while `mutex` is locked: the library's one way to take a lock.
+///
+/// - Parameters:
+///   - mutex: The lock, stored in `object` (a `Mutex` must not move, so it is always a stored `let`
+///     of a class).
+///   - object: The address of the object that holds `mutex`, which ThreadSanitizer is told of (see
+///     ``ThreadSanitizerPresence``). Taken as a raw pointer, which costs nothing to pass.
+///   - body: Runs with the lock held; it must not call user code, resume a continuation, dispose, or
+///     take another of the library's locks.
+@inlinable @inline(__always)
+func withLock<Result, Failure: Error>(
+    _ mutex: borrowing Mutex<Void>, tracedAt object: UnsafeMutableRawPointer,
+    _ body: () throws(Failure) -> Result
+) throws(Failure) -> Result {
+    return try mutex.withLock { (_: inout Void) throws(Failure) -> Result in
+        let traced = threadSanitizerPresence.load(ordering: .relaxed) != ThreadSanitizerPresence.absent
+        if traced { ThreadSanitizerPresence.locked(object) }
+        defer { if traced { ThreadSanitizerPresence.unlocking(object) } }
+        return try body()
+    }
+}
+
+/// Whether the process runs under ThreadSanitizer: ``unknown`` until the first lock asks, then
+/// ``absent`` or ``present``.
+///
+/// Why a lock must tell ThreadSanitizer anything: it understands a `Mutex` only on the uncontended path,
+/// whose compare-and-swap is inlined into this module and instrumented with it. A contended lock is
+/// handed from the thread that unlocks to the thread that waits inside the standard library's
+/// Synchronization module and the kernel (on Linux, a priority-inheriting futex), which it does not
+/// see; it would then report races on the state the lock guards. So, under ThreadSanitizer, each lock
+/// calls `__tsan_acquire` on the object's address once it holds the mutex, and `__tsan_release` just
+/// before it unlocks: the same happens-before edge an instrumented `pthread_mutex_t` gives.
+///
+/// Why a process-wide byte, and not a field of each lock: it costs no object any memory, and it is
+/// written at most twice (by the first locks, all storing the same answer) and then only read, so its
+/// cache line stays shared by every core. It is an `Atomic` with a constant initial value, so it is
+/// initialised statically: reading it is one load, with no lazy-initialisation check. Without
+/// ThreadSanitizer, a lock pays that load and a branch; the entry points are looked up with `dlsym`
+/// once, out of line.
+@usableFromInline let threadSanitizerPresence = Synchronization.Atomic<UInt8>(ThreadSanitizerPresence.unknown)
+
+/// The values of ``threadSanitizerPresence``, and the out-of-line calls a traced lock makes.
+@usableFromInline enum ThreadSanitizerPresence {
+    @usableFromInline static let unknown: UInt8 = 0
+    @usableFromInline static let absent: UInt8 = 1
+    @usableFromInline static let present: UInt8 = 2
+
+    /// ThreadSanitizer's `__tsan_acquire` and `__tsan_release`, if the process's global symbols include
+    /// them (a ThreadSanitizer build exports them); nil otherwise. Looked up once.
+    static let hooks: Hooks? = {
+        guard let process = dlopen(nil, RTLD_LAZY),
+            let acquire = dlsym(process, "__tsan_acquire"),
+            let release = dlsym(process, "__tsan_release")
+        else { return nil }
+        return Hooks(acquire: unsafeBitCast(acquire, to: Hook.self), release: unsafeBitCast(release, to: Hook.self))
+    }()
+
+    typealias Hook = @convention(c) (UnsafeMutableRawPointer?) -> Void
+
+    struct Hooks: Sendable {
+        let acquire: Hook
+        let release: Hook
+    }
+
+    /// Finds whether the process runs under ThreadSanitizer, records the answer, and returns the hooks.
+    static func lookUp() -> Hooks? {
+        let hooks = Self.hooks
+        threadSanitizerPresence.store(hooks == nil ? Self.absent : Self.present, ordering: .relaxed)
+        return hooks
+    }
+
+    /// The calling thread has just locked the mutex of the object at `object`.
+    @usableFromInline @inline(never)
+    static func locked(_ object: UnsafeMutableRawPointer) {
+        Self.lookUp()?.acquire(object)
+    }
+
+    /// The calling thread is about to unlock the mutex of the object at `object`.
+    @usableFromInline @inline(never)
+    static func unlocking(_ object: UnsafeMutableRawPointer) {
+        Self.lookUp()?.release(object)
+    }
+}
+
+/// A value guarded by the library's lock, in a heap object of its own.
+///
+/// `package`: shared with the other modules of this package, not API.
+///
+/// Access goes only through ``withLock(_:)``; callers must not call user code, `dispose()` or resume
+/// continuations inside.
+@usableFromInline package struct LockedState<State> {
+    @usableFromInline package let storage: LockStorage<State>
+
+    /// Creates a lock guarding `initialState`.
+    @usableFromInline package init(_ initialState: State) {
+        self.storage = LockStorage(initialState)
+    }
+
+    /// Runs `body` with exclusive access to the state.
+    ///
+    /// Inlinable (as are the hot paths that call it), so that generic callers in client modules are
+    /// specialised instead of running this module's unspecialised code.
+    @inlinable @inline(__always)
+    package func withLock<Result, Failure: Error>(
+        _ body: (inout State) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        return try self.storage.withLock(body)
+    }
+
+    /// Runs `body` if the lock can be taken without waiting; returns `nil` otherwise.
+    ///
+    /// The thread that holds the lock must not call it: `Mutex` stops the process then ("Attempt to try
+    /// to lock Mutex in already acquired thread").
+    package func tryWithLock<Result>(_ body: (inout State) -> Result) -> Result? {
+        return self.storage.tryWithLock(body)
+    }
+}
+
+// Safe: every access to the state goes through `withLock`/`tryWithLock`, which hold the mutex, and the
+// state itself must be Sendable, so values moved in or out of the lock may cross threads.
+extension LockedState: @unchecked Sendable where State: Sendable {}
+
+/// The heap object behind ``LockedState``: the mutex, then the state.
+///
+/// The mutex is the first stored property, 16 bytes into the object, where a subscriber's is too. The
+/// room after it (`spacing`) makes every such object at least 56 bytes, so that malloc gives it a block
+/// of 64 bytes or more: then the lock words of two objects side by side are at least 64 bytes apart and
+/// never share a cache line, whatever the size of the state, and two threads that each use their own
+/// object never bounce a line between their cores. It is the room a `pthread_mutex_t` took here before
+/// (the same 56 bytes before the state), so no object grew. `LockLayoutTests` checks it.
+@usableFromInline package final class LockStorage<State> {
+    @usableFromInline let mutex: Mutex<Void>
+    /// Unused; see the type's comment.
+    let spacing: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+    /// Read and written only while `mutex` is locked. `@exclusivity(unchecked)`: the lock orders every
+    /// access, and the dynamic check would cost two runtime calls per access.
+    @exclusivity(unchecked) @usableFromInline var state: State
+
+    @usableFromInline init(_ initialState: State) {
+        self.mutex = Mutex(())
+        self.state = initialState
+    }
+
+    @inlinable @inline(__always)
+    func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
+        return try SwiftSignalKit.withLock(self.mutex, tracedAt: Unmanaged.passUnretained(self).toOpaque()) {
+            () throws(Failure) -> Result in
+            try body(&self.state)
+        }
+    }
+
+    func tryWithLock<Result>(_ body: (inout State) -> Result) -> Result? {
+        let object = Unmanaged.passUnretained(self).toOpaque()
+        var result: Result? = nil
+        _ = self.mutex.withLockIfAvailable { _ in
+            let traced = threadSanitizerPresence.load(ordering: .relaxed) != ThreadSanitizerPresence.absent
+            if traced { ThreadSanitizerPresence.locked(object) }
+            defer { if traced { ThreadSanitizerPresence.unlocking(object) } }
+            result = body(&self.state)
+        }
+        return result
+    }
+}
