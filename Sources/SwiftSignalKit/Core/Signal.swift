@@ -12,6 +12,8 @@ public enum NoValue: Sendable {}
 
 /// Returns its argument unchanged. Useful as a mapping function.
 ///
+/// Kept for source compatibility with the original SwiftSignalKit; in new code, `{ $0 }` says the same.
+///
 /// - Parameter a: Any value.
 /// - Returns: `a`.
 public func identity<A>(a: A) -> A {

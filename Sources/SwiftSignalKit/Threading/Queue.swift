@@ -213,6 +213,9 @@ public final class Queue: Sendable {
 
     /// Runs `f` on the queue after `delay` seconds.
     ///
+    /// Takes seconds as a `Double`, as the original SwiftSignalKit does; in new code, prefer `after(_:_:)`
+    /// with a `Duration`.
+    ///
     /// `delay` is checked first: 0 or a negative value runs `f` as soon as the queue gets to it (the
     /// deadline has passed), `+infinity` never runs it (`f` is released at once), a value above 100 years
     /// waits 100 years, and NaN is a precondition failure whose message names `delay` and the value.
@@ -304,5 +307,25 @@ enum OwnedQueues {
             node = current.pointee.next
         }
         return false
+    }
+}
+
+// MARK: - Duration forms
+//
+// The `Duration` forms of the API above, the ones to prefer in new code (see `Duration.secondsForSignals`
+// in `Threading/SignalScheduler.swift` for the rules they share with the `Double` forms).
+
+extension Queue {
+    /// Runs `f` on the queue after `delay`: the `Duration` form of `after(_:_:)`.
+    ///
+    /// ```swift
+    /// queue.after(.milliseconds(250)) { flush() }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - delay: How long to wait; zero or negative runs `f` as soon as the queue gets to it.
+    ///   - f: The work.
+    @preconcurrency public func after(_ delay: Duration, _ f: @escaping @Sendable () -> Void) {
+        self.after(delay.secondsForSignals, f)
     }
 }

@@ -102,3 +102,39 @@ extension LockedState {
         }
     }
 }
+
+// MARK: - Duration forms
+//
+// Every API of the core that takes a number of seconds as `Double` also takes a `Duration`, the
+// form to prefer in new code, since the async code around a signal measures time in
+// `Duration` (`Task.sleep(for:)`, clocks). The `Double` forms stay for code written against the original
+// SwiftSignalKit. Each `Duration` form converts to seconds and calls its `Double` form, so the two share
+// every rule (zero, negative and huge waits) and every precondition message. A `Duration` cannot be NaN
+// or infinite; the longest wait is still 100 years.
+//
+// Labels: where Combine has the operator, the `Duration` form takes Combine's label (`delay(for:)`,
+// `debounce(for:)`, `throttle(for:)`, an unlabelled `timeout`); elsewhere it keeps the `Double` form's.
+//
+// Each `Duration` form is in the file of its `Double` form.
+
+extension Duration {
+    /// The duration as the seconds the `Double` forms take.
+    @usableFromInline package var secondsForSignals: Double {
+        let (seconds, attoseconds) = self.components
+        // Divided, not multiplied by 1e-18: division rounds once, so 300 ms is exactly the `Double` 0.3.
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}
+
+extension SignalScheduler {
+    /// Runs `action` after `delay`, unless the returned disposable is disposed first: the `Duration`
+    /// form of `schedule(after:_:)`, for every scheduler.
+    ///
+    /// - Parameters:
+    ///   - delay: How long to wait; zero or negative runs the action as soon as possible.
+    ///   - action: The work.
+    /// - Returns: A disposable that cancels the action if it has not started.
+    public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> Disposable {
+        return self.schedule(after: delay.secondsForSignals, action)
+    }
+}

@@ -3,6 +3,11 @@ import Dispatch
 /// A one-shot or repeating timer that fires on a ``Queue``, or on any ``SignalScheduler`` (a
 /// virtual-time scheduler in tests).
 ///
+/// Kept for source compatibility with the original SwiftSignalKit. In new code, prefer a signal,
+/// `timer(_:period:scheduler:)` or `interval(_:scheduler:)` with a `Duration`, whose subscription is
+/// its disposable, or a scheduler's `schedule(after:_:)` for one action. In a file that imports
+/// Foundation too, plain `Timer` is ambiguous: write `SwiftSignalKit.Timer`.
+///
 /// ```swift
 /// let timer = Timer(timeout: 1.0, repeat: true, completion: { print("tick") }, queue: Queue())
 /// timer.start()
@@ -45,6 +50,9 @@ public final class Timer: Sendable {
 
     /// Creates a timer whose handler takes no arguments.
     ///
+    /// Takes seconds as a `Double`, as the original SwiftSignalKit does; in new code, prefer the same
+    /// initialiser with a `Duration` `timeout`.
+    ///
     /// - Parameters:
     ///   - timeout: Seconds until it fires, and between firings when repeating. See the type's
     ///     documentation for negative, NaN, infinite and huge values.
@@ -63,6 +71,9 @@ public final class Timer: Sendable {
 
     /// Creates a timer whose handler receives the timer.
     ///
+    /// Takes seconds as a `Double`, as the original SwiftSignalKit does; in new code, prefer the same
+    /// initialiser with a `Duration` `timeout`.
+    ///
     /// - Parameters:
     ///   - timeout: Seconds until it fires, and between firings when repeating. See the type's
     ///     documentation for negative, NaN, infinite and huge values.
@@ -80,6 +91,9 @@ public final class Timer: Sendable {
     }
 
     /// Creates a timer that fires on a scheduler, such as a virtual-time scheduler in tests.
+    ///
+    /// Takes seconds as a `Double`, as the original SwiftSignalKit does; in new code, prefer the same
+    /// initialiser with a `Duration` `timeout`.
     ///
     /// On a ``Queue`` this is the queue's timer. On another scheduler, a repeating timer schedules each
     /// firing `timeout` seconds after the previous handler returned.
@@ -222,5 +236,52 @@ final class DispatchSourceTimerBox: Disposable, @unchecked Sendable {
 
     func dispose() {
         self.timer.cancel()
+    }
+}
+
+// MARK: - Duration forms
+//
+// The `Duration` forms of the API above, the ones to prefer in new code (see `Duration.secondsForSignals`
+// in `Threading/SignalScheduler.swift` for the rules they share with the `Double` forms).
+
+extension Timer {
+    /// Creates a timer whose handler takes no arguments: the `Duration` form of
+    /// `init(timeout:repeat:completion:queue:)`.
+    ///
+    /// - Parameters:
+    ///   - timeout: Time until it fires, and between firings when repeating (then not negative).
+    ///   - repeat: Whether it fires repeatedly.
+    ///   - completion: The handler, run on `queue`.
+    ///   - queue: Where the handler runs.
+    @preconcurrency public convenience init(timeout: Duration, `repeat`: Bool, completion: @escaping @Sendable () -> Void, queue: Queue) {
+        self.init(timeout: timeout.secondsForSignals, repeat: `repeat`, completion: completion, queue: queue)
+    }
+
+    /// Creates a timer whose handler receives the timer: the `Duration` form of
+    /// `init(timeout:repeat:completion:queue:)`.
+    ///
+    /// - Parameters:
+    ///   - timeout: Time until it fires, and between firings when repeating (then not negative).
+    ///   - repeat: Whether it fires repeatedly.
+    ///   - completion: The handler, run on `queue`; it may call ``invalidate()``.
+    ///   - queue: Where the handler runs.
+    @preconcurrency public convenience init(
+        timeout: Duration, `repeat`: Bool, completion: @escaping @Sendable (Timer) -> Void, queue: Queue
+    ) {
+        self.init(timeout: timeout.secondsForSignals, repeat: `repeat`, completion: completion, queue: queue)
+    }
+
+    /// Creates a timer that fires on a scheduler: the `Duration` form of
+    /// `init(timeout:repeat:scheduler:completion:)`.
+    ///
+    /// - Parameters:
+    ///   - timeout: Time until it fires, and between firings when repeating (then not negative).
+    ///   - repeat: Whether it fires repeatedly.
+    ///   - scheduler: Where the handler runs.
+    ///   - completion: The handler; it may call ``invalidate()``.
+    public convenience init(
+        timeout: Duration, `repeat`: Bool, scheduler: some SignalScheduler, completion: @escaping @Sendable (Timer) -> Void
+    ) {
+        self.init(timeout: timeout.secondsForSignals, repeat: `repeat`, scheduler: scheduler, completion: completion)
     }
 }

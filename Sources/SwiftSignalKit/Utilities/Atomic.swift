@@ -6,6 +6,12 @@ public enum AtomicLockError: Error {
 
 /// A value guarded by a mutex.
 ///
+/// Kept for source compatibility with the original SwiftSignalKit. In new code, prefer the standard
+/// library's `Mutex` (`import Synchronization`), which checks at compile time that the value is only
+/// reached with the lock held. In a file that imports Synchronization too, plain `Atomic` is
+/// ambiguous (`Synchronization.Atomic` is the standard library's lock-free atomic): write
+/// `SwiftSignalKit.Atomic`.
+///
 /// ```swift
 /// let counter = Atomic(value: 0)
 /// let updated = counter.modify { $0 + 1 }
@@ -79,6 +85,9 @@ public final class Atomic<T> {
 extension Atomic: @unchecked Sendable where T: Sendable {}
 
 /// A mutex, used through ``locked(_:)``.
+///
+/// Kept for source compatibility with the original SwiftSignalKit. In new code, prefer the standard
+/// library's `Mutex` (`import Synchronization`), which holds the state it guards.
 ///
 /// ```swift
 /// let lock = Lock()

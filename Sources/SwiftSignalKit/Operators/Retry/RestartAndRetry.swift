@@ -55,6 +55,9 @@ public func restartIfError<T, E>(_ signal: Signal<T, E>) -> Signal<T, NoError> {
 /// Resubscribes after each failure, waiting longer each time: `delayIncrement`, twice that, and so on, up
 /// to `maxDelay` seconds.
 ///
+/// Takes seconds as a `Double`, as the original SwiftSignalKit does; in new code, prefer the same `retry`
+/// with `Duration`s.
+///
 /// The waits are checked when the operator is made: `delayIncrement` and `maxDelay` must not be NaN or
 /// negative (a precondition failure naming the argument and the value); `maxDelay: .infinity` means no
 /// cap; a wait above 100 years waits 100 years; a wait of `+infinity` (both arguments infinite) means the
@@ -73,6 +76,9 @@ public func retry<T, E>(_ delayIncrement: Double, maxDelay: Double, onQueue queu
 
 /// Resubscribes after each failure, waiting longer each time, on any ``SignalScheduler``: the
 /// ``retry(_:maxDelay:onQueue:)-(Double,_,_)`` of virtual-time tests. Disposing cancels a wait in progress.
+///
+/// Takes seconds as a `Double`, as the original SwiftSignalKit does; in new code, prefer the same `retry`
+/// with `Duration`s.
 ///
 /// ```
 /// source (each attempt):  -#   (fails 1 s after each start)
@@ -115,6 +121,9 @@ private func retrying<T, E>(
 /// Resubscribes after failures that `retryOnError` accepts, with growing waits, at most `maxRetries`
 /// times; other failures, and the failure after the last retry, end the result.
 ///
+/// Takes seconds as a `Double`, as the original SwiftSignalKit does; in new code, prefer the same `retry`
+/// with `Duration`s.
+///
 /// The waits are checked when the operator is made, as for ``retry(_:maxDelay:onQueue:)-(Double,_,_)``.
 ///
 /// - Parameters:
@@ -137,6 +146,9 @@ private func retrying<T, E>(
 /// Resubscribes after failures that `retryOnError` accepts, with growing waits, at most `maxRetries`
 /// times, on any ``SignalScheduler``: the ``retry(retryOnError:delayIncrement:maxDelay:maxRetries:onQueue:)-(_,Double,_,_,_)``
 /// of virtual-time tests. Disposing cancels a wait in progress.
+///
+/// Takes seconds as a `Double`, as the original SwiftSignalKit does; in new code, prefer the same `retry`
+/// with `Duration`s.
 ///
 /// - Parameters:
 ///   - retryOnError: Whether an error is worth retrying.
@@ -188,4 +200,76 @@ private func retrying<T, E>(
 private func checkRetryDelays(increment: Double, maxDelay: Double, api: String) {
     _ = TimeIntervalValidation.wait(increment, as: .interval, api: api, argument: "delayIncrement")
     _ = TimeIntervalValidation.wait(maxDelay, as: .cap, api: api, argument: "maxDelay")
+}
+
+// MARK: - Duration forms
+//
+// The `Duration` forms of the API above, the ones to prefer in new code (see `Duration.secondsForSignals`
+// in `Threading/SignalScheduler.swift` for the rules they share with the `Double` forms).
+
+/// Resubscribes after each failure, waiting longer each time: the `Duration` form of
+/// ``retry(_:maxDelay:onQueue:)``.
+///
+/// - Parameters:
+///   - delayIncrement: Added to the wait after each failure; not negative.
+///   - maxDelay: The longest wait; not negative.
+///   - queue: Where the retries are scheduled.
+/// - Returns: An operator for `|>` whose result cannot fail.
+public func retry<T, E>(
+    _ delayIncrement: Duration, maxDelay: Duration, onQueue queue: Queue
+) -> (_ signal: Signal<T, E>) -> Signal<
+    T, NoError
+> {
+    return retry(delayIncrement.secondsForSignals, maxDelay: maxDelay.secondsForSignals, onQueue: queue)
+}
+
+/// Resubscribes after each failure, waiting longer each time, on any scheduler: the `Duration` form of
+/// ``retry(_:maxDelay:scheduler:)``.
+///
+/// - Parameters:
+///   - delayIncrement: Added to the wait after each failure; not negative.
+///   - maxDelay: The longest wait; not negative.
+///   - scheduler: Where the waits are measured and the retries start.
+/// - Returns: An operator for `|>` whose result cannot fail.
+public func retry<T, E>(
+    _ delayIncrement: Duration, maxDelay: Duration, scheduler: some SignalScheduler
+) -> (_ signal: Signal<T, E>) -> Signal<T, NoError> {
+    return retry(delayIncrement.secondsForSignals, maxDelay: maxDelay.secondsForSignals, scheduler: scheduler)
+}
+
+/// Resubscribes after failures that `retryOnError` accepts, at most `maxRetries` times: the `Duration`
+/// form of ``retry(retryOnError:delayIncrement:maxDelay:maxRetries:onQueue:)``.
+///
+/// - Parameters:
+///   - retryOnError: Whether an error is worth retrying.
+///   - delayIncrement: Added to the wait after each failure; not negative.
+///   - maxDelay: The longest wait; not negative.
+///   - maxRetries: How many retries at most.
+///   - queue: Where the retries are scheduled.
+/// - Returns: An operator for `|>`.
+@preconcurrency public func retry<T, E>(
+    retryOnError: @escaping @Sendable (E) -> Bool, delayIncrement: Duration, maxDelay: Duration, maxRetries: Int, onQueue queue: Queue
+) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
+    return retry(
+        retryOnError: retryOnError, delayIncrement: delayIncrement.secondsForSignals, maxDelay: maxDelay.secondsForSignals,
+        maxRetries: maxRetries, onQueue: queue)
+}
+
+/// Resubscribes after failures that `retryOnError` accepts, at most `maxRetries` times, on any
+/// scheduler: the `Duration` form of ``retry(retryOnError:delayIncrement:maxDelay:maxRetries:scheduler:)``.
+///
+/// - Parameters:
+///   - retryOnError: Whether an error is worth retrying.
+///   - delayIncrement: Added to the wait after each failure; not negative.
+///   - maxDelay: The longest wait; not negative.
+///   - maxRetries: How many retries at most.
+///   - scheduler: Where the waits are measured and the retries start.
+/// - Returns: An operator for `|>`.
+public func retry<T, E>(
+    retryOnError: @escaping @Sendable (E) -> Bool, delayIncrement: Duration, maxDelay: Duration, maxRetries: Int,
+    scheduler: some SignalScheduler
+) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
+    return retry(
+        retryOnError: retryOnError, delayIncrement: delayIncrement.secondsForSignals, maxDelay: maxDelay.secondsForSignals,
+        maxRetries: maxRetries, scheduler: scheduler)
 }

@@ -33,6 +33,9 @@ public struct RetryBackoff: Sendable {
 
     /// Exponential backoff: the bound starts at `initial` and grows by `multiplier` up to `maxDelay`.
     ///
+    /// Takes seconds as a `Double`, as the original SwiftSignalKit does; in new code, prefer
+    /// `exponential(initial:multiplier:maxDelay:jitter:random:)` with `Duration`s.
+    ///
     /// - Parameters:
     ///   - initial: The first bound, in seconds; finite and ≥ 0.
     ///   - multiplier: The growth of the bound; finite and ≥ 1.
@@ -147,5 +150,35 @@ public func retry<T, E, S: SignalScheduler>(
                     subscriber.putCompletion()
                 })
         }
+    }
+}
+
+// MARK: - Duration forms
+//
+// The `Duration` forms of the API above, the ones to prefer in new code (see `Duration.secondsForSignals`
+// in `Threading/SignalScheduler.swift` for the rules they share with the `Double` forms).
+
+extension RetryBackoff {
+    /// Exponential backoff: the `Duration` form of
+    /// `exponential(initial:multiplier:maxDelay:jitter:random:)`.
+    ///
+    /// ```swift
+    /// let backoff = RetryBackoff.exponential(initial: .milliseconds(100), maxDelay: .seconds(10))
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - initial: The first bound; not negative.
+    ///   - multiplier: The growth of the bound; finite and ≥ 1.
+    ///   - maxDelay: The largest bound; not negative. (For no cap, use the `Double` form with `.infinity`.)
+    ///   - jitter: How waits are drawn below the bound.
+    ///   - random: The source of numbers from 0 to 1 for the jitter.
+    /// - Returns: The backoff.
+    public static func exponential(
+        initial: Duration, multiplier: Double = 2, maxDelay: Duration, jitter: Jitter = .full,
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }
+    ) -> RetryBackoff {
+        return .exponential(
+            initial: initial.secondsForSignals, multiplier: multiplier, maxDelay: maxDelay.secondsForSignals, jitter: jitter, random: random
+        )
     }
 }

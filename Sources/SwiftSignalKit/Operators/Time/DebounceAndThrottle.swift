@@ -1,6 +1,9 @@
 /// Sends a value only once the source has been quiet for `interval` seconds: each value restarts the
 /// wait, and only the latest is sent.
 ///
+/// Takes seconds as a `Double`, as the original SwiftSignalKit does; in new code, prefer
+/// `debounce(for:scheduler:)`.
+///
 /// ```
 /// source:       ab-c-----d-|
 /// debounce(2):  -----c-----(d|)
@@ -36,6 +39,9 @@
 
 /// Sends the latest value of each window of `interval` seconds when the window closes; the first value
 /// after a quiet time opens a window (SSignalKit's `throttleOn:delay:`).
+///
+/// Takes seconds as a `Double`, as the original SwiftSignalKit does; in new code, prefer
+/// `throttle(for:scheduler:)`.
 ///
 /// ```
 /// source:       ab--c----d--|
@@ -83,4 +89,39 @@
         storage.start(signal)
         return storage
     }
+}
+
+// MARK: - Duration forms
+//
+// The `Duration` forms of the API above, the ones to prefer in new code (see `Duration.secondsForSignals`
+// in `Threading/SignalScheduler.swift` for the rules they share with the `Double` forms).
+
+/// Sends a value only once the source has been quiet for `interval`: the `Duration` form of
+/// ``debounce(_:scheduler:)``.
+///
+/// ```swift
+/// let queries = searchField |> debounce(for: .milliseconds(300), scheduler: Queue.mainQueue())
+/// ```
+///
+/// - Parameters:
+///   - interval: The quiet time before the latest value is sent.
+///   - scheduler: Where the wait is measured and the values are sent.
+/// - Returns: An operator for `|>`.
+@inlinable public func debounce<T: Sendable, E: Sendable, S: SignalScheduler>(
+    for interval: Duration, scheduler: S = Queue.concurrentDefaultQueue()
+) -> (Signal<T, E>) -> Signal<T, E> {
+    return debounce(interval.secondsForSignals, scheduler: scheduler)
+}
+
+/// Sends the latest value of each window of `interval` when the window closes: the `Duration` form of
+/// ``throttle(_:scheduler:)``.
+///
+/// - Parameters:
+///   - interval: From a window's first value to the sending of its latest.
+///   - scheduler: Where windows are measured and values sent.
+/// - Returns: An operator for `|>`.
+@inlinable public func throttle<T: Sendable, E: Sendable, S: SignalScheduler>(
+    for interval: Duration, scheduler: S = Queue.concurrentDefaultQueue()
+) -> (Signal<T, E>) -> Signal<T, E> {
+    return throttle(interval.secondsForSignals, scheduler: scheduler)
 }

@@ -2,6 +2,8 @@ import Dispatch
 
 /// Delays the *subscription* to the source by `timeout` seconds (values are not delayed one by one).
 ///
+/// Takes seconds as a `Double`, as the original SwiftSignalKit does; in new code, prefer `delay(for:queue:)`.
+///
 /// The source is started on `queue` when the timer fires; disposing before then cancels the timer and the
 /// source never starts.
 ///
@@ -26,6 +28,9 @@ import Dispatch
 }
 
 /// Delays the *subscription* to the source by `timeout` seconds of `scheduler`'s time.
+///
+/// Takes seconds as a `Double`, as the original SwiftSignalKit does; in new code, prefer
+/// `delay(for:scheduler:)`.
 ///
 /// ```
 /// source:   abc|
@@ -71,6 +76,9 @@ import Dispatch
 /// Like ``delay(_:queue:)``, but measured on the wall clock, so time spent with the system suspended
 /// counts towards the delay.
 ///
+/// Takes seconds as a `Double`, as the original SwiftSignalKit does; in new code, prefer the same
+/// `suspendAwareDelay` with a `Duration`.
+///
 /// `timeout` is checked when the operator is made, as for ``delay(_:queue:)``: 0 or negative subscribes
 /// as soon as possible, `+infinity` never, above 100 years waits 100 years, NaN is a precondition failure.
 ///
@@ -108,6 +116,9 @@ import Dispatch
 
 /// Switches to `alternate` if the source sends nothing within `timeout` seconds.
 ///
+/// Takes seconds as a `Double`, as the original SwiftSignalKit does; in new code, prefer the same `timeout`
+/// with a `Duration`.
+///
 /// The first event of the source (value, error or completion) cancels the timer for good. If the timer
 /// fires first, the source is disposed and `alternate` is started; a source event racing with the timer
 /// is dropped if the timer won.
@@ -131,6 +142,9 @@ import Dispatch
 }
 
 /// Switches to `alternate` if the source sends nothing within `timeout` seconds of `scheduler`'s time.
+///
+/// Takes seconds as a `Double`, as the original SwiftSignalKit does; in new code, prefer the same `timeout`
+/// with a `Duration`.
 ///
 /// ```
 /// source:      ----a-b|
@@ -174,4 +188,79 @@ import Dispatch
             storage.dispose()
         }
     }
+}
+
+// MARK: - Duration forms
+//
+// The `Duration` forms of the API above, the ones to prefer in new code (see `Duration.secondsForSignals`
+// in `Threading/SignalScheduler.swift` for the rules they share with the `Double` forms).
+
+/// Delays the subscription to the source by `duration`: the `Duration` form of
+/// ``delay(_:queue:)``.
+///
+/// ```swift
+/// let retryLater = request |> delay(for: .seconds(2), queue: Queue.concurrentDefaultQueue())
+/// ```
+///
+/// - Parameters:
+///   - duration: How long to wait before subscribing (monotonic clock).
+///   - queue: Where the timer fires and the source starts.
+/// - Returns: An operator for `|>`.
+@inlinable public func delay<T, E>(for duration: Duration, queue: Queue) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
+    return delay(duration.secondsForSignals, queue: queue)
+}
+
+/// Delays the subscription to the source by `duration` of `scheduler`'s time: the `Duration` form of
+/// ``delay(_:scheduler:)``.
+///
+/// - Parameters:
+///   - duration: How long to wait before subscribing.
+///   - scheduler: Where the wait is measured and the source starts.
+/// - Returns: An operator for `|>`.
+@inlinable public func delay<T, E>(for duration: Duration, scheduler: some SignalScheduler) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
+    return delay(duration.secondsForSignals, scheduler: scheduler)
+}
+
+/// Delays the subscription by `timeout` of wall-clock time: the `Duration` form of
+/// ``suspendAwareDelay(_:granularity:queue:)``.
+///
+/// - Parameters:
+///   - timeout: How long to wait before subscribing (wall clock).
+///   - granularity: Kept for source compatibility, as in the `Double` form.
+///   - queue: Where the source starts.
+/// - Returns: An operator for `|>`.
+@inlinable public func suspendAwareDelay<T, E>(
+    _ timeout: Duration, granularity: Duration = .seconds(4), queue: Queue
+) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
+    return suspendAwareDelay(timeout.secondsForSignals, granularity: granularity.secondsForSignals, queue: queue)
+}
+
+/// Switches to `alternate` if the source sends nothing within `timeout`: the `Duration` form of
+/// ``timeout(_:queue:alternate:)``.
+///
+/// - Parameters:
+///   - timeout: How long to wait for the first event.
+///   - queue: Where the timer fires and `alternate` starts.
+///   - alternate: The signal to switch to.
+/// - Returns: An operator for `|>`.
+@inlinable public func timeout<T, E>(_ timeout: Duration, queue: Queue, alternate: Signal<T, E>) -> (Signal<T, E>) -> Signal<T, E> {
+    return SwiftSignalKit.timeout(timeout.secondsForSignals, queue: queue, alternate: alternate)
+}
+
+/// Switches to `alternate` if the source sends nothing within `timeout` of `scheduler`'s time: the
+/// `Duration` form of ``timeout(_:scheduler:alternate:)``.
+///
+/// ```swift
+/// let reply = request |> timeout(.seconds(5), scheduler: Queue.concurrentDefaultQueue(), alternate: .fail(.timedOut))
+/// ```
+///
+/// - Parameters:
+///   - timeout: How long to wait for the first event.
+///   - scheduler: Where the wait is measured and `alternate` starts.
+///   - alternate: The signal to switch to.
+/// - Returns: An operator for `|>`.
+@inlinable public func timeout<T, E>(
+    _ timeout: Duration, scheduler: some SignalScheduler, alternate: Signal<T, E>
+) -> (Signal<T, E>) -> Signal<T, E> {
+    return SwiftSignalKit.timeout(timeout.secondsForSignals, scheduler: scheduler, alternate: alternate)
 }

@@ -1,6 +1,9 @@
 /// Switches to `alternate` when the source leaves a gap of more than `interval` seconds: before its
 /// first event, or after any value.
 ///
+/// Takes seconds as a `Double`, as the original SwiftSignalKit does; in new code, prefer the same
+/// `timeout(perValue:)` with a `Duration`.
+///
 /// ```
 /// source:              -a--b------c|
 /// alternate:           #
@@ -47,4 +50,23 @@
             }
         }
     }
+}
+
+// MARK: - Duration forms
+//
+// The `Duration` forms of the API above, the ones to prefer in new code (see `Duration.secondsForSignals`
+// in `Threading/SignalScheduler.swift` for the rules they share with the `Double` forms).
+
+/// Switches to `alternate` when the source leaves a gap longer than `interval`: the `Duration` form of
+/// ``timeout(perValue:scheduler:alternate:)``.
+///
+/// - Parameters:
+///   - interval: The longest gap.
+///   - scheduler: Where the gaps are measured and `alternate` starts.
+///   - alternate: The signal to switch to.
+/// - Returns: An operator for `|>`.
+@inlinable public func timeout<T, E, S: SignalScheduler>(
+    perValue interval: Duration, scheduler: S = Queue.concurrentDefaultQueue(), alternate: Signal<T, E>
+) -> (Signal<T, E>) -> Signal<T, E> {
+    return timeout(perValue: interval.secondsForSignals, scheduler: scheduler, alternate: alternate)
 }

@@ -1,5 +1,8 @@
 /// A signal that sends 0, 1, 2, … every `period` seconds from its subscription, and never ends.
 ///
+/// Takes seconds as a `Double`, as the original SwiftSignalKit does; in new code, prefer the same `interval`
+/// with a `Duration`.
+///
 /// ```
 /// interval(2):  --0-1-2-3-…
 /// ```
@@ -25,6 +28,9 @@ public func interval<S: SignalScheduler>(_ period: Double, scheduler: S = Queue.
 
 /// A signal that sends 0 after `delay` seconds and completes; with a `period`, it goes on with 1, 2, …
 /// every `period` seconds and never ends.
+///
+/// Takes seconds as a `Double`, as the original SwiftSignalKit does; in new code, prefer the same `timer`
+/// with `Duration`s.
 ///
 /// ```
 /// timer(3):             ---(0|)
@@ -87,4 +93,33 @@ private func timerSignal<S: SignalScheduler>(first: Double, period: Double?, sch
             repeating.dispose()
         }
     }
+}
+
+// MARK: - Duration forms
+//
+// The `Duration` forms of the API above, the ones to prefer in new code (see `Duration.secondsForSignals`
+// in `Threading/SignalScheduler.swift` for the rules they share with the `Double` forms).
+
+/// A signal that sends 0, 1, 2, … every `period`: the `Duration` form of ``interval(_:scheduler:)``.
+///
+/// - Parameters:
+///   - period: Time between values, and before the first; not negative.
+///   - scheduler: Where the timer runs and values are sent.
+/// - Returns: A cold signal of the firing count.
+public func interval<S: SignalScheduler>(_ period: Duration, scheduler: S = Queue.concurrentDefaultQueue()) -> Signal<Int, NoError> {
+    return interval(period.secondsForSignals, scheduler: scheduler)
+}
+
+/// A signal that sends 0 after `delay` and completes, or goes on every `period`: the `Duration` form
+/// of ``timer(_:period:scheduler:)``.
+///
+/// - Parameters:
+///   - delay: Time before the first value.
+///   - period: Time between later values (not negative); nil sends one value and completes.
+///   - scheduler: Where the timer runs and values are sent.
+/// - Returns: A cold signal of the firing count.
+public func timer<S: SignalScheduler>(
+    _ delay: Duration, period: Duration? = nil, scheduler: S = Queue.concurrentDefaultQueue()
+) -> Signal<Int, NoError> {
+    return timer(delay.secondsForSignals, period: period?.secondsForSignals, scheduler: scheduler)
 }
