@@ -54,12 +54,15 @@
         case refused(Item)
     }
 
-    @usableFromInline package var queue = ValueRing<Entry>()
+    // The engine's invariants (`queue`, `deliverer`, `othersDelivered`) are internal: only the engine's
+    // own members change them, and the other modules go through those members. `@usableFromInline`
+    // only because those members are inlinable (see "Which code is `@inlinable`" in CONTRIBUTING.md).
+    @usableFromInline var queue = ValueRing<Entry>()
     /// The deliverer's thread; ``idle`` when nobody delivers, ``handedOff`` while a scheduler task is
     /// about to take the role.
-    @usableFromInline package var deliverer: UInt = SerialDelivery.idle
+    @usableFromInline var deliverer: UInt = SerialDelivery.idle
     /// How many events queued by other threads the current deliverer has delivered.
-    @usableFromInline package var othersDelivered: Int32 = 0
+    @usableFromInline var othersDelivered: Int32 = 0
     @usableFromInline package private(set) var isClosed = false
     /// Whether an idle delivery keeps its queue's storage: for operators whose every event is queued
     /// (they ``post(_:)``), so that a steady stream allocates nothing; the others free it, so that an
