@@ -1,8 +1,13 @@
 /// The state of ``queue(_:)`` and ``throttled(_:)``: inner signals run one at a time, in order.
 ///
 /// An inner signal that completes while it is still being started (synchronously) does not start the
-/// next one from inside its own `start`; the starter loop picks the next one up, so a long run of
-/// synchronous inner signals keeps a constant stack depth.
+/// next one from inside its own `start`; the starter loop picks the next one up (``StartTrampoline``),
+/// so a long run of synchronous inner signals keeps a constant stack depth.
+///
+/// The state is an enum whose cases carry their data. Impossible transitions trap; events after the
+/// end are a benign race (an inner signal completing as the result is disposed) and do nothing. Each
+/// event sets `state` to `.terminated` while it changes the running state it took out, so that the
+/// array of waiting signals is not copied.
 @usableFromInline struct QueueOperatorStateMachine<T, E>: Sendable {
     @usableFromInline enum Mode: Sendable {
         /// Keep every waiting inner signal (``queue(_:)``).
@@ -20,107 +25,150 @@
         case none
     }
 
+    /// What the operator holds while an inner signal runs.
+    @usableFromInline struct Running: Sendable {
+        /// Inner signals sent while another ran, from `waitingHead` on. Started entries are set to nil,
+        /// so the signal is released by the thread that starts it.
+        @usableFromInline var waiting: [Signal<T, E>?] = []
+        @usableFromInline var waitingHead = 0
+        /// Whether a thread is starting an inner signal, and whether the one it starts completed
+        /// meanwhile (then that thread, not the completion, starts the next).
+        @usableFromInline var trampoline = StartTrampoline()
+        /// The outer signal completed: the result completes after the last inner signal.
+        @usableFromInline var outerCompleted = false
+
+        @inlinable init() {}
+    }
+
+    @usableFromInline enum State: Sendable {
+        /// No inner signal runs, and the outer signal has not completed.
+        case idle
+        /// An inner signal runs or is being started.
+        case running(Running)
+        /// Completed, failed or disposed: inner signals sent now are dropped.
+        case terminated
+    }
+
     @usableFromInline let mode: Mode
-    /// Started entries are set to nil, so the signal is released by the thread that starts it.
-    @usableFromInline var waiting: [Signal<T, E>?] = []
-    @usableFromInline var waitingHead = 0
-    /// An inner signal is running or being started.
-    @usableFromInline var isExecuting = false
-    /// A starter loop is on some stack and will look at `completedWhileStarting` when `start` returns.
-    @usableFromInline var isStarting = false
-    @usableFromInline var completedWhileStarting = false
-    @usableFromInline var outerCompleted = false
-    @usableFromInline var isTerminated = false
+    @usableFromInline private(set) var state = State.idle
 
     @inlinable init(mode: Mode) {
         self.mode = mode
     }
 
-    /// The outer signal sent an inner signal: returns it when it should start now, and the waiting
-    /// signals it replaced (throttle mode), to be released outside the lock.
+    /// The outer signal sent an inner signal: returns it when it should start now (the caller becomes
+    /// the starter), and the waiting signals it replaced (throttle mode), to be released outside the
+    /// lock.
     @inlinable mutating func outerSent(_ signal: Signal<T, E>) -> (start: Signal<T, E>?, dropped: [Signal<T, E>?]) {
-        guard !self.isTerminated else { return (nil, []) }
-        if self.isExecuting {
+        switch self.state {
+        case .terminated:
+            return (nil, [])
+        case .idle:
+            var running = Running()
+            running.trampoline.begin()
+            self.state = .running(running)
+            return (signal, [])
+        case .running(var running):
+            self.state = .terminated
             var dropped: [Signal<T, E>?] = []
             if self.mode == .throttle {
-                dropped = self.waiting
-                self.waiting = []
-                self.waitingHead = 0
+                dropped = running.waiting
+                running.waiting = []
+                running.waitingHead = 0
             }
-            self.waiting.append(signal)
+            running.waiting.append(signal)
+            self.state = .running(running)
             return (nil, dropped)
         }
-        self.isExecuting = true
-        self.isStarting = true
-        return (signal, [])
     }
 
     /// The starter returned from starting an inner signal.
     @inlinable mutating func startReturned() -> AfterInner {
-        guard self.completedWhileStarting else {
-            self.isStarting = false
+        switch self.state {
+        case .terminated:
             return .none
+        case .idle:
+            preconditionFailure("queue: an inner signal's start returned while none was running")
+        case .running(var running):
+            self.state = .terminated
+            guard running.trampoline.startReturned() else {
+                self.state = .running(running)
+                return .none
+            }
+            // It completed while being started: this thread starts the next one, or ends.
+            return self.advance(&running)
         }
-        self.completedWhileStarting = false
-        return self.advance()
     }
 
     /// The running inner signal completed.
     @inlinable mutating func innerCompleted() -> AfterInner {
-        if self.isStarting {
-            self.completedWhileStarting = true
+        switch self.state {
+        case .terminated:
             return .none
+        case .idle:
+            preconditionFailure("queue: an inner signal completed while none was running")
+        case .running(var running):
+            self.state = .terminated
+            if running.trampoline.isStarting {
+                // The starter picks the next one up when its `start` returns.
+                running.trampoline.askAgain()
+                self.state = .running(running)
+                return .none
+            }
+            running.trampoline.begin()
+            return self.advance(&running)
         }
-        let next = self.advance()
-        if case .start = next {
-            self.isStarting = true
-        }
-        return next
     }
 
     /// The outer signal completed: returns true when the result completes now.
     @inlinable mutating func outerCompletedEvent() -> Bool {
-        guard !self.isTerminated else { return false }
-        self.outerCompleted = true
-        if !self.isExecuting {
-            self.isTerminated = true
+        switch self.state {
+        case .terminated:
+            return false
+        case .idle:
+            self.state = .terminated
             return true
+        case .running(var running):
+            self.state = .terminated
+            running.outerCompleted = true
+            self.state = .running(running)
+            return false
         }
-        return false
     }
 
     /// An error ended the result, or it was disposed: drops waiting signals (returned, to be released
     /// outside the lock).
     @inlinable mutating func terminate() -> [Signal<T, E>?] {
-        self.isTerminated = true
-        let dropped = self.waiting
-        self.waiting = []
-        self.waitingHead = 0
-        return dropped
+        guard case .running(let running) = self.state else {
+            self.state = .terminated
+            return []
+        }
+        self.state = .terminated
+        return running.waiting
     }
 
-    @inlinable mutating func advance() -> AfterInner {
-        guard !self.isTerminated else {
-            self.isExecuting = false
-            self.isStarting = false
-            return .none
-        }
-        if self.waitingHead < self.waiting.count {
-            let next = self.waiting[self.waitingHead]!
-            self.waiting[self.waitingHead] = nil
-            self.waitingHead += 1
-            if self.waitingHead == self.waiting.count {
-                self.waiting.removeAll(keepingCapacity: true)
-                self.waitingHead = 0
+    /// The calling thread is the starter and nothing runs: starts the next waiting signal, or leaves
+    /// `running` (completing the result if the outer signal has completed).
+    ///
+    /// `running` is `inout`, taken out of `state` by the caller: a copy would share the array of waiting
+    /// signals, and the first change would copy it whole (quadratic over a long queue).
+    @inlinable mutating func advance(_ running: inout Running) -> AfterInner {
+        if running.waitingHead < running.waiting.count {
+            let next = running.waiting[running.waitingHead]!
+            running.waiting[running.waitingHead] = nil
+            running.waitingHead += 1
+            if running.waitingHead == running.waiting.count {
+                running.waiting.removeAll(keepingCapacity: true)
+                running.waitingHead = 0
             }
+            self.state = .running(running)
             return .start(next)
         }
-        self.isExecuting = false
-        self.isStarting = false
-        if self.outerCompleted {
-            self.isTerminated = true
+        if running.outerCompleted {
+            self.state = .terminated
             return .complete
         }
+        self.state = .idle
         return .none
     }
 }

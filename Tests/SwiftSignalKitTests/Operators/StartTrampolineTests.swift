@@ -1,0 +1,232 @@
+import Testing
+
+@testable import SwiftSignalKit
+
+/// The trampoline that keeps synchronous restarts off the stack, and the two state machines that use
+/// it (`retry`/`restart` and `queue`/`throttled`), event by event.
+@Suite struct StartTrampolineTests {
+    @Test func aStartAskedForWhileStartingRunsAfterTheStartReturns() {
+        var trampoline = StartTrampoline()
+        #expect(!trampoline.isStarting)
+        let r1 = trampoline.ask()
+        #expect(r1)  // the caller starts
+        #expect(trampoline.isStarting)
+        let r2 = trampoline.ask()
+        #expect(!r2)  // recorded for the starter
+        let r3 = trampoline.ask()
+        #expect(!r3)  // still one: starts are not counted
+        let r4 = trampoline.startReturned()
+        #expect(r4)  // the starter starts again
+        #expect(trampoline.isStarting)
+        let r5 = trampoline.startReturned()
+        #expect(!r5)  // nothing asked meanwhile: it stops being the starter
+        #expect(!trampoline.isStarting)
+        let r6 = trampoline.ask()
+        #expect(r6)
+    }
+
+    @Test func endingForgetsWhatWasAskedFor() {
+        var trampoline = StartTrampoline()
+        trampoline.begin()
+        trampoline.askAgain()
+        trampoline.end()
+        #expect(!trampoline.isStarting)
+        let r7 = trampoline.ask()
+        #expect(r7)
+    }
+
+    @Test func aStartReturningWhileNoThreadStartsStopsWithAMessage() async {
+        await #expect(processExitsWith: .failure) {
+            var trampoline = StartTrampoline()
+            _ = trampoline.startReturned()
+        }
+    }
+}
+
+@Suite struct RestartLoopStateMachineTests {
+    @Test func aRestartAskedForWhileStartingIsRunByTheStarter() {
+        var machine = RestartLoopStateMachine()
+        let r8 = machine.restartRequested()
+        #expect(r8)
+        let r9 = machine.restartRequested()
+        #expect(!r9)  // the source ended inside its own start
+        let first = ActionDisposable {}
+        let made = machine.subscriptionMade(first)
+        #expect(made.unwanted == nil)
+        #expect(made.again)
+        let second = ActionDisposable {}
+        let madeAgain = machine.subscriptionMade(second)
+        #expect(madeAgain.unwanted === first)  // replaced
+        #expect(!madeAgain.again)
+        let r10 = machine.restartRequested()
+        #expect(r10)  // idle again: the next caller starts
+    }
+
+    @Test func stoppingHandsBackTheSubscriptionAndTheWait() {
+        var machine = RestartLoopStateMachine()
+        _ = machine.restartRequested()
+        let subscription = ActionDisposable {}
+        _ = machine.subscriptionMade(subscription)
+        let wait = ActionDisposable {}
+        let r11 = machine.waitScheduled(wait)
+        #expect(r11 == nil)
+        let stopped = machine.stopped()
+        #expect(stopped.wait === wait)
+        #expect(stopped.current === subscription)
+        let r12 = machine.stopped().current
+        #expect(r12 == nil)  // once
+    }
+
+    @Test func afterAStopEverythingIsRefusedOrHandedBack() {
+        var machine = RestartLoopStateMachine()
+        _ = machine.stopped()
+        let r13 = machine.restartRequested()
+        #expect(!r13)
+        let late = ActionDisposable {}
+        let made = machine.subscriptionMade(late)
+        #expect(made.unwanted === late)
+        #expect(!made.again)
+        let wait = ActionDisposable {}
+        let r14 = machine.waitScheduled(wait)
+        #expect(r14 === wait)
+        let r15 = machine.nextRetry(increment: 1, max: 5)
+        #expect(r15 == (0, 0))
+        let r16 = machine.countFailure()
+        #expect(r16 == 0)
+    }
+
+    @Test func theRetryWaitGrowsUpToItsMaximum() {
+        var machine = RestartLoopStateMachine()
+        let r17 = machine.nextRetry(increment: 2, max: 5)
+        #expect(r17 == (2, 1))
+        let r18 = machine.nextRetry(increment: 2, max: 5)
+        #expect(r18 == (4, 2))
+        let r19 = machine.nextRetry(increment: 2, max: 5)
+        #expect(r19 == (5, 3))
+        let r20 = machine.countFailure()
+        #expect(r20 == 4)
+    }
+}
+
+@Suite struct QueueOperatorStateMachineTests {
+    typealias Machine = QueueOperatorStateMachine<Int, NoError>
+
+    /// The value of a `.single` signal, to tell signals apart.
+    static func value(_ signal: Signal<Int, NoError>?) -> Int? {
+        guard let signal else { return nil }
+        let box = Atomic<Int?>(value: nil)
+        signal.start(next: { value in box.swap(value) }).dispose()
+        return box.with { $0 }
+    }
+
+    static func started(_ action: Machine.AfterInner) -> Int? {
+        guard case .start(let signal) = action else { return nil }
+        return Self.value(signal)
+    }
+
+    @Test func innerSignalsRunOneAtATimeInOrder() {
+        var machine = Machine(mode: .queue)
+        let r21 = machine.outerSent(.single(1)).start
+        #expect(Self.value(r21) == 1)  // starts now
+        let r22 = machine.outerSent(.single(2)).start
+        #expect(r22 == nil)  // waits
+        let r23 = machine.outerSent(.single(3)).start
+        #expect(r23 == nil)
+        let r24 = machine.startReturned()
+        #expect(r24 == .none)  // 1 runs
+        let r25 = machine.innerCompleted()
+        #expect(Self.started(r25) == 2)
+        let r26 = machine.startReturned()
+        #expect(r26 == .none)
+        let r27 = machine.innerCompleted()
+        #expect(Self.started(r27) == 3)
+        let r28 = machine.startReturned()
+        #expect(r28 == .none)
+        let r29 = machine.innerCompleted()
+        #expect(r29 == .none)  // idle
+        let r30 = machine.outerSent(.single(4)).start
+        #expect(Self.value(r30) == 4)  // starts at once again
+    }
+
+    @Test func throttleKeepsOnlyTheLatestWaitingSignal() {
+        var machine = Machine(mode: .throttle)
+        _ = machine.outerSent(.single(1))
+        _ = machine.outerSent(.single(2))
+        let dropped = machine.outerSent(.single(3)).dropped
+        #expect(dropped.map(Self.value) == [2])
+        _ = machine.startReturned()
+        let r31 = machine.innerCompleted()
+        #expect(Self.started(r31) == 3)
+    }
+
+    @Test func aSignalCompletingInsideItsStartIsFollowedByTheStarter() {
+        var machine = Machine(mode: .queue)
+        _ = machine.outerSent(.single(1))
+        _ = machine.outerSent(.single(2))
+        // 1 completes inside its own start: the completion does not start 2 on this stack.
+        let r32 = machine.innerCompleted()
+        #expect(r32 == .none)
+        let r33 = machine.startReturned()
+        #expect(Self.started(r33) == 2)  // the starter does, when start returns
+        let r34 = machine.innerCompleted()
+        #expect(r34 == .none)  // 2 completes inside its start too
+        let r35 = machine.startReturned()
+        #expect(r35 == .none)  // nothing waits: idle
+        let r36 = machine.outerSent(.single(3)).start
+        #expect(Self.value(r36) == 3)
+    }
+
+    @Test func theResultCompletesAfterTheLastInnerSignal() {
+        var machine = Machine(mode: .queue)
+        _ = machine.outerSent(.single(1))
+        _ = machine.startReturned()
+        let r37 = machine.outerCompletedEvent()
+        #expect(!r37)  // 1 still runs
+        let r38 = machine.innerCompleted()
+        #expect(r38 == .complete)
+        let r39 = machine.outerSent(.single(2)).start
+        #expect(r39 == nil)  // ended
+        var idle = Machine(mode: .queue)
+        let r40 = idle.outerCompletedEvent()
+        #expect(r40)  // nothing runs: completes at once
+        let r41 = idle.outerCompletedEvent()
+        #expect(!r41)
+    }
+
+    @Test func terminatingHandsBackTheWaitingSignalsAndLaterEventsDoNothing() {
+        var machine = Machine(mode: .queue)
+        _ = machine.outerSent(.single(1))
+        _ = machine.outerSent(.single(2))
+        _ = machine.outerSent(.single(3))
+        let r42 = machine.terminate()
+        #expect(r42.map(Self.value) == [2, 3])
+        let r43 = machine.startReturned()
+        #expect(r43 == .none)
+        let r44 = machine.innerCompleted()
+        #expect(r44 == .none)
+        let r45 = machine.outerCompletedEvent()
+        #expect(!r45)
+        let r46 = machine.outerSent(.single(4)).start
+        #expect(r46 == nil)
+        let r47 = machine.terminate().isEmpty
+        #expect(r47)
+    }
+
+    @Test func anInnerSignalCompletingWhileNoneRunsStopsWithAMessage() async {
+        await #expect(processExitsWith: .failure) {
+            var machine = QueueOperatorStateMachine<Int, NoError>(mode: .queue)
+            _ = machine.innerCompleted()
+        }
+    }
+}
+
+extension QueueOperatorStateMachine.AfterInner: Equatable {
+    /// Equal when both start (whatever signal), complete, or do nothing: the tests compare the signals
+    /// by their values.
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        switch (lhs, rhs) {
+        case (.start, .start), (.complete, .complete), (.none, .none): return true
+        default: return false
+        }
+    }
+}
