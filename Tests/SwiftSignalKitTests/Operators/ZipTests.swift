@@ -204,6 +204,20 @@ import Testing
         #expect(describe(machine.nextDelivery()) == "idle")
     }
 
+    /// Values that can no longer be paired once a source failed stay in the machine until disposal,
+    /// which releases them after unlocking: never under the lock, where their `deinit` could run.
+    @Test func valuesLeftWhenASourceFailsAreHandedBackAtDisposal() {
+        var machine = Machine(arity: 2)
+        let first = machine.sourceSent(1, index: 0)
+        let second = machine.sourceSent(2, index: 0)
+        let failed = machine.sourceFailed(TestError(code: 1))
+        #expect([first, second, failed] == [.none, .none, .deliver])
+        let late = machine.sourceSent(3, index: 1)
+        #expect(late == .none)
+        let dropped = machine.disposed()
+        #expect(dropped.buffers.map(\.count) == [2, 0])
+    }
+
     @Test func disposalDropsEverythingAndStopsTheDeliverer() {
         var machine = Machine(arity: 2)
         #expect(machine.sourceSent(1, index: 0) == .none)

@@ -22,47 +22,67 @@
         case none
     }
 
-    @usableFromInline var buffers: [ValueRing<Element>]
-    @usableFromInline var completed: [Bool]
+    /// The sources' side of the machine, with the data of each state in its case.
+    @usableFromInline enum Input {
+        /// Values not yet paired, one buffer per source, and which sources have completed.
+        case open(buffers: [ValueRing<Element>], completed: [Bool])
+        /// The terminal event is queued, or the subscription disposed: later events are dropped. The
+        /// values that can no longer be paired wait here for disposal, which releases them after
+        /// unlocking.
+        case closed(leftover: [ValueRing<Element>])
+    }
+
+    @usableFromInline private(set) var input: Input
     @usableFromInline var delivery = SerialDelivery<Event>(keepingStorage: true)
-    /// The terminal event has been queued, or the subscription disposed: later events are dropped.
-    @usableFromInline var inputClosed = false
 
     @inlinable init(arity: Int) {
         precondition(arity > 0, "ZipStateMachine needs at least one source")
-        self.buffers = Array(repeating: ValueRing(), count: arity)
-        self.completed = Array(repeating: false, count: arity)
+        self.input = .open(
+            buffers: Array(repeating: ValueRing(), count: arity), completed: Array(repeating: false, count: arity))
     }
+
+    // Each event takes the buffers out of `input`, leaving an empty `.closed` for the moment (an empty
+    // array allocates nothing), so that they stay unique and a change does not copy them.
 
     /// Source `index` sent `value`.
     @inlinable mutating func sourceSent(_ value: Element, index: Int) -> Action {
-        guard !self.inputClosed else { return .none }
-        self.buffers[index].append(value)
-        guard self.buffers.allSatisfy({ !$0.isEmpty }) else { return .none }
+        guard case .open(var buffers, let completed) = self.input else { return .none }
+        self.input = .closed(leftover: [])
+        buffers[index].append(value)
+        guard buffers.allSatisfy({ !$0.isEmpty }) else {
+            self.input = .open(buffers: buffers, completed: completed)
+            return .none
+        }
         var row: [Element] = []
-        row.reserveCapacity(self.buffers.count)
-        for source in self.buffers.indices {
-            row.append(self.buffers[source].removeFirst())
+        row.reserveCapacity(buffers.count)
+        for source in buffers.indices {
+            row.append(buffers[source].removeFirst())
         }
         var deliver = self.delivery.post(.Next(row))
-        if self.buffers.indices.contains(where: { self.completed[$0] && self.buffers[$0].isEmpty }) {
-            deliver = self.close(with: .Completion) || deliver
+        if buffers.indices.contains(where: { completed[$0] && buffers[$0].isEmpty }) {
+            deliver = self.close(leftover: buffers, with: .Completion) || deliver
+        } else {
+            self.input = .open(buffers: buffers, completed: completed)
         }
         return deliver ? .deliver : .none
     }
 
     /// Source `index` completed.
     @inlinable mutating func sourceCompleted(index: Int) -> Action {
-        guard !self.inputClosed else { return .none }
-        self.completed[index] = true
-        guard self.buffers[index].isEmpty else { return .none }
-        return self.close(with: .Completion) ? .deliver : .none
+        guard case .open(let buffers, var completed) = self.input else { return .none }
+        self.input = .closed(leftover: [])
+        completed[index] = true
+        guard buffers[index].isEmpty else {
+            self.input = .open(buffers: buffers, completed: completed)
+            return .none
+        }
+        return self.close(leftover: buffers, with: .Completion) ? .deliver : .none
     }
 
     /// A source failed.
     @inlinable mutating func sourceFailed(_ error: E) -> Action {
-        guard !self.inputClosed else { return .none }
-        return self.close(with: .Error(error)) ? .deliver : .none
+        guard case .open(let buffers, _) = self.input else { return .none }
+        return self.close(leftover: buffers, with: .Error(error)) ? .deliver : .none
     }
 
     /// The deliverer asks for the next event to send (see ``SerialDelivery/step(resuming:)``).
@@ -73,18 +93,22 @@
     /// The subscription was disposed: returns the buffered values and the unsent events, to be released
     /// after unlocking.
     @inlinable mutating func disposed() -> (buffers: [ValueRing<Element>], undelivered: ValueRing<SerialDelivery<Event>.Entry>) {
-        self.inputClosed = true
-        let buffers = self.buffers
-        self.buffers = Array(repeating: ValueRing(), count: buffers.count)
+        let buffers: [ValueRing<Element>]
+        switch self.input {
+        case .open(let open, _): buffers = open
+        case .closed(let leftover): buffers = leftover
+        }
+        self.input = .closed(leftover: [])
         return (buffers, self.delivery.close())
     }
 
-    /// Queues the terminal event; the values still buffered can no longer be paired and are dropped at
-    /// disposal, which the terminal event causes. Returns whether the caller must deliver.
-    @inlinable mutating func close(with terminal: Event) -> Bool {
-        self.inputClosed = true
+    /// Queues the terminal event and closes the input, keeping `leftover` (values that can no longer be
+    /// paired) for disposal, which the terminal event causes. Returns whether the caller must deliver.
+    @inlinable mutating func close(leftover: [ValueRing<Element>], with terminal: Event) -> Bool {
+        self.input = .closed(leftover: leftover)
         return self.delivery.post(terminal)
     }
 }
 
 extension ZipStateMachine: Sendable where Element: Sendable, E: Sendable {}
+extension ZipStateMachine.Input: Sendable where Element: Sendable {}
