@@ -3,6 +3,9 @@
 /// Inner signals are numbered; events from any inner signal but the current one are ignored. The result
 /// completes only when the outer signal has completed and the *current* inner signal has completed, so a
 /// replaced inner signal that completes late cannot end the result early.
+///
+/// The state is an enum whose cases carry their data; events after the end are a benign race (an inner
+/// signal's event crossing a disposal) and do nothing.
 @usableFromInline struct SwitchToLatestStateMachine: Sendable {
     @usableFromInline enum InnerStartedAction {
         /// Keep the new inner subscription and dispose the one it replaced, if any.
@@ -11,69 +14,99 @@
         case disposeNew
     }
 
+    /// What a running `switchToLatest` holds.
+    @usableFromInline struct Active: Sendable {
+        /// The number of the inner signal whose events pass on; nil when none runs.
+        var current: UInt64?
+        /// The number given to the last inner signal.
+        var lastInner: UInt64 = 0
+        /// The current inner signal's subscription, once made.
+        var subscription: Disposable?
+        var outerCompleted = false
+    }
+
+    @usableFromInline enum State: Sendable {
+        case active(Active)
+        /// Completed, failed or disposed. `leftover` is the last inner subscription, kept for
+        /// ``terminate()`` to hand back, so that it is not released under the lock.
+        case terminated(leftover: Disposable?)
+    }
+
+    private var state = State.active(Active())
+
     @usableFromInline init() {}
 
-    private var outerCompleted = false
-    private var currentInner: UInt64?
-    private var lastInner: UInt64 = 0
-    private var innerDisposable: Disposable?
-    private(set) var isTerminated = false
+    var isTerminated: Bool {
+        if case .terminated = self.state { return true }
+        return false
+    }
+
+    /// Runs `body` on the active state; nil once terminated. The state is taken out while `body` runs.
+    private mutating func whileActive<Result>(_ body: (inout Active) -> Result) -> Result? {
+        guard case .active(var active) = self.state else { return nil }
+        self.state = .terminated(leftover: nil)
+        defer { self.state = .active(active) }
+        return body(&active)
+    }
 
     /// The outer signal sent a new inner signal: returns its number and the subscription to dispose.
     @usableFromInline
     mutating func outerSentInner() -> (id: UInt64, disposePrevious: Disposable?)? {
-        guard !self.isTerminated else { return nil }
-        self.lastInner += 1
-        self.currentInner = self.lastInner
-        let previous = self.innerDisposable
-        self.innerDisposable = nil
-        return (self.lastInner, previous)
+        return self.whileActive { active in
+            active.lastInner += 1
+            active.current = active.lastInner
+            let previous = active.subscription
+            active.subscription = nil
+            return (active.lastInner, previous)
+        }
     }
 
     /// The subscription to inner signal `id` has been made.
     @usableFromInline
     mutating func innerStarted(_ id: UInt64, disposable: Disposable) -> InnerStartedAction {
-        guard !self.isTerminated, self.lastInner == id else { return .disposeNew }
-        let previous = self.innerDisposable
-        self.innerDisposable = disposable
-        return .keep(disposePrevious: previous)
+        return self.whileActive { active -> InnerStartedAction in
+            guard active.lastInner == id else { return .disposeNew }
+            let previous = active.subscription
+            active.subscription = disposable
+            return .keep(disposePrevious: previous)
+        } ?? .disposeNew
     }
 
     /// Whether events of inner signal `id` are passed on.
     @usableFromInline func isCurrent(_ id: UInt64) -> Bool {
-        return !self.isTerminated && self.currentInner == id
+        guard case .active(let active) = self.state else { return false }
+        return active.current == id
     }
 
     /// Inner signal `id` completed: returns true when the result completes now.
     @usableFromInline
     mutating func innerCompleted(_ id: UInt64) -> Bool {
-        guard !self.isTerminated, self.currentInner == id else { return false }
-        self.currentInner = nil
-        if self.outerCompleted {
-            self.isTerminated = true
-            return true
-        }
-        return false
+        guard case .active(var active) = self.state, active.current == id else { return false }
+        active.current = nil
+        self.state = active.outerCompleted ? .terminated(leftover: active.subscription) : .active(active)
+        return active.outerCompleted
     }
 
     /// The outer signal completed: returns true when the result completes now.
     @usableFromInline
     mutating func outerCompletedEvent() -> Bool {
-        guard !self.isTerminated else { return false }
-        self.outerCompleted = true
-        if self.currentInner == nil {
-            self.isTerminated = true
-            return true
-        }
-        return false
+        guard case .active(var active) = self.state else { return false }
+        active.outerCompleted = true
+        let completes = active.current == nil
+        self.state = completes ? .terminated(leftover: active.subscription) : .active(active)
+        return completes
     }
 
     /// An error ended the result, or it was disposed: returns the inner subscription to dispose.
     @usableFromInline
     mutating func terminate() -> Disposable? {
-        self.isTerminated = true
-        let inner = self.innerDisposable
-        self.innerDisposable = nil
-        return inner
+        switch self.state {
+        case .active(let active):
+            self.state = .terminated(leftover: nil)
+            return active.subscription
+        case .terminated(let leftover):
+            self.state = .terminated(leftover: nil)
+            return leftover
+        }
     }
 }
