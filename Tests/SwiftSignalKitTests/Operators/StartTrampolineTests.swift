@@ -153,7 +153,7 @@ import Testing
         _ = machine.outerSent(.single(1))
         _ = machine.outerSent(.single(2))
         let dropped = machine.outerSent(.single(3)).dropped
-        #expect(dropped.map(Self.value) == [2])
+        #expect(dropped.compactMap(Self.value) == [2])
         _ = machine.startReturned()
         let r31 = machine.innerCompleted()
         #expect(Self.started(r31) == 3)
@@ -199,7 +199,7 @@ import Testing
         _ = machine.outerSent(.single(2))
         _ = machine.outerSent(.single(3))
         let r42 = machine.terminate()
-        #expect(r42.map(Self.value) == [2, 3])
+        #expect(r42.compactMap(Self.value) == [2, 3])
         let r43 = machine.startReturned()
         #expect(r43 == .none)
         let r44 = machine.innerCompleted()

@@ -27,10 +27,9 @@
 
     /// What the operator holds while an inner signal runs.
     @usableFromInline struct Running: Sendable {
-        /// Inner signals sent while another ran, from `waitingHead` on. Started entries are set to nil,
-        /// so the signal is released by the thread that starts it.
-        @usableFromInline var waiting: [Signal<T, E>?] = []
-        @usableFromInline var waitingHead = 0
+        /// Inner signals sent while another ran, in order. Each is moved out as it starts, so it is
+        /// released by the thread that starts it.
+        @usableFromInline var waiting = ValueRing<Signal<T, E>>()
         /// Whether a thread is starting an inner signal, and whether the one it starts completed
         /// meanwhile (then that thread, not the completion, starts the next).
         @usableFromInline var trampoline = StartTrampoline()
@@ -72,9 +71,7 @@
             self.state = .terminated
             var dropped: [Signal<T, E>?] = []
             if self.mode == .throttle {
-                dropped = running.waiting
-                running.waiting = []
-                running.waitingHead = 0
+                dropped = running.waiting.removeAll()
             }
             running.waiting.append(signal)
             self.state = .running(running)
@@ -139,28 +136,21 @@
     /// An error ended the result, or it was disposed: drops waiting signals (returned, to be released
     /// outside the lock).
     @inlinable mutating func terminate() -> [Signal<T, E>?] {
-        guard case .running(let running) = self.state else {
+        guard case .running(var running) = self.state else {
             self.state = .terminated
             return []
         }
         self.state = .terminated
-        return running.waiting
+        return running.waiting.removeAll()
     }
 
     /// The calling thread is the starter and nothing runs: starts the next waiting signal, or leaves
     /// `running` (completing the result if the outer signal has completed).
     ///
-    /// `running` is `inout`, taken out of `state` by the caller: a copy would share the array of waiting
+    /// `running` is `inout`, taken out of `state` by the caller: a copy would share the buffer of waiting
     /// signals, and the first change would copy it whole (quadratic over a long queue).
     @inlinable mutating func advance(_ running: inout Running) -> AfterInner {
-        if running.waitingHead < running.waiting.count {
-            let next = running.waiting[running.waitingHead]!
-            running.waiting[running.waitingHead] = nil
-            running.waitingHead += 1
-            if running.waitingHead == running.waiting.count {
-                running.waiting.removeAll(keepingCapacity: true)
-                running.waitingHead = 0
-            }
+        if let next = running.waiting.popFirst() {
             self.state = .running(running)
             return .start(next)
         }
