@@ -71,8 +71,8 @@ import Testing
         // Holds the lock while it waits for another thread: on a thread of its own, not on the task pool's.
         let result: Result<Int, Error> = await onThread {
             atomic.with { _ in
-                // The lock is held here; a nested try fails instead of deadlocking. Run it on another thread,
-                // because a pthread mutex may report EDEADLK or EBUSY to its owner.
+                // The lock is held here; a try from another thread fails instead of waiting. From this
+                // thread it would stop the process: the lock's owner may not try it again.
                 let box = LockedState<Result<Int, Error>?>(nil)
                 let done = Flag()
                 let thread = Thread {
