@@ -133,8 +133,7 @@ func withLock<Result, Failure: Error>(
 
     /// Runs `body` if the lock can be taken without waiting; returns `nil` otherwise.
     ///
-    /// The thread that holds the lock must not call it: `Mutex` stops the process then ("Attempt to try
-    /// to lock Mutex in already acquired thread").
+    /// The thread that holds the lock gets `nil` too (the futex's try reports it busy, it does not stop).
     package func tryWithLock<Result>(_ body: (inout State) -> Result) -> Result? {
         return self.storage.tryWithLock(body)
     }

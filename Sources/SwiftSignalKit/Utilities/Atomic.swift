@@ -1,4 +1,5 @@
-/// The error thrown by ``Atomic/tryWith(_:)`` when the value is locked by another thread.
+/// The error thrown by ``Atomic/tryWith(_:)`` when the value is locked (by another thread, or by the
+/// calling thread inside `with`).
 public enum AtomicLockError: Error {
     /// Another thread holds the lock.
     case isLocked
@@ -20,8 +21,9 @@ public enum AtomicLockError: Error {
 ///
 /// > Warning: Unlike the rest of the library, `Atomic` calls your closure *while holding its lock*: that
 /// > is its purpose. Keep the closures short, and do not touch the same `Atomic` from inside them: the
-/// > lock is not recursive, and a thread that takes it again stops with "Recursive call to lock Mutex"
-/// > (on Linux, `tryWith` too) rather than deadlock.
+/// > lock is not recursive, and a thread that takes it again with `with`, `modify` or `swap` stops
+/// > with "Recursive call to lock Mutex" rather than deadlock (`tryWith` throws
+/// > ``AtomicLockError/isLocked``).
 public final class Atomic<T> {
     private let state: LockedState<T>
 

@@ -71,8 +71,8 @@ import Testing
         // Holds the lock while it waits for another thread: on a thread of its own, not on the task pool's.
         let result: Result<Int, Error> = await onThread {
             atomic.with { _ in
-                // The lock is held here; a try from another thread fails instead of waiting. From this
-                // thread it would stop the process: the lock's owner may not try it again.
+                // The lock is held here; a try from another thread fails instead of waiting (from this
+                // thread too: see tryWithFromInsideWithThrows).
                 let box = LockedState<Result<Int, Error>?>(nil)
                 let done = Flag()
                 let thread = Thread {
@@ -84,6 +84,14 @@ import Testing
                 return box.withLock { $0! }
             }
         }
+        #expect(throws: AtomicLockError.isLocked) { try result.get() }
+    }
+
+    /// The thread inside `with` that tries the same `Atomic` gets `isLocked`, as in the original
+    /// library, rather than a deadlock or a stop.
+    @Test func tryWithFromInsideWithThrows() {
+        let atomic = Atomic(value: 0)
+        let result: Result<Int, Error> = atomic.with { _ in Result { try atomic.tryWith { $0 } } }
         #expect(throws: AtomicLockError.isLocked) { try result.get() }
     }
 
