@@ -121,4 +121,12 @@ for index in 0 2; do
     fi
 done
 if grep -h "error\|fatal" "$work"/server*.log; then echo "(above: what the instances logged)"; fi
+# The logs go with the work folder: on a failure, show their ends, so that a run that failed once (an
+# instance that did not reconnect after the database restart, seen once in nine runs) can be read.
+if [[ $status != 0 ]]; then
+    for log in "$work"/server*.log; do
+        echo "--- the last lines of $(basename "$log")"
+        tail -n 60 "$log"
+    done
+fi
 exit $status
