@@ -296,9 +296,11 @@ final class Lead: Sendable {
             if lead.taken.value == 1 {
                 loopHasTheFirst.open()
                 // The producer does not wait for room: it sends the second value, which the bound keeps,
-                // and the third, which finds the buffer full and ends the loop (which also stops the
-                // producer, so do not wait for more). The queue then has delivered both.
-                await eventually { lead.produced.value >= 3 }
+                // and the third, which finds the buffer full and ends the loop. Wait for the fourth pull,
+                // not the third: a value is counted when it is pulled, before it is put on the queue, and
+                // `Signal(sequence)` pulls once more after each `putNext` returns, even once cancelled. So
+                // the third is on the queue by then, and the queue has delivered it after the dispatch.
+                await eventually { lead.produced.value >= 4 }
                 await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
                     queue.justDispatch { done.resume() }
                 }
