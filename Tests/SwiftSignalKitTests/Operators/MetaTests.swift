@@ -70,27 +70,26 @@ import Testing
 @Suite struct SwitchToLatestStateMachineTests {
     @Test func staleInnerCompletionIsIgnored() {
         var machine = SwitchToLatestStateMachine()
-        let first = machine.outerSentInner()!.id
-        let second = machine.outerSentInner()!.id
+        let first = machine.outerSentInner().subscribesTo!
+        let second = machine.outerSentInner().subscribesTo!
         #expect(!machine.isCurrent(first))
         #expect(machine.isCurrent(second))
         let completedByOuter = machine.outerCompletedEvent()
         let completedByStale = machine.innerCompleted(first)
         let completedByCurrent = machine.innerCompleted(second)
-        #expect(!completedByOuter)
-        #expect(!completedByStale)
-        #expect(completedByCurrent)
+        #expect(!completedByOuter.completes)
+        #expect(!completedByStale.completes)
+        #expect(completedByCurrent.completes)
         #expect(machine.isTerminated)
     }
 
     @Test func lateStartedInnerIsDisposed() {
         var machine = SwitchToLatestStateMachine()
-        let first = machine.outerSentInner()!.id
+        let first = machine.outerSentInner().subscribesTo!
         _ = machine.outerSentInner()
-        guard case .disposeNew = machine.innerStarted(first, disposable: EmptyDisposable) else {
-            Issue.record("an inner subscription that was already replaced must be disposed")
-            return
-        }
+        let late = ActionDisposable {}
+        let action = machine.innerStarted(first, disposable: late)
+        #expect(action.disposed === late, "an inner subscription that was already replaced must be disposed")
     }
 }
 

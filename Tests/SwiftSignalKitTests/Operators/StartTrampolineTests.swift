@@ -43,52 +43,71 @@ import Testing
     }
 }
 
+extension RestartLoopStateMachine.Action {
+    /// What the action disposes, in order.
+    var disposed: [Disposable] {
+        switch self {
+        case .none, .start: return []
+        case .dispose(let first, let second): return [first, second].compactMap { $0 }
+        case .disposeThenStart(let unwanted): return [unwanted].compactMap { $0 }
+        }
+    }
+
+    /// Whether the action starts a subscription.
+    var starts: Bool {
+        switch self {
+        case .none, .dispose: return false
+        case .start, .disposeThenStart: return true
+        }
+    }
+}
+
 @Suite struct RestartLoopStateMachineTests {
     @Test func aRestartAskedForWhileStartingIsRunByTheStarter() {
         var machine = RestartLoopStateMachine()
         let r8 = machine.restartRequested()
-        #expect(r8)
+        #expect(r8.starts && r8.disposed.isEmpty)
         let r9 = machine.restartRequested()
-        #expect(!r9)  // the source ended inside its own start
+        #expect(!r9.starts)  // the source ended inside its own start
         let first = ActionDisposable {}
         let made = machine.subscriptionMade(first)
-        #expect(made.unwanted == nil)
-        #expect(made.again)
+        #expect(made.disposed.isEmpty)
+        #expect(made.starts)
         let second = ActionDisposable {}
         let madeAgain = machine.subscriptionMade(second)
-        #expect(madeAgain.unwanted === first)  // replaced
-        #expect(!madeAgain.again)
+        #expect(madeAgain.disposed.map(ObjectIdentifier.init) == [ObjectIdentifier(first)])  // replaced
+        #expect(!madeAgain.starts)
         let r10 = machine.restartRequested()
-        #expect(r10)  // idle again: the next caller starts
+        #expect(r10.starts)  // idle again: the next caller starts
     }
 
-    @Test func stoppingHandsBackTheSubscriptionAndTheWait() {
+    @Test func stoppingHandsBackTheWaitThenTheSubscription() {
         var machine = RestartLoopStateMachine()
         _ = machine.restartRequested()
         let subscription = ActionDisposable {}
         _ = machine.subscriptionMade(subscription)
         let wait = ActionDisposable {}
         let r11 = machine.waitScheduled(wait)
-        #expect(r11 == nil)
+        #expect(r11.disposed.isEmpty && !r11.starts)
         let stopped = machine.stopped()
-        #expect(stopped.wait === wait)
-        #expect(stopped.current === subscription)
-        let r12 = machine.stopped().current
-        #expect(r12 == nil)  // once
+        #expect(stopped.disposed.map(ObjectIdentifier.init) == [ObjectIdentifier(wait), ObjectIdentifier(subscription)])
+        #expect(!stopped.starts)
+        let r12 = machine.stopped()
+        #expect(r12.disposed.isEmpty)  // once
     }
 
     @Test func afterAStopEverythingIsRefusedOrHandedBack() {
         var machine = RestartLoopStateMachine()
         _ = machine.stopped()
         let r13 = machine.restartRequested()
-        #expect(!r13)
+        #expect(!r13.starts)
         let late = ActionDisposable {}
         let made = machine.subscriptionMade(late)
-        #expect(made.unwanted === late)
-        #expect(!made.again)
+        #expect(made.disposed.map(ObjectIdentifier.init) == [ObjectIdentifier(late)])
+        #expect(!made.starts)
         let wait = ActionDisposable {}
         let r14 = machine.waitScheduled(wait)
-        #expect(r14 === wait)
+        #expect(r14.disposed.map(ObjectIdentifier.init) == [ObjectIdentifier(wait)])
         let r15 = machine.nextRetry(increment: 1, max: 5)
         #expect(r15 == (0, 0))
         let r16 = machine.countFailure()

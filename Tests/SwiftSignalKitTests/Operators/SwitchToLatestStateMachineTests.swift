@@ -2,32 +2,64 @@ import Testing
 
 @testable import SwiftSignalKit
 
+extension SwitchToLatestStateMachine.Action {
+    /// The inner signal the action subscribes to.
+    var subscribesTo: UInt64? {
+        if case .subscribe(let id, _) = self { return id }
+        return nil
+    }
+
+    /// The subscription the action disposes.
+    var disposed: Disposable? {
+        switch self {
+        case .none, .complete: return nil
+        case .subscribe(_, let previous): return previous
+        case .dispose(let subscription): return subscription
+        case .fail(let subscription): return subscription
+        }
+    }
+
+    var completes: Bool {
+        if case .complete = self { return true }
+        return false
+    }
+
+    var fails: Bool {
+        if case .fail = self { return true }
+        return false
+    }
+
+    var isNone: Bool {
+        if case .none = self { return true }
+        return false
+    }
+}
+
 /// More of `switchToLatest`'s state machine, event by event: subscriptions handed back, completion,
-/// termination.
+/// failure, termination.
 extension SwitchToLatestStateMachineTests {
     @Test func onlyTheLatestInnerSignalPassesAndItsSubscriptionReplacesThePrevious() {
         var machine = SwitchToLatestStateMachine()
         let first = machine.outerSentInner()
-        #expect(first?.id == 1 && first?.disposePrevious == nil)
+        #expect(first.subscribesTo == 1 && first.disposed == nil)
         let firstSubscription = ActionDisposable {}
-        guard case .keep(let none) = machine.innerStarted(1, disposable: firstSubscription) else {
-            Issue.record("the current inner signal's subscription is kept")
-            return
-        }
-        #expect(none == nil)
+        let kept = machine.innerStarted(1, disposable: firstSubscription)
+        #expect(kept.disposed == nil, "the current inner signal's subscription is kept")
         #expect(machine.isCurrent(1))
         let second = machine.outerSentInner()
-        #expect(second?.id == 2)
-        #expect(second?.disposePrevious === firstSubscription, "the replaced subscription is handed back")
+        #expect(second.subscribesTo == 2)
+        #expect(second.disposed === firstSubscription, "the replaced subscription is handed back")
         #expect(!machine.isCurrent(1))
         #expect(machine.isCurrent(2))
         // The first inner signal's subscription was made late, after the second was sent: disposed.
-        guard case .disposeNew = machine.innerStarted(1, disposable: ActionDisposable {}) else {
-            Issue.record("a replaced inner signal's subscription is disposed")
-            return
-        }
+        let late = ActionDisposable {}
+        let lateAction = machine.innerStarted(1, disposable: late)
+        #expect(lateAction.disposed === late, "a replaced inner signal's subscription is disposed")
         let replacedCompleted = machine.innerCompleted(1)
-        #expect(!replacedCompleted, "a replaced inner signal completing does nothing")
+        #expect(replacedCompleted.isNone, "a replaced inner signal completing does nothing")
+        let replacedFailed = machine.innerFailed(1)
+        #expect(replacedFailed.isNone, "a replaced inner signal failing does nothing")
+        #expect(machine.isCurrent(2))
     }
 
     @Test func theResultCompletesWhenTheOuterAndTheCurrentInnerHaveCompleted() {
@@ -36,22 +68,38 @@ extension SwitchToLatestStateMachineTests {
         let subscription = ActionDisposable {}
         _ = machine.innerStarted(1, disposable: subscription)
         let outer = machine.outerCompletedEvent()
-        #expect(!outer, "the current inner signal still runs")
+        #expect(outer.isNone, "the current inner signal still runs")
         let inner = machine.innerCompleted(1)
-        #expect(inner)
+        #expect(inner.completes)
         #expect(machine.isTerminated)
-        // The last subscription is kept until termination hands it back, outside the lock.
-        #expect(machine.terminate() === subscription)
-        #expect(machine.terminate() == nil)
+        // The last subscription is kept until the disposal hands it back, outside the lock.
+        let disposed = machine.disposed()
+        #expect(disposed.disposed === subscription)
+        let again = machine.disposed()
+        #expect(again.disposed == nil)
     }
 
     @Test func anOuterCompletionWithNoInnerRunningCompletesAtOnce() {
         var machine = SwitchToLatestStateMachine()
         let completed = machine.outerCompletedEvent()
-        #expect(completed)
-        #expect(machine.outerSentInner() == nil, "nothing starts after the end")
+        #expect(completed.completes)
+        let late = machine.outerSentInner()
+        #expect(late.isNone, "nothing starts after the end")
         let again = machine.outerCompletedEvent()
-        #expect(!again)
+        #expect(again.isNone)
+    }
+
+    @Test func theCurrentInnerSignalsFailureFailsTheResultAndHandsBackItsSubscription() {
+        var machine = SwitchToLatestStateMachine()
+        _ = machine.outerSentInner()
+        let subscription = ActionDisposable {}
+        _ = machine.innerStarted(1, disposable: subscription)
+        let failed = machine.innerFailed(1)
+        #expect(failed.fails)
+        #expect(failed.disposed === subscription)
+        #expect(machine.isTerminated)
+        let again = machine.innerFailed(1)
+        #expect(again.isNone, "once")
     }
 
     @Test func terminationHandsBackTheCurrentSubscriptionAndLaterEventsDoNothing() {
@@ -59,13 +107,13 @@ extension SwitchToLatestStateMachineTests {
         _ = machine.outerSentInner()
         let subscription = ActionDisposable {}
         _ = machine.innerStarted(1, disposable: subscription)
-        #expect(machine.terminate() === subscription)
+        let failed = machine.outerFailed()
+        #expect(failed.fails && failed.disposed === subscription)
         #expect(!machine.isCurrent(1))
-        guard case .disposeNew = machine.innerStarted(1, disposable: ActionDisposable {}) else {
-            Issue.record("a subscription made after the end is disposed")
-            return
-        }
+        let late = ActionDisposable {}
+        let lateAction = machine.innerStarted(1, disposable: late)
+        #expect(lateAction.disposed === late, "a subscription made after the end is disposed")
         let completed = machine.innerCompleted(1)
-        #expect(!completed)
+        #expect(completed.isNone)
     }
 }

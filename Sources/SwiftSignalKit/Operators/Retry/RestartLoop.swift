@@ -25,16 +25,31 @@ final class RestartLoop: Sendable {
 
     /// Asks for a new subscription; runs it now, or after the one being started returns.
     func restart() {
-        guard self.machine.withLock({ $0.restartRequested() }) else { return }
+        guard self.perform(self.machine.withLock { $0.restartRequested() }) else { return }
         while true {
             if self.isFinished() {
                 self.stop()
                 return
             }
             let subscription = self.makeSubscription(self)
-            let (unwanted, again) = self.machine.withLock { $0.subscriptionMade(subscription) }
+            guard self.perform(self.machine.withLock { $0.subscriptionMade(subscription) }) else { return }
+        }
+    }
+
+    /// Does what the machine answered, after unlocking: returns whether to start a subscription now.
+    private func perform(_ action: RestartLoopStateMachine.Action) -> Bool {
+        switch action {
+        case .none:
+            return false
+        case .start:
+            return true
+        case .dispose(let first, let second):
+            first?.dispose()
+            second?.dispose()
+            return false
+        case .disposeThenStart(let unwanted):
             unwanted?.dispose()
-            if !again { return }
+            return true
         }
     }
 
@@ -50,7 +65,7 @@ final class RestartLoop: Sendable {
         let wait = scheduler.schedule(after: delay) { [self] in
             self.restart()
         }
-        self.machine.withLock { $0.waitScheduled(wait) }?.dispose()
+        _ = self.perform(self.machine.withLock { $0.waitScheduled(wait) })
     }
 
     /// Counts an attempt that failed and returns how many have failed, this one included.
@@ -61,9 +76,7 @@ final class RestartLoop: Sendable {
     /// Stops: disposes the current subscription and cancels a scheduled restart; later restarts do
     /// nothing.
     func stop() {
-        let (wait, current) = self.machine.withLock { $0.stopped() }
-        wait?.dispose()
-        current?.dispose()
+        _ = self.perform(self.machine.withLock { $0.stopped() })
     }
 }
 

@@ -1,5 +1,5 @@
-/// The state of a ``RestartLoop``, under its one lock. Every event returns what to dispose after
-/// unlocking.
+/// The state of a ``RestartLoop``, under its one lock. Every event returns an ``Action``, what the loop
+/// does after unlocking; ``nextRetry(increment:max:)`` and ``countFailure()`` return counts.
 ///
 /// Impossible transitions trap (see ``StartTrampoline``); an event that arrives after ``stopped()``
 /// is a benign race (a retry deciding while the downstream disposes) and is answered with what to
@@ -25,6 +25,19 @@ struct RestartLoopStateMachine: Sendable {
         case stopped
     }
 
+    /// What the loop does after unlocking.
+    enum Action: Sendable {
+        /// Nothing.
+        case none
+        /// Start a subscription: the caller is the one that runs them.
+        case start
+        /// Dispose what is given (a replaced or unwanted subscription or wait).
+        case dispose(Disposable?, Disposable?)
+        /// Dispose what is given, then start another subscription at once (one was asked for while the
+        /// last one started).
+        case disposeThenStart(Disposable?)
+    }
+
     private(set) var state = State.running(Running())
 
     /// Runs `body` on the running state; nil once stopped.
@@ -36,29 +49,28 @@ struct RestartLoopStateMachine: Sendable {
         return body(&running)
     }
 
-    /// A restart was asked for: returns whether the caller starts the subscription now.
-    mutating func restartRequested() -> Bool {
-        return self.whileRunning { $0.trampoline.ask() } ?? false
+    /// A restart was asked for: ``Action/start`` if the caller starts the subscription now.
+    mutating func restartRequested() -> Action {
+        return self.whileRunning { $0.trampoline.ask() ? .start : .none } ?? .none
     }
 
-    /// The starting thread made `subscription`: returns the subscription to dispose (the one it
-    /// replaces, or itself after a stop) and whether to start another at once.
-    mutating func subscriptionMade(_ subscription: Disposable) -> (unwanted: Disposable?, again: Bool) {
+    /// The starting thread made `subscription`: disposes the one it replaces (or itself, after a stop),
+    /// and starts another at once if one was asked for meanwhile.
+    mutating func subscriptionMade(_ subscription: Disposable) -> Action {
         return self.whileRunning { running in
             let replaced = running.current
             running.current = subscription
-            return (replaced, running.trampoline.startReturned())
-        } ?? (subscription, false)
+            return running.trampoline.startReturned() ? .disposeThenStart(replaced) : .dispose(replaced, nil)
+        } ?? .dispose(subscription, nil)
     }
 
-    /// A wait before a retry was scheduled: returns the wait to dispose (the one it replaces, or itself
-    /// after a stop).
-    mutating func waitScheduled(_ wait: Disposable) -> Disposable? {
+    /// A wait before a retry was scheduled: disposes the wait it replaces (or itself, after a stop).
+    mutating func waitScheduled(_ wait: Disposable) -> Action {
         return self.whileRunning { running in
             let replaced = running.wait
             running.wait = wait
-            return replaced
-        } ?? wait
+            return .dispose(replaced, nil)
+        } ?? .dispose(wait, nil)
     }
 
     /// Grows the wait by `increment`, up to `max`, and counts the retry; after a stop, (0, 0): the
@@ -79,10 +91,10 @@ struct RestartLoopStateMachine: Sendable {
         } ?? 0
     }
 
-    /// Stops the loop: returns the wait and the subscription to dispose.
-    mutating func stopped() -> (wait: Disposable?, current: Disposable?) {
-        guard case .running(let running) = self.state else { return (nil, nil) }
+    /// Stops the loop: disposes the wait and the subscription, the first time.
+    mutating func stopped() -> Action {
+        guard case .running(let running) = self.state else { return .none }
         self.state = .stopped
-        return (running.wait, running.current)
+        return .dispose(running.wait, running.current)
     }
 }

@@ -19,34 +19,34 @@
         let outer = signal.start(
             linkedTo: subscriber,
             next: { inner in
-                guard let (id, previous) = state.withLock({ $0.outerSentInner() }) else { return }
+                guard case .subscribe(let id, let previous) = state.withLock({ $0.outerSentInner() }) else {
+                    return
+                }
                 previous?.dispose()
                 // The replaced inner's disposable is user code: a disposal, or a newer inner, that came
                 // meanwhile means this one is never started. Nor is it for a subscriber that has already
                 // ended (`get()` took the first inner's value while the outer signal was starting).
                 guard !subscriber.isTerminated, state.withLock({ $0.isCurrent(id) }) else { return }
                 let disposable = inner.run(SwitchInnerSubscriber(target: subscriber, state: state, id: id))
-                switch state.withLock({ $0.innerStarted(id, disposable: disposable) }) {
-                case .keep(let previous):
-                    previous?.dispose()
-                case .disposeNew:
-                    disposable.dispose()
+                if case .dispose(let unwanted) = state.withLock({ $0.innerStarted(id, disposable: disposable) }) {
+                    unwanted?.dispose()
                 }
             },
             error: { error in
-                let inner = state.withLock { $0.terminate() }
-                subscriber.putError(error)
-                inner?.dispose()
+                if case .fail(let inner) = state.withLock({ $0.outerFailed() }) {
+                    subscriber.putError(error)
+                    inner?.dispose()
+                }
             },
             completed: {
-                if state.withLock({ $0.outerCompletedEvent() }) {
+                if case .complete = state.withLock({ $0.outerCompletedEvent() }) {
                     subscriber.putCompletion()
                 }
             })
         return ActionDisposable {
-            let inner = state.withLock { $0.terminate() }
+            let action = state.withLock { $0.disposed() }
             outer.dispose()
-            inner?.dispose()
+            if case .dispose(let inner) = action { inner?.dispose() }
         }
     }
 }
@@ -100,17 +100,14 @@ public func mapToSignal<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -
     }
 
     @inlinable override func forwardError(_ error: E) {
-        let inner = self.state.withLock { state -> Disposable?? in
-            state.isCurrent(self.id) ? .some(state.terminate()) : .none
-        }
-        if let inner {
+        if case .fail(let inner) = self.state.withLock({ $0.innerFailed(self.id) }) {
             self.target.putError(error)
             inner?.dispose()
         }
     }
 
     @inlinable override func forwardCompletion() {
-        if self.state.withLock({ $0.innerCompleted(self.id) }) {
+        if case .complete = self.state.withLock({ $0.innerCompleted(self.id) }) {
             self.target.putCompletion()
         }
     }

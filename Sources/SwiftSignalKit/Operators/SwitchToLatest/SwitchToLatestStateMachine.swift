@@ -7,11 +7,21 @@
 /// The state is an enum whose cases carry their data; events after the end are a benign race (an inner
 /// signal's event crossing a disposal) and do nothing.
 @usableFromInline struct SwitchToLatestStateMachine: Sendable {
-    @usableFromInline enum InnerStartedAction {
-        /// Keep the new inner subscription and dispose the one it replaced, if any.
-        case keep(disposePrevious: Disposable?)
-        /// The inner signal was already replaced or the result ended: dispose the new subscription.
-        case disposeNew
+    /// What the operator does after unlocking: every event's answer (``isCurrent(_:)``, asked per value,
+    /// is a query).
+    @usableFromInline enum Action: Sendable {
+        /// Nothing: an event of a replaced inner signal, or one after the end.
+        case none
+        /// Dispose the subscription to the inner signal that `id` replaces, if any, then subscribe to
+        /// inner signal `id`.
+        case subscribe(id: UInt64, disposingPrevious: Disposable?)
+        /// Dispose a subscription: the one a new inner subscription replaced, one made too late, or the
+        /// last one at the end.
+        case dispose(Disposable?)
+        /// The result completes now.
+        case complete
+        /// The result fails now with the error at hand; then dispose the last inner subscription.
+        case fail(disposing: Disposable?)
     }
 
     /// What a running `switchToLatest` holds.
@@ -28,7 +38,7 @@
     @usableFromInline enum State: Sendable {
         case active(Active)
         /// Completed, failed or disposed. `leftover` is the last inner subscription, kept for
-        /// ``terminate()`` to hand back, so that it is not released under the lock.
+        /// ``disposed()`` to hand back, so that it is not released under the lock.
         case terminated(leftover: Disposable?)
     }
 
@@ -49,27 +59,28 @@
         return body(&active)
     }
 
-    /// The outer signal sent a new inner signal: returns its number and the subscription to dispose.
+    /// The outer signal sent a new inner signal: ``Action/subscribe(id:disposingPrevious:)``.
     @usableFromInline
-    mutating func outerSentInner() -> (id: UInt64, disposePrevious: Disposable?)? {
+    mutating func outerSentInner() -> Action {
         return self.whileActive { active in
             active.lastInner += 1
             active.current = active.lastInner
             let previous = active.subscription
             active.subscription = nil
-            return (active.lastInner, previous)
-        }
+            return .subscribe(id: active.lastInner, disposingPrevious: previous)
+        } ?? .none
     }
 
-    /// The subscription to inner signal `id` has been made.
+    /// The subscription to inner signal `id` has been made: kept if `id` is still the latest (disposing
+    /// the one it replaces), else disposed.
     @usableFromInline
-    mutating func innerStarted(_ id: UInt64, disposable: Disposable) -> InnerStartedAction {
-        return self.whileActive { active -> InnerStartedAction in
-            guard active.lastInner == id else { return .disposeNew }
+    mutating func innerStarted(_ id: UInt64, disposable: Disposable) -> Action {
+        return self.whileActive { active -> Action in
+            guard active.lastInner == id else { return .dispose(disposable) }
             let previous = active.subscription
             active.subscription = disposable
-            return .keep(disposePrevious: previous)
-        } ?? .disposeNew
+            return .dispose(previous)
+        } ?? .dispose(disposable)
     }
 
     /// Whether events of inner signal `id` are passed on.
@@ -78,28 +89,46 @@
         return active.current == id
     }
 
-    /// Inner signal `id` completed: returns true when the result completes now.
+    /// Inner signal `id` completed: ``Action/complete`` when the result completes now.
     @usableFromInline
-    mutating func innerCompleted(_ id: UInt64) -> Bool {
-        guard case .active(var active) = self.state, active.current == id else { return false }
+    mutating func innerCompleted(_ id: UInt64) -> Action {
+        guard case .active(var active) = self.state, active.current == id else { return .none }
         active.current = nil
         self.state = active.outerCompleted ? .terminated(leftover: active.subscription) : .active(active)
-        return active.outerCompleted
+        return active.outerCompleted ? .complete : .none
     }
 
-    /// The outer signal completed: returns true when the result completes now.
+    /// The outer signal completed: ``Action/complete`` when the result completes now.
     @usableFromInline
-    mutating func outerCompletedEvent() -> Bool {
-        guard case .active(var active) = self.state else { return false }
+    mutating func outerCompletedEvent() -> Action {
+        guard case .active(var active) = self.state else { return .none }
         active.outerCompleted = true
         let completes = active.current == nil
         self.state = completes ? .terminated(leftover: active.subscription) : .active(active)
-        return completes
+        return completes ? .complete : .none
     }
 
-    /// An error ended the result, or it was disposed: returns the inner subscription to dispose.
+    /// Inner signal `id` failed: the result fails if `id` is the current one.
     @usableFromInline
-    mutating func terminate() -> Disposable? {
+    mutating func innerFailed(_ id: UInt64) -> Action {
+        guard self.isCurrent(id) else { return .none }
+        return .fail(disposing: self.takeSubscription())
+    }
+
+    /// The outer signal failed: the result fails (a subscriber that has already ended ignores it).
+    @usableFromInline
+    mutating func outerFailed() -> Action {
+        return .fail(disposing: self.takeSubscription())
+    }
+
+    /// The result was disposed: dispose the inner subscription.
+    @usableFromInline
+    mutating func disposed() -> Action {
+        return .dispose(self.takeSubscription())
+    }
+
+    /// Ends the state and returns the inner subscription (or the one left over at completion), once.
+    private mutating func takeSubscription() -> Disposable? {
         switch self.state {
         case .active(let active):
             self.state = .terminated(leftover: nil)
