@@ -138,19 +138,25 @@ extension RestartLoopStateMachine.Action {
         return box.with { $0 }
     }
 
-    static func started(_ action: Machine.AfterInner) -> Int? {
+    static func started(_ action: Machine.Action) -> Int? {
         guard case .start(let signal) = action else { return nil }
         return Self.value(signal)
     }
 
+    /// The values of the signals an action releases.
+    static func released(_ action: Machine.Action) -> [Int] {
+        guard case .release(let dropped) = action else { return [] }
+        return dropped.compactMap(Self.value)
+    }
+
     @Test func innerSignalsRunOneAtATimeInOrder() {
         var machine = Machine(mode: .queue)
-        let r21 = machine.outerSent(.single(1)).start
-        #expect(Self.value(r21) == 1)  // starts now
-        let r22 = machine.outerSent(.single(2)).start
-        #expect(r22 == nil)  // waits
-        let r23 = machine.outerSent(.single(3)).start
-        #expect(r23 == nil)
+        let r21 = machine.outerSent(.single(1))
+        #expect(Self.started(r21) == 1)  // starts now
+        let r22 = machine.outerSent(.single(2))
+        #expect(r22 == .none)  // waits
+        let r23 = machine.outerSent(.single(3))
+        #expect(r23 == .none)
         let r24 = machine.startReturned()
         #expect(r24 == .none)  // 1 runs
         let r25 = machine.innerCompleted()
@@ -163,16 +169,16 @@ extension RestartLoopStateMachine.Action {
         #expect(r28 == .none)
         let r29 = machine.innerCompleted()
         #expect(r29 == .none)  // idle
-        let r30 = machine.outerSent(.single(4)).start
-        #expect(Self.value(r30) == 4)  // starts at once again
+        let r30 = machine.outerSent(.single(4))
+        #expect(Self.started(r30) == 4)  // starts at once again
     }
 
     @Test func throttleKeepsOnlyTheLatestWaitingSignal() {
         var machine = Machine(mode: .throttle)
         _ = machine.outerSent(.single(1))
         _ = machine.outerSent(.single(2))
-        let dropped = machine.outerSent(.single(3)).dropped
-        #expect(dropped.compactMap(Self.value) == [2])
+        let dropped = machine.outerSent(.single(3))
+        #expect(Self.released(dropped) == [2])
         _ = machine.startReturned()
         let r31 = machine.innerCompleted()
         #expect(Self.started(r31) == 3)
@@ -191,8 +197,8 @@ extension RestartLoopStateMachine.Action {
         #expect(r34 == .none)  // 2 completes inside its start too
         let r35 = machine.startReturned()
         #expect(r35 == .none)  // nothing waits: idle
-        let r36 = machine.outerSent(.single(3)).start
-        #expect(Self.value(r36) == 3)
+        let r36 = machine.outerSent(.single(3))
+        #expect(Self.started(r36) == 3)
     }
 
     @Test func theResultCompletesAfterTheLastInnerSignal() {
@@ -200,16 +206,16 @@ extension RestartLoopStateMachine.Action {
         _ = machine.outerSent(.single(1))
         _ = machine.startReturned()
         let r37 = machine.outerCompletedEvent()
-        #expect(!r37)  // 1 still runs
+        #expect(r37 == .none)  // 1 still runs
         let r38 = machine.innerCompleted()
         #expect(r38 == .complete)
-        let r39 = machine.outerSent(.single(2)).start
-        #expect(r39 == nil)  // ended
+        let r39 = machine.outerSent(.single(2))
+        #expect(r39 == .none)  // ended
         var idle = Machine(mode: .queue)
         let r40 = idle.outerCompletedEvent()
-        #expect(r40)  // nothing runs: completes at once
+        #expect(r40 == .complete)  // nothing runs: completes at once
         let r41 = idle.outerCompletedEvent()
-        #expect(!r41)
+        #expect(r41 == .none)
     }
 
     @Test func terminatingHandsBackTheWaitingSignalsAndLaterEventsDoNothing() {
@@ -218,17 +224,17 @@ extension RestartLoopStateMachine.Action {
         _ = machine.outerSent(.single(2))
         _ = machine.outerSent(.single(3))
         let r42 = machine.terminate()
-        #expect(r42.compactMap(Self.value) == [2, 3])
+        #expect(Self.released(r42) == [2, 3])
         let r43 = machine.startReturned()
         #expect(r43 == .none)
         let r44 = machine.innerCompleted()
         #expect(r44 == .none)
         let r45 = machine.outerCompletedEvent()
-        #expect(!r45)
-        let r46 = machine.outerSent(.single(4)).start
-        #expect(r46 == nil)
-        let r47 = machine.terminate().isEmpty
-        #expect(r47)
+        #expect(r45 == .none)
+        let r46 = machine.outerSent(.single(4))
+        #expect(r46 == .none)
+        let r47 = machine.terminate()
+        #expect(r47 == .none)
     }
 
     @Test func anInnerSignalCompletingWhileNoneRunsStopsWithAMessage() async {
@@ -239,12 +245,12 @@ extension RestartLoopStateMachine.Action {
     }
 }
 
-extension QueueOperatorStateMachine.AfterInner: Equatable {
-    /// Equal when both start (whatever signal), complete, or do nothing: the tests compare the signals
-    /// by their values.
+extension QueueOperatorStateMachine.Action: Equatable {
+    /// Equal when both start (whatever signal), release (whatever signals), complete, or do nothing: the
+    /// tests compare the signals by their values.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         switch (lhs, rhs) {
-        case (.start, .start), (.complete, .complete), (.none, .none): return true
+        case (.start, .start), (.release, .release), (.complete, .complete), (.none, .none): return true
         default: return false
         }
     }

@@ -49,9 +49,7 @@
         let outer = signal.start(
             linkedTo: subscriber,
             next: { inner in
-                let (first, dropped) = runner.state.withLock { $0.outerSent(inner) }
-                withExtendedLifetime(dropped) {}
-                if let first {
+                if let first = runner.perform(runner.state.withLock { $0.outerSent(inner) }) {
                     runner.run(first)
                 }
             },
@@ -59,13 +57,10 @@
                 runner.fail(error)
             },
             completed: {
-                if runner.state.withLock({ $0.outerCompletedEvent() }) {
-                    subscriber.putCompletion()
-                }
+                runner.perform(runner.state.withLock { $0.outerCompletedEvent() })
             })
         return ActionDisposable {
-            let dropped = runner.state.withLock { $0.terminate() }
-            withExtendedLifetime(dropped) {}
+            runner.perform(runner.state.withLock { $0.terminate() })
             outer.dispose()
             runner.current.dispose()
         }

@@ -16,11 +16,15 @@
         case throttle
     }
 
-    @usableFromInline enum AfterInner: Sendable {
-        /// Start this inner signal next.
+    /// What the operator does after unlocking: every event's answer.
+    @usableFromInline enum Action: Sendable {
+        /// Start this inner signal: the caller becomes (or stays) the starter.
         case start(Signal<T, E>)
         /// Complete the result.
         case complete
+        /// Release these inner signals, dropped (replaced by a newer one under `throttled`, or waiting
+        /// when the result ended), outside the lock.
+        case release([Signal<T, E>?])
         /// Nothing to do now.
         case none
     }
@@ -55,18 +59,18 @@
         self.mode = mode
     }
 
-    /// The outer signal sent an inner signal: returns it when it should start now (the caller becomes
-    /// the starter), and the waiting signals it replaced (throttle mode), to be released outside the
-    /// lock.
-    @inlinable mutating func outerSent(_ signal: Signal<T, E>) -> (start: Signal<T, E>?, dropped: [Signal<T, E>?]) {
+    /// The outer signal sent an inner signal: ``Action/start(_:)`` when it starts now (the caller
+    /// becomes the starter); under `throttled`, ``Action/release(_:)`` with the waiting signal it
+    /// replaces.
+    @inlinable mutating func outerSent(_ signal: Signal<T, E>) -> Action {
         switch self.state {
         case .terminated:
-            return (nil, [])
+            return .none
         case .idle:
             var running = Running()
             running.trampoline.begin()
             self.state = .running(running)
-            return (signal, [])
+            return .start(signal)
         case .running(var running):
             self.state = .terminated
             var dropped: [Signal<T, E>?] = []
@@ -75,12 +79,12 @@
             }
             running.waiting.append(signal)
             self.state = .running(running)
-            return (nil, dropped)
+            return dropped.isEmpty ? .none : .release(dropped)
         }
     }
 
     /// The starter returned from starting an inner signal.
-    @inlinable mutating func startReturned() -> AfterInner {
+    @inlinable mutating func startReturned() -> Action {
         switch self.state {
         case .terminated:
             return .none
@@ -98,7 +102,7 @@
     }
 
     /// The running inner signal completed.
-    @inlinable mutating func innerCompleted() -> AfterInner {
+    @inlinable mutating func innerCompleted() -> Action {
         switch self.state {
         case .terminated:
             return .none
@@ -117,31 +121,30 @@
         }
     }
 
-    /// The outer signal completed: returns true when the result completes now.
-    @inlinable mutating func outerCompletedEvent() -> Bool {
+    /// The outer signal completed: ``Action/complete`` when the result completes now.
+    @inlinable mutating func outerCompletedEvent() -> Action {
         switch self.state {
         case .terminated:
-            return false
+            return .none
         case .idle:
             self.state = .terminated
-            return true
+            return .complete
         case .running(var running):
             self.state = .terminated
             running.outerCompleted = true
             self.state = .running(running)
-            return false
+            return .none
         }
     }
 
-    /// An error ended the result, or it was disposed: drops waiting signals (returned, to be released
-    /// outside the lock).
-    @inlinable mutating func terminate() -> [Signal<T, E>?] {
+    /// An error ended the result, or it was disposed: ``Action/release(_:)`` with the waiting signals.
+    @inlinable mutating func terminate() -> Action {
         guard case .running(var running) = self.state else {
             self.state = .terminated
-            return []
+            return .none
         }
         self.state = .terminated
-        return running.waiting.removeAll()
+        return .release(running.waiting.removeAll())
     }
 
     /// The calling thread is the starter and nothing runs: starts the next waiting signal, or leaves
@@ -149,7 +152,7 @@
     ///
     /// `running` is `inout`, taken out of `state` by the caller: a copy would share the buffer of waiting
     /// signals, and the first change would copy it whole (quadratic over a long queue).
-    @inlinable mutating func advance(_ running: inout Running) -> AfterInner {
+    @inlinable mutating func advance(_ running: inout Running) -> Action {
         if let next = running.waiting.popFirst() {
             self.state = .running(running)
             return .start(next)

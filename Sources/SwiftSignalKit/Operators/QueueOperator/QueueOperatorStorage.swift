@@ -18,8 +18,7 @@
             // While this loop runs inside the generator, a downstream disposal cannot reach the
             // operator's disposable yet; the subscriber knows it ended.
             if subscriber.isTerminated {
-                let dropped = self.state.withLock { $0.terminate() }
-                withExtendedLifetime(dropped) {}
+                self.perform(self.state.withLock { $0.terminate() })
                 return
             }
             self.current.set(
@@ -31,31 +30,34 @@
                     completed: {
                         self.innerCompleted()
                     }))
-            switch self.state.withLock({ $0.startReturned() }) {
-            case .start(let signal):
-                next = signal
-            case .complete:
-                subscriber.putCompletion()
-            case .none:
-                break
-            }
+            next = self.perform(self.state.withLock { $0.startReturned() })
         }
     }
 
     @inlinable func fail(_ error: E) {
-        let dropped = self.state.withLock { $0.terminate() }
-        withExtendedLifetime(dropped) {}
+        self.perform(self.state.withLock { $0.terminate() })
         self.subscriber.putError(error)
     }
 
     @inlinable func innerCompleted() {
-        switch self.state.withLock({ $0.innerCompleted() }) {
+        if let next = self.perform(self.state.withLock { $0.innerCompleted() }) {
+            self.run(next)
+        }
+    }
+
+    /// Does what the machine answered, after unlocking, except starting: returns the inner signal to
+    /// start, which the caller starts (in ``run(_:)``'s loop, or by calling it).
+    @inlinable @discardableResult func perform(_ action: QueueOperatorStateMachine<T, E>.Action) -> Signal<T, E>? {
+        switch action {
         case .start(let signal):
-            self.run(signal)
+            return signal
         case .complete:
             self.subscriber.putCompletion()
+        case .release(let dropped):
+            withExtendedLifetime(dropped) {}
         case .none:
             break
         }
+        return nil
     }
 }
