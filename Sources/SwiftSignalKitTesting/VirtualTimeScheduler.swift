@@ -54,6 +54,8 @@ public final class VirtualTimeScheduler: SignalScheduler {
         /// Sorted by due time, then scheduling order.
         var entries: [Entry] = []
         var isMovingTime = false
+        /// Whether ``VirtualTimeScheduler/run(timeLimit:_:)`` is driving the timeline.
+        var isDriving = false
         var scheduleWaiters: [ScheduleWaiter] = []
         /// Waits cancelled before their continuation was stored.
         var cancelledWaits: Set<UInt64> = []
@@ -61,6 +63,9 @@ public final class VirtualTimeScheduler: SignalScheduler {
     }
 
     let state = LockedState(State())
+
+    /// The timeline's task executor (``executor``).
+    let jobs = TimelineJobs()
 
     /// The most actions that run at one virtual instant before ``advance(by:)-(Double)`` or ``run()`` gives up
     /// with a precondition failure. A repeating timer with a period of 0 would otherwise never let time
@@ -211,47 +216,72 @@ public final class VirtualTimeScheduler: SignalScheduler {
     /// sets the time to the target (unless `movesToTarget` is false: `run()` stops at the last action).
     private func moveTime(api: String, actionLimit: Int = .max, movesToTarget: Bool = true, target: (Int64) -> Int64) {
         let limit = self.state.withLock { state -> Int64 in
-            if state.isMovingTime {
-                misuse(
-                    "VirtualTimeScheduler.\(api): time is already being moved, by an action calling it or by another thread; "
-                        + "move time from one thread, outside scheduled actions")
-            }
-            state.isMovingTime = true
+            Self.claimTime(&state, api: api)
             return target(state.now)
         }
-        var instant = Int64.min
-        var actionsAtInstant = 0
+        var counter = ActionCounter(api: api)
         var actions = 0
-        while true {
-            let next = self.state.withLock { state -> Entry? in
-                guard let first = state.entries.first, first.due <= limit else {
-                    if movesToTarget { state.now = Swift.max(state.now, limit) }
-                    state.isMovingTime = false
-                    return nil
-                }
-                state.entries.removeFirst()
-                state.now = Swift.max(state.now, first.due)
-                return first
-            }
-            guard let next else { return }
+        while let next = self.nextAction(upTo: limit, endingMove: movesToTarget) {
             actions += 1
             if actions > actionLimit {
                 misuse(
                     "VirtualTimeScheduler.\(api): ran \(actionLimit) actions and more are scheduled: a repeating timer? Use advance(by:) for repeating work"
                 )
             }
-            if next.due == instant {
-                actionsAtInstant += 1
-                if actionsAtInstant > Self.actionsPerInstantLimit {
-                    misuse(
-                        "VirtualTimeScheduler.\(api): more than \(Self.actionsPerInstantLimit) actions ran at the instant \(Double(instant) / 1e9): "
-                            + "a repeating timer with a period of 0, or work that reschedules itself without delay?")
-                }
-            } else {
-                instant = next.due
-                actionsAtInstant = 1
-            }
+            counter.count(next)
             next.action()
+        }
+    }
+
+    /// Takes the role of moving time, or fails naming who holds it.
+    private static func claimTime(_ state: inout State, api: String) {
+        if state.isDriving {
+            misuse(
+                "VirtualTimeScheduler.\(api): the scheduler is running a timeline (run(timeLimit:_:)), which moves time by itself "
+                    + "when nothing can run: sleep on scheduler.clock to let time pass")
+        }
+        if state.isMovingTime {
+            misuse(
+                "VirtualTimeScheduler.\(api): time is already being moved, by an action calling it or by another thread; "
+                    + "move time from one thread, outside scheduled actions")
+        }
+        state.isMovingTime = true
+    }
+
+    /// Takes the role of moving time for a run of the timeline.
+    func startDriving(api: String) {
+        self.state.withLock { state in
+            Self.claimTime(&state, api: api)
+            state.isDriving = true
+        }
+    }
+
+    /// Gives the role back at the end of a run.
+    func stopDriving() {
+        self.state.withLock { state in
+            state.isMovingTime = false
+            state.isDriving = false
+        }
+    }
+
+    /// Removes the first action due by `limit` and moves the time to its due time; nil when none is due
+    /// by then.
+    ///
+    /// - Parameter endingMove: When none is due, end the move of time in the same critical section (an
+    ///   action scheduled by another thread is then either run or due after the move), moving the time
+    ///   to `limit` if true; nil for a run of the timeline, which ends its move itself.
+    func nextAction(upTo limit: Int64, endingMove: Bool? = nil) -> Entry? {
+        return self.state.withLock { state -> Entry? in
+            guard let first = state.entries.first, first.due <= limit else {
+                if let movesToTarget = endingMove {
+                    if movesToTarget { state.now = Swift.max(state.now, limit) }
+                    state.isMovingTime = false
+                }
+                return nil
+            }
+            state.entries.removeFirst()
+            state.now = Swift.max(state.now, first.due)
+            return first
         }
     }
 
@@ -289,6 +319,31 @@ public final class VirtualTimeScheduler: SignalScheduler {
         }
         // A cancellation after the wait ended left its mark; clear it.
         _ = self.state.withLock { $0.cancelledWaits.remove(id) }
+    }
+}
+
+/// Counts the actions run at one virtual instant, to stop work that reschedules itself without delay.
+struct ActionCounter {
+    let api: String
+    private var instant = Int64.min
+    private var actionsAtInstant = 0
+
+    init(api: String) {
+        self.api = api
+    }
+
+    mutating func count(_ action: VirtualTimeScheduler.Entry) {
+        if action.due == self.instant {
+            self.actionsAtInstant += 1
+            if self.actionsAtInstant > VirtualTimeScheduler.actionsPerInstantLimit {
+                misuse(
+                    "VirtualTimeScheduler.\(self.api): more than \(VirtualTimeScheduler.actionsPerInstantLimit) actions ran at the instant \(Double(self.instant) / 1e9): "
+                        + "a repeating timer with a period of 0, or work that reschedules itself without delay?")
+            }
+        } else {
+            self.instant = action.due
+            self.actionsAtInstant = 1
+        }
     }
 }
 

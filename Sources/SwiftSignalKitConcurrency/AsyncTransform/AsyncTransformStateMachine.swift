@@ -460,7 +460,9 @@ import SwiftSignalKit
     }
 
     @inlinable mutating func stopEverything(into effects: inout Effects) {
-        effects.cancel.append(contentsOf: self.runners.values)
+        // In the order the runners started, not the dictionary's (seeded per process): on a virtual
+        // timeline, the order of the cancellations is the order in which their tasks run next.
+        effects.cancel.append(contentsOf: self.runners.sorted { $0.key < $1.key }.map(\.value))
         self.runners.removeAll()
         if let worker = self.worker.take() {
             effects.cancel.append(worker)
