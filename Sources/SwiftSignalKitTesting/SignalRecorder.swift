@@ -69,9 +69,7 @@ extension SignalRecorder where T: Equatable, E: Equatable {
     /// - Parameter expected: The events the test expects, in order.
     /// - Returns: nil, or the difference, whose description lists both sides and marks each mismatch.
     public func mismatch(_ expected: [Recorded<T, E>]) -> RecordingMismatch? {
-        let actual = self.events
-        guard actual != expected else { return nil }
-        return RecordingMismatch(expected: expected, actual: actual, diagrams: nil)
+        return RecordingMismatch.between(self.events, expected)
     }
 
     /// Compares the recording with a marble diagram whose frame 0 is the time the recorder subscribed.
@@ -83,10 +81,25 @@ extension SignalRecorder where T: Equatable, E: Equatable {
     ///   - frame: Seconds per character.
     /// - Returns: nil, or the difference, with the recording drawn as a diagram when it can be.
     public func mismatch(marbles: String, values: [Character: T] = [:], error: E? = nil, frame: Double = 1) -> RecordingMismatch? {
-        let expected: [Recorded<T, E>] = Marbles.events(marbles, values: values, error: error, frame: frame, start: self.subscribedAt)
-        let actual = self.events
+        return RecordingMismatch.between(self.events, marbles: marbles, values: values, error: error, frame: frame, start: self.subscribedAt)
+    }
+}
+
+extension RecordingMismatch {
+    /// nil when `actual` is `expected`, else their difference.
+    static func between<T: Equatable, E: Equatable>(_ actual: [Recorded<T, E>], _ expected: [Recorded<T, E>]) -> RecordingMismatch? {
         guard actual != expected else { return nil }
-        let drawn = Marbles.diagram(actual, values: values, frame: frame, start: self.subscribedAt)
+        return RecordingMismatch(expected: expected, actual: actual, diagrams: nil)
+    }
+
+    /// nil when `actual` is the diagram `marbles`, whose frame 0 is `start`, else their difference, with
+    /// `actual` drawn as a diagram when it can be.
+    static func between<T: Equatable, E: Equatable>(
+        _ actual: [Recorded<T, E>], marbles: String, values: [Character: T], error: E?, frame: Double, start: Double
+    ) -> RecordingMismatch? {
+        let expected: [Recorded<T, E>] = Marbles.events(marbles, values: values, error: error, frame: frame, start: start)
+        guard actual != expected else { return nil }
+        let drawn = Marbles.diagram(actual, values: values, frame: frame, start: start)
         return RecordingMismatch(
             expected: expected, actual: actual,
             diagrams: (expected: marbles, actual: drawn ?? "(an event falls between frames: see the list)"))

@@ -1,0 +1,596 @@
+import SwiftSignalKit
+import SwiftSignalKitConcurrency
+import SwiftSignalKitTesting
+import Testing
+
+/// Signals and the async code inside them on one virtual timeline (`VirtualTimeScheduler.run`): each
+/// scenario runs `timelineRepetitions` times and must give the same event log, with the same virtual
+/// times, every time, and that log must be the one written here. No test counts scheduled actions,
+/// polls or sleeps for real.
+@Suite struct TimelineTests {
+    // MARK: - The mapAsync family
+
+    @Test func serialTransformsRunOneAtATimeInVirtualTime() async throws {
+        let log = try await timelineLog { scheduler, log in
+            let pipe = ValuePipe<Int>()
+            let recorder = SignalRecorder(
+                pipe.signal()
+                    |> mapAsync(.serial) { (seconds: Int) -> Int in
+                        log("start \(seconds)")
+                        await scheduler.sleep(for: Double(seconds))
+                        log("end \(seconds)")
+                        return seconds * 10
+                    }, scheduler: scheduler)
+            pipe.putNext(3)
+            pipe.putNext(1)
+            pipe.putNext(2)
+            try await scheduler.sleep(until: 20)
+            log("values \(recorder.events)")
+        }
+        #expect(
+            log == [
+                "0.0 start 3", "3.0 end 3", "3.0 start 1", "4.0 end 1", "4.0 start 2", "6.0 end 2",
+                "20.0 values [3 next(30), 4 next(10), 6 next(20)]",
+            ])
+    }
+
+    @Test func latestCancelsTheRunningTransform() async throws {
+        let log = try await timelineLog { scheduler, log in
+            let pipe = ValuePipe<Int>()
+            let recorder = SignalRecorder(
+                pipe.signal()
+                    |> mapAsync(.latest) { (value: Int) -> Int in
+                        log("start \(value)")
+                        let slept = await scheduler.sleep(for: 2)
+                        log(slept ? "end \(value)" : "cancelled \(value)")
+                        return value
+                    }, scheduler: scheduler)
+            pipe.putNext(1)
+            scheduler.at(1) { pipe.putNext(2) }
+            scheduler.at(1.5) { pipe.putNext(3) }
+            try await scheduler.sleep(until: 10)
+            log("values \(recorder.events)")
+        }
+        #expect(
+            log == [
+                "0.0 start 1", "1.0 cancelled 1", "1.0 start 2", "1.5 cancelled 2", "1.5 start 3", "3.5 end 3",
+                "10.0 values [3.5 next(3)]",
+            ])
+    }
+
+    @Test func concurrentOrderedTransformsOverlapAndLeaveInInputOrder() async throws {
+        let log = try await timelineLog { scheduler, log in
+            let pipe = ValuePipe<Int>()
+            let recorder = SignalRecorder(
+                pipe.signal()
+                    |> mapAsync(.concurrent(max: 2, ordered: true)) { (seconds: Int) -> Int in
+                        log("start \(seconds)")
+                        await scheduler.sleep(for: Double(seconds))
+                        return seconds
+                    }, scheduler: scheduler)
+            for seconds in [3, 1, 2] { pipe.putNext(seconds) }
+            try await scheduler.sleep(until: 10)
+            log("values \(recorder.events)")
+        }
+        // 1's slot is free only once its result has left, after 3's.
+        #expect(log == ["0.0 start 3", "0.0 start 1", "3.0 start 2", "10.0 values [3 next(3), 3 next(1), 5 next(2)]"])
+    }
+
+    @Test func concurrentUnorderedTransformsLeaveAsTheyFinish() async throws {
+        let log = try await timelineLog { scheduler, log in
+            let pipe = ValuePipe<Int>()
+            let recorder = SignalRecorder(
+                pipe.signal()
+                    |> mapAsync(.concurrent(max: 2, ordered: false)) { (seconds: Int) -> Int in
+                        await scheduler.sleep(for: Double(seconds))
+                        return seconds
+                    }, scheduler: scheduler)
+            for seconds in [3, 1, 2] { pipe.putNext(seconds) }
+            try await scheduler.sleep(until: 10)
+            log("values \(recorder.events)")
+        }
+        #expect(log == ["10.0 values [1 next(1), 3 next(3), 3 next(2)]"])
+    }
+
+    @Test func filterAsyncKeepsWhatItsSleepingPredicateKeeps() async throws {
+        let log = try await timelineLog { scheduler, log in
+            let recorder = SignalRecorder(
+                sentAtOnce(1...4)
+                    |> filterAsync { (value: Int) -> Bool in
+                        await scheduler.sleep(for: 1)
+                        return value.isMultiple(of: 2)
+                    }, scheduler: scheduler)
+            try await scheduler.sleep(until: 10)
+            log("events \(recorder.events)")
+        }
+        #expect(log == ["10.0 events [2 next(2), 4 next(4), 4 completed]"])
+    }
+
+    @Test func compactMapAsyncDropsNils() async throws {
+        let log = try await timelineLog { scheduler, log in
+            let recorder = SignalRecorder(
+                sentAtOnce(["1", "x", "3"])
+                    |> compactMapAsync { (text: String) -> Int? in
+                        await scheduler.sleep(for: 0.5)
+                        return Int(text)
+                    }, scheduler: scheduler)
+            try await scheduler.sleep(until: 10)
+            log("events \(recorder.events)")
+        }
+        #expect(log == ["10.0 events [0.5 next(1), 1.5 next(3), 1.5 completed]"])
+    }
+
+    @Test func aDefaultActorCalledFromATransformRunsOnTheTimeline() async throws {
+        let log = try await timelineLog { scheduler, log in
+            let tally = RunningTotal()
+            let recorder = SignalRecorder(
+                sentAtOnce([5, 7, 9])
+                    |> mapAsync(.concurrent(max: 3, ordered: false)) { (value: Int) -> Int in
+                        await scheduler.sleep(for: Double(10 - value))
+                        return await tally.add(value)
+                    }, scheduler: scheduler)
+            try await scheduler.sleep(until: 10)
+            log("events \(recorder.events)")
+        }
+        #expect(log == ["10.0 events [1 next(9), 3 next(16), 5 next(21), 5 completed]"])
+    }
+
+    // MARK: - Timed operators after async work
+
+    @Test func debounceAfterMapAsyncSeesTheTransformsTimes() async throws {
+        let log = try await timelineLog { scheduler, log in
+            let pipe = ValuePipe<Int>()
+            let values =
+                (pipe.signal()
+                |> mapAsync(.serial) { (seconds: Int) -> Int in
+                    await scheduler.sleep(for: Double(seconds))
+                    return seconds * 10
+                }
+                |> debounce(0.5, scheduler: scheduler)).values(bufferingPolicy: .unbounded)
+            pipe.putNext(1)
+            pipe.putNext(2)
+            scheduler.at(10) { pipe.putNext(3) }
+            for await value in values {
+                log("loop \(value)")
+                if value == 30 { break }
+            }
+        }
+        #expect(log == ["1.5 loop 10", "3.5 loop 20", "13.5 loop 30"])
+    }
+
+    @Test func throttleAfterConcurrentTransforms() async throws {
+        let log = try await timelineLog { scheduler, log in
+            let recorder = SignalRecorder(
+                sentAtOnce([1, 2, 3, 4])
+                    |> mapAsync(.concurrent(max: 4, ordered: false)) { (value: Int) -> Int in
+                        await scheduler.sleep(for: Double(value) / 4)
+                        return value
+                    }
+                    |> throttle(0.6, scheduler: scheduler), scheduler: scheduler)
+            try await scheduler.sleep(until: 10)
+            log("events \(recorder.events)")
+        }
+        #expect(log == ["10.0 events [0.85 next(3), 1 next(4), 1 completed]"])
+    }
+
+    @Test func delayAfterAnAsyncOperation() async throws {
+        let log = try await timelineLog { scheduler, log in
+            let signal =
+                Signal<Int, NoError>(operation: {
+                    await scheduler.sleep(for: 2)
+                    return 7
+                }) |> delay(1.5, scheduler: scheduler)
+            let value = try await signal.get()
+            log("got \(value)")
+        }
+        #expect(log == ["3.5 got 7"])
+    }
+
+    @Test func timeoutSwitchesToTheAlternateWhenTheAsyncOperationIsSlow() async throws {
+        let log = try await timelineLog { scheduler, log in
+            let slow = Signal<String, NoError>(operation: {
+                let finished = await scheduler.sleep(for: 5)
+                log(finished ? "slow finished" : "slow cancelled")
+                return "slow"
+            })
+            let value = try await (slow |> timeout(2, scheduler: scheduler, alternate: .single("fallback"))).get()
+            log("got \(value)")
+        }
+        #expect(log == ["2.0 slow cancelled", "2.0 got fallback"])
+    }
+
+    @Test func retryWithBackoffRestartsTheAsyncOperation() async throws {
+        let log = try await timelineLog { scheduler, log in
+            let attempts = Atomic<Int>(value: 0)
+            let flaky = Signal<String, Failure>(operation: { () throws(Failure) -> String in
+                let attempt = attempts.modify { $0 + 1 }
+                log("attempt \(attempt)")
+                await scheduler.sleep(for: 1)
+                if attempt < 3 { throw Failure(attempt: attempt) }
+                return "ok"
+            })
+            let backoff = RetryBackoff.exponential(initial: 1, maxDelay: 10, jitter: .none)
+            let value = try await (flaky |> retry(backoff, maxAttempts: 5, scheduler: scheduler)).get()
+            log("got \(value)")
+        }
+        #expect(log == ["0.0 attempt 1", "2.0 attempt 2", "5.0 attempt 3", "6.0 got ok"])
+    }
+
+    @Test func retryWithSeededJitterWaitsTheSameOnEveryRun() async throws {
+        let log = try await timelineLog { scheduler, log in
+            let attempts = Atomic<Int>(value: 0)
+            let flaky = Signal<String, Failure>(operation: { () throws(Failure) -> String in
+                let attempt = attempts.modify { $0 + 1 }
+                log("attempt \(attempt)")
+                if attempt < 4 { throw Failure(attempt: attempt) }
+                return "ok"
+            })
+            let backoff = RetryBackoff.exponential(initial: 1, maxDelay: 10, random: SeededRandom(seed: 2026).unitSource())
+            _ = try await (flaky |> retry(backoff, maxAttempts: 5, scheduler: scheduler)).get()
+        }
+        // The waits the same seed draws: full jitter, from 0 up to 1, 2 and 4 seconds.
+        let random = SeededRandom(seed: 2026).unitSource()
+        var expectedTimes = [0.0]
+        for bound in [1.0, 2.0, 4.0] {
+            expectedTimes.append(expectedTimes.last! + VirtualTimeScheduler.roundedToNanoseconds(random() * bound))
+        }
+        let times = log.map { Double($0.prefix { $0 != " " })! }
+        #expect(log.map { $0.drop { $0 != " " }.dropFirst() } == ["attempt 1", "attempt 2", "attempt 3", "attempt 4"])
+        #expect(times.count == 4 && zip(times, expectedTimes).allSatisfy { abs($0 - $1) < 1e-6 }, "\(times) vs \(expectedTimes)")
+    }
+
+    // MARK: - first(within:), get(), values
+
+    @Test func firstWithinTimesOutOnTheTimeline() async throws {
+        let log = try await timelineLog { scheduler, log in
+            let pipe = ValuePipe<Int>()
+            scheduler.at(5) { pipe.putNext(1) }
+            let outcome = await pipe.signal().first(within: .seconds(2), scheduler: scheduler)
+            log("\(outcome)")
+        }
+        #expect(log == ["2.0 timedOut"])
+    }
+
+    @Test func firstWithinGetsAnAsyncValueBeforeTheDeadline() async throws {
+        let log = try await timelineLog { scheduler, log in
+            let signal =
+                sentAtOnce([1, 2])
+                |> mapAsync { (value: Int) -> Int in
+                    await scheduler.sleep(for: 1.25)
+                    return value * 100
+                }
+            let outcome = await signal.first(within: .seconds(2), scheduler: scheduler)
+            log("\(outcome)")
+        }
+        #expect(log == ["1.25 value(100)"])
+    }
+
+    @Test func firstWithinATieBetweenValueAndDeadlineIsDecidedByScheduleOrder() async throws {
+        let log = try await timelineLog { scheduler, log in
+            let pipe = ValuePipe<Int>()
+            scheduler.at(2) { pipe.putNext(1) }  // scheduled before the deadline's timer
+            let outcome = await pipe.signal().first(within: .seconds(2), scheduler: scheduler)
+            log("\(outcome)")
+        }
+        #expect(log == ["2.0 value(1)"])
+    }
+
+    @Test func boundedValuesPaceTheProducerToASlowLoop() async throws {
+        let log = try await timelineLog { scheduler, log in
+            let numbers = Signal(LoggedNumbers(count: 5, log: log))
+            for await number in numbers.values(bufferingPolicy: .bounded(2)) {
+                log("took \(number)")
+                await scheduler.sleep(for: 1)
+            }
+            log("loop ended")
+        }
+        #expect(
+            log == [
+                // The first value waits beside the buffer of 2, so 3 are read ahead; then one per value taken.
+                "0.0 pulled 1", "0.0 pulled 2", "0.0 pulled 3", "0.0 took 1", "1.0 took 2", "1.0 pulled 4", "2.0 took 3",
+                "2.0 pulled 5", "3.0 took 4", "4.0 took 5", "5.0 loop ended",
+            ])
+    }
+
+    @Test func bufferingNewestDropsWhatASlowLoopMisses() async throws {
+        let log = try await timelineLog { scheduler, log in
+            let ticks = interval(0.5, scheduler: scheduler) |> take(8)
+            for await tick in ticks.values(bufferingPolicy: .bufferingNewest(1)) {
+                log("took \(tick)")
+                await scheduler.sleep(for: 1.2)
+            }
+            log("loop ended")
+        }
+        #expect(log == ["0.5 took 0", "1.7 took 2", "2.9 took 4", "4.1 took 7", "5.3 loop ended"])
+    }
+
+    @Test func getOfAnAsyncOperationReturnsAtItsVirtualTime() async throws {
+        let log = try await timelineLog { scheduler, log in
+            let value = try await Signal<Int, NoError>(operation: {
+                await scheduler.sleep(for: 3)
+                return 42
+            }).get()
+            log("got \(value)")
+        }
+        #expect(log == ["3.0 got 42"])
+    }
+
+    // MARK: - Async sources
+
+    @Test func anAsyncBodySendsAtItsVirtualTimes() async throws {
+        let log = try await timelineLog { scheduler, log in
+            let signal = Signal<Int, NoError> { send in
+                for value in 1...3 {
+                    await scheduler.sleep(for: Double(value))
+                    send(value)
+                }
+            }
+            let recorder = SignalRecorder(signal, scheduler: scheduler)
+            try await scheduler.sleep(until: 10)
+            log("events \(recorder.events)")
+        }
+        #expect(log == ["10.0 events [1 next(1), 3 next(2), 6 next(3), 6 completed]"])
+    }
+
+    @Test func disposingASequenceSignalEndsItsStreamAtThatTime() async throws {
+        let log = try await timelineLog { scheduler, log in
+            let (stream, continuation) = AsyncStream<Int>.makeStream()
+            continuation.onTermination = { _ in log("stream terminated") }
+            let recorder = SignalRecorder(Signal(stream), scheduler: scheduler)
+            for value in 1...5 {
+                scheduler.at(Double(value)) { continuation.yield(value) }
+            }
+            scheduler.at(2.5) { recorder.dispose() }
+            try await scheduler.sleep(until: 10)
+            log("values \(recorder.values)")
+        }
+        #expect(log == ["2.5 stream terminated", "10.0 values [1, 2]"])
+    }
+
+    @Test func mergeOfTwoAsyncBodiesInterleavesByVirtualTime() async throws {
+        let log = try await timelineLog { scheduler, log in
+            func ticker(_ name: String, every seconds: Double) -> Signal<String, NoError> {
+                return Signal { send in
+                    for index in 1...3 {
+                        await scheduler.sleep(for: seconds)
+                        send("\(name)\(index)")
+                    }
+                }
+            }
+            let merged = merge([ticker("a", every: 1), ticker("b", every: 1.5)])
+            for await value in merged.values(bufferingPolicy: .unbounded) {
+                log(value)
+            }
+        }
+        // At 3, b's sleep (scheduled at 1.5) wakes before a's (scheduled at 2).
+        #expect(log == ["1.0 a1", "1.5 b1", "2.0 a2", "3.0 b2", "3.0 a3", "4.5 b3"])
+    }
+
+    @Test func combineLatestOfTwoAsyncPipelines() async throws {
+        let log = try await timelineLog { scheduler, log in
+            let prices =
+                sentAtOnce([100, 101])
+                |> mapAsync { (price: Int) -> Int in
+                    await scheduler.sleep(for: 2)
+                    return price
+                }
+            let rates =
+                sentAtOnce([3])
+                |> mapAsync { (rate: Int) -> Int in
+                    await scheduler.sleep(for: 3)
+                    return rate
+                }
+            for await (price, rate) in combineLatest(prices, rates).values(bufferingPolicy: .unbounded) {
+                log("\(price)×\(rate)")
+            }
+        }
+        #expect(log == ["3.0 100×3", "4.0 101×3"])
+    }
+
+    @Test func switchToLatestCancelsTheReplacedAsyncInner() async throws {
+        let log = try await timelineLog { scheduler, log in
+            let queries = ValuePipe<String>()
+            let results =
+                queries.signal()
+                |> mapToSignal { (query: String) -> Signal<String, NoError> in
+                    Signal(operation: {
+                        let finished = await scheduler.sleep(for: 1)
+                        log(finished ? "searched \(query)" : "cancelled \(query)")
+                        return "results for \(query)"
+                    })
+                }
+            let recorder = SignalRecorder(results, scheduler: scheduler)
+            queries.putNext("s")
+            scheduler.at(0.5) { queries.putNext("sw") }
+            scheduler.at(0.75) { queries.putNext("swi") }
+            try await scheduler.sleep(until: 5)
+            log("values \(recorder.values)")
+        }
+        #expect(log == ["0.5 cancelled s", "0.75 cancelled sw", "1.75 searched swi", "5.0 values [\"results for swi\"]"])
+    }
+
+    // MARK: - The test's own tasks
+
+    @Test func childTasksOfTheBodyInterleaveDeterministically() async throws {
+        let log = try await timelineLog { scheduler, log in
+            async let first: Void = {
+                for index in 1...3 {
+                    log("a\(index)")
+                    await Task.yield()
+                }
+            }()
+            async let second: Void = {
+                for index in 1...3 {
+                    log("b\(index)")
+                    await Task.yield()
+                }
+            }()
+            _ = await (first, second)
+        }
+        #expect(log == ["0.0 a1", "0.0 b1", "0.0 a2", "0.0 b2", "0.0 a3", "0.0 b3"])
+    }
+
+    @Test func aTaskGroupSleepingOnTheClockFinishesInDeadlineOrder() async throws {
+        let log = try await timelineLog { scheduler, log in
+            await withTaskGroup(of: Int.self) { group in
+                for seconds in [3, 1, 2] {
+                    group.addTask {
+                        await scheduler.sleep(for: Double(seconds))
+                        return seconds
+                    }
+                }
+                for await seconds in group {
+                    log("finished \(seconds)")
+                }
+            }
+        }
+        #expect(log == ["1.0 finished 1", "2.0 finished 2", "3.0 finished 3"])
+    }
+
+    @Test func aTaskGivenTheExecutorRunsOnTheTimeline() async throws {
+        let log = try await timelineLog { scheduler, log in
+            let task = Task(executorPreference: scheduler.executor) {
+                await scheduler.sleep(for: 4)
+                log("task done")
+                return 1
+            }
+            await scheduler.sleep(for: 1)
+            log("body awake")
+            _ = await task.value
+            log("body done")
+        }
+        #expect(log == ["1.0 body awake", "4.0 task done", "4.0 body done"])
+    }
+
+    @Test func cancellingTheTestsTaskInTheMiddleEndsThePipeline() async throws {
+        let log = try await timelineLog { scheduler, log in
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    let ticks =
+                        interval(1, scheduler: scheduler)
+                        |> mapAsync { (tick: Int) -> Int in
+                            await scheduler.sleep(for: 0.25)
+                            return tick
+                        }
+                    for await tick in ticks.values(bufferingPolicy: .unbounded) {
+                        log("tick \(tick)")
+                    }
+                    log("loop ended, cancelled: \(Task.isCancelled)")
+                }
+                await scheduler.sleep(for: 3.5)
+                log("cancelling")
+                group.cancelAll()
+            }
+            log("scheduled after the end: \(scheduler.scheduledActionCount)")
+        }
+        #expect(
+            log == [
+                "1.25 tick 0", "2.25 tick 1", "3.25 tick 2", "3.5 cancelling", "3.5 loop ended, cancelled: true",
+                "3.5 scheduled after the end: 0",
+            ])
+    }
+
+    // MARK: - Marbles across the bridge
+
+    @Test func marblesForAPipelineThatCrossesIntoAsyncCodeAndBack() async throws {
+        let log = try await timelineLog { scheduler, log in
+            let input = scheduler.signal(marbles: "-a-b--c|", values: ["a": 1, "b": 2, "c": 3], error: NoError?.none)
+            let output = ValuePipe<Int>()
+            let recorder = SignalRecorder(output.signal(), scheduler: scheduler)
+            let staged =
+                input
+                |> mapAsync { (value: Int) -> Int in
+                    await scheduler.sleep(for: 1)
+                    return value * 10
+                }
+                |> debounce(0.5, scheduler: scheduler)
+            for await value in staged.values(bufferingPolicy: .unbounded) {
+                output.putNext(value)
+            }
+            // The input's completion at 7 ends debounce's wait for 30 at once.
+            let mismatch = recorder.mismatch(marbles: "-----a---b----c", values: ["a": 10, "b": 20, "c": 30], frame: 0.5)
+            log(mismatch.map { "\($0)" } ?? "matches")
+            log("values \(recorder.events)")
+        }
+        #expect(log == ["7.0 matches", "7.0 values [2.5 next(10), 4.5 next(20), 7 next(30)]"])
+    }
+
+    @Test func aSequenceRecorderRecordsALoopsElementsOnTheSameTimeline() async throws {
+        let log = try await timelineLog { scheduler, log in
+            let ticks =
+                interval(1, scheduler: scheduler) |> take(3)
+                |> mapAsync { (tick: Int) -> Int in
+                    await scheduler.sleep(for: 0.5)
+                    return tick
+                }
+            let recorder = SequenceRecorder(ticks.values(bufferingPolicy: .unbounded), scheduler: scheduler)
+            await recorder.finished()
+            log(recorder.mismatch(marbles: "---a-b-(c|)", values: ["a": 0, "b": 1, "c": 2], frame: 0.5).map { "\($0)" } ?? "matches")
+        }
+        #expect(log == ["3.5 matches"])
+    }
+
+    // MARK: - Run until quiet, limits
+
+    @Test func theRunReturnsWhenTheBodyHasAndNothingIsRunnable() async throws {
+        let log = try await timelineLog { scheduler, log in
+            _ = scheduler.schedule(after: 100) { log("never runs in this run") }
+            await scheduler.sleep(for: 1)
+            log("body returns")
+        }
+        #expect(log == ["1.0 body returns"])
+    }
+
+    @Test func aBodyWaitingForNothingIsReportedAsStalledWithWhatWasPending() async throws {
+        for _ in 0..<timelineRepetitions {
+            let scheduler = VirtualTimeScheduler()
+            let stall = await #expect(throws: VirtualTimeScheduler.Stalled.self) {
+                try await scheduler.run {
+                    await scheduler.sleep(for: 2)
+                    let pipe = ValuePipe<Int>()
+                    _ = try await pipe.signal().get()  // nobody sends
+                }
+            }
+            #expect(stall?.time == 2)
+            #expect(stall?.description.contains("nothing on the timeline can run") == true)
+            #expect(scheduler.scheduledActionCount == 0)
+        }
+    }
+
+    @Test func aBodyThatOutlivesTheTimeLimitIsStalledThere() async throws {
+        let scheduler = VirtualTimeScheduler()
+        let ticks = Atomic<Int>(value: 0)
+        let stall = await #expect(throws: VirtualTimeScheduler.Stalled.self) {
+            try await scheduler.run(timeLimit: 10) {
+                let subscription = interval(1, scheduler: scheduler).start(next: { _ in _ = ticks.modify { $0 + 1 } })
+                defer { subscription.dispose() }
+                _ = try await ValuePipe<Int>().signal().get()
+            }
+        }
+        #expect(stall?.timeLimit == 10)
+        #expect(stall?.description.contains("time limit") == true)
+        #expect(ticks.with { $0 } == 10)
+    }
+
+    @Test func theOldStyleStillMovesTimeByHand() async throws {
+        let scheduler = VirtualTimeScheduler()
+        let recorder = SignalRecorder(interval(1, scheduler: scheduler) |> take(2), scheduler: scheduler)
+        scheduler.advance(by: 2)
+        #expect(recorder.mismatch(marbles: "-a(b|)", values: ["a": 0, "b": 1]) == nil)
+        let value = try await scheduler.run { () -> Int in
+            await scheduler.sleep(for: 1)
+            return 5
+        }
+        #expect(value == 5)
+        #expect(scheduler.now == 3)
+        scheduler.advance(by: 1)
+        #expect(scheduler.now == 4)
+    }
+}
+
+extension VirtualTimeScheduler {
+    /// `seconds` rounded to whole nanoseconds, as the scheduler keeps time.
+    static func roundedToNanoseconds(_ seconds: Double) -> Double {
+        return (seconds * 1e9).rounded() / 1e9
+    }
+}
