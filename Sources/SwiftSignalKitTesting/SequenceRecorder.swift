@@ -98,7 +98,9 @@ extension SequenceRecorder where Element: Equatable, Failure: Equatable {
     ///   - error: The error of `#`.
     ///   - frame: Seconds per character.
     /// - Returns: nil, or the difference, with the recording drawn as a diagram when it can be.
-    public func mismatch(marbles: String, values: [Character: Element] = [:], error: Failure? = nil, frame: Double = 1)
+    public func mismatch(
+        marbles: String, values: [Character: Element] = [:], error: Failure? = nil, frame: Double = 1
+    )
         -> RecordingMismatch?
     {
         return RecordingMismatch.between(self.events, marbles: marbles, values: values, error: error, frame: frame, start: self.startedAt)

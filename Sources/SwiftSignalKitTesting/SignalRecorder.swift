@@ -81,7 +81,8 @@ extension SignalRecorder where T: Equatable, E: Equatable {
     ///   - frame: Seconds per character.
     /// - Returns: nil, or the difference, with the recording drawn as a diagram when it can be.
     public func mismatch(marbles: String, values: [Character: T] = [:], error: E? = nil, frame: Double = 1) -> RecordingMismatch? {
-        return RecordingMismatch.between(self.events, marbles: marbles, values: values, error: error, frame: frame, start: self.subscribedAt)
+        return RecordingMismatch.between(
+            self.events, marbles: marbles, values: values, error: error, frame: frame, start: self.subscribedAt)
     }
 }
 

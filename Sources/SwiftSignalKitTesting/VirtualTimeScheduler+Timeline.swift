@@ -109,9 +109,18 @@ extension VirtualTimeScheduler {
         var counter = ActionCounter(api: "run(timeLimit:_:)")
         var jobsRun = 0
         var actionsRun = 0
-        var stall: Stalled?
+        var stop: Stop?
         TimelineExecutor.whileDriving(binding) {
             while true {
+                if stop == nil, let departure = binding.firstDeparture {
+                    // Work left for a real thread: whatever runs next would race with it, so nothing
+                    // does. The body's task is cancelled (so that what it started is disposed) but not
+                    // run again: its jobs are dropped.
+                    stop = .departed(WorkLeftTheTimeline(time: self.now, departure: departure))
+                    bodyTask.cancel()
+                    self.jobs.dropAll()
+                    return
+                }
                 if let job = self.jobs.next() {
                     jobsRun += 1
                     if jobsRun > Self.runJobLimit {
@@ -122,7 +131,7 @@ extension VirtualTimeScheduler {
                     job.runSynchronously(on: executor)
                     continue
                 }
-                if outcome.isFinished || stall != nil { return }
+                if outcome.isFinished || stop != nil { return }
                 if let action = self.nextAction(upTo: limit) {
                     actionsRun += 1
                     counter.count(action)
@@ -130,18 +139,35 @@ extension VirtualTimeScheduler {
                     continue
                 }
                 // Nothing can run, and `body` waits: for work off the timeline, or for nothing.
-                stall = Stalled(
-                    time: self.now, timeLimit: limit == Int64.max ? nil : Double(limit) / 1e9,
-                    laterActions: self.scheduledActionCount, jobsRun: jobsRun, actionsRun: actionsRun,
-                    cancelledFromOutside: outcome.isCancelledFromOutside)
+                if outcome.isCancelledFromOutside {
+                    stop = .cancelledFromOutside
+                } else {
+                    stop = .stalled(
+                        Stalled(
+                            time: self.now, timeLimit: limit == Int64.max ? nil : Double(limit) / 1e9,
+                            laterActions: self.scheduledActionCount, jobsRun: jobsRun, actionsRun: actionsRun))
+                }
                 bodyTask.cancel()
             }
         }
         self.stopDriving()
-        if let stall, !stall.cancelledFromOutside || !outcome.isFinished {
-            return .failure(stall.cancelledFromOutside ? CancellationError() : stall)
+        switch stop {
+        case nil:
+            return outcome.result
+        case .stalled(let stalled):
+            return .failure(stalled)
+        case .departed(let departed):
+            return .failure(departed)
+        case .cancelledFromOutside:
+            return outcome.isFinished ? outcome.result : .failure(CancellationError())
         }
-        return outcome.result
+    }
+
+    /// Why a run stopped before its body returned.
+    private enum Stop {
+        case stalled(Stalled)
+        case departed(WorkLeftTheTimeline)
+        case cancelledFromOutside
     }
 
     /// The most jobs one ``run(timeLimit:_:)`` runs without time moving before it stops with a
@@ -160,7 +186,6 @@ extension VirtualTimeScheduler {
         public let jobsRun: Int
         /// How many scheduled actions the run had run.
         public let actionsRun: Int
-        let cancelledFromOutside: Bool
 
         /// What was pending, and where to look.
         public var description: String {
@@ -185,6 +210,31 @@ extension VirtualTimeScheduler {
     }
 }
 
+extension VirtualTimeScheduler {
+    /// What ``run(timeLimit:_:)`` throws when code on the timeline hands work to a `Queue` or a
+    /// `ThreadPool`, which would run it on another thread at a real time: the events after that point
+    /// would race with that thread, so the run stops there, deterministically, and says where.
+    ///
+    /// Give the operator the scheduler instead of a queue (`deliverOn(scheduler)`,
+    /// `delay(_:scheduler:)`, `first(within:scheduler:)`, `retry(_:maxAttempts:scheduler:)`), or
+    /// keep the queue out of the code under test.
+    public struct WorkLeftTheTimeline: Error, Sendable, CustomStringConvertible {
+        /// The virtual time, in seconds, at which the work left.
+        public let time: Double
+        /// Where it went, such as `Queue.justDispatch on com.example.database`.
+        public let departure: String
+
+        /// Where the work went, and what to do instead.
+        public var description: String {
+            return "VirtualTimeScheduler.run: at \(self.time) s, work left the timeline: \(self.departure). It would run on another "
+                + "thread at a real time, racing with the test, so the run stopped there: the body's task was cancelled and "
+                + "nothing on the timeline ran after the job that handed the work over. Give the "
+                + "operator the scheduler instead of a Queue (deliverOn(scheduler), delay(_:scheduler:), "
+                + "first(within:scheduler:), retry(_:maxAttempts:scheduler:)); a default argument is a Queue."
+        }
+    }
+}
+
 /// The task executor of one scheduler's timeline: a queue of jobs that ``VirtualTimeScheduler/run(timeLimit:_:)``
 /// runs on its driving thread, in the order they were enqueued. Jobs may be enqueued from any thread.
 final class TimelineJobs: TaskExecutor {
@@ -198,6 +248,11 @@ final class TimelineJobs: TaskExecutor {
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         self.queue.withLock { $0.jobs.append(job) }
+    }
+
+    /// Drops the queued jobs: their tasks never run again.
+    func dropAll() {
+        self.queue.withLock { $0 = Queue() }
     }
 
     /// The next job, or nil when none is runnable.

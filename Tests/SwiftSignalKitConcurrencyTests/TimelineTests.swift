@@ -572,6 +572,80 @@ import Testing
         #expect(ticks.with { $0 } == 10)
     }
 
+    @Test func deliverOnTheSchedulerKeepsAHopOnTheTimeline() async throws {
+        let log = try await timelineLog { scheduler, log in
+            let pipe = ValuePipe<Int>()
+            let recorder = SignalRecorder(pipe.signal() |> deliverOn(scheduler), scheduler: scheduler)
+            let subscription = (pipe.signal() |> deliverOn(scheduler)).start(next: { log("second subscriber \($0)") })
+            pipe.putNext(1)
+            log("sent 1")
+            pipe.putNext(2)
+            subscription.dispose()
+            log("disposed the second")
+            await Task.yield()
+            log("values \(recorder.values)")
+            scheduler.at(1) { pipe.putNext(3) }
+            await scheduler.sleep(for: 2)
+            log("values \(recorder.events)")
+        }
+        // Scheduled actions, those due now included, run when no job can: after the yield, the body is
+        // runnable again, so they wait for its sleep. Never to a disposed subscriber.
+        #expect(log == ["0.0 sent 1", "0.0 disposed the second", "0.0 values []", "2.0 values [0 next(1), 0 next(2), 1 next(3)]"])
+    }
+
+    @Test func workHandedToAQueueStopsTheRunWhereItLeft() async throws {
+        for _ in 0..<timelineRepetitions {
+            let scheduler = VirtualTimeScheduler()
+            let log = TimelineLog(scheduler)
+            let departed = await #expect(throws: VirtualTimeScheduler.WorkLeftTheTimeline.self) {
+                try await scheduler.run {
+                    await scheduler.sleep(for: 1.5)
+                    log("before the hop")
+                    let value = try await (Signal<Int, NoError>.single(1) |> deliverOn(Queue(name: "probe.database"))).get()
+                    log("after the hop \(value)")
+                }
+            }
+            #expect(log.all == ["1.5 before the hop"])
+            #expect(departed?.time == 1.5)
+            #expect(departed?.departure == "Queue.justDispatch on probe.database")
+        }
+    }
+
+    @Test func aTimeoutLeftOnItsDefaultQueueIsNamed() async throws {
+        let scheduler = VirtualTimeScheduler()
+        let departed = await #expect(throws: VirtualTimeScheduler.WorkLeftTheTimeline.self) {
+            try await scheduler.run {
+                _ = await ValuePipe<Int>().signal().first(within: .seconds(2))  // no scheduler: a Queue's timer
+            }
+        }
+        #expect(departed?.departure.hasPrefix("a timer on the Queue") == true)
+        #expect(departed?.description.contains("first(within:scheduler:)") == true)
+    }
+
+    @Test func theBodysErrorIsRethrown() async throws {
+        let scheduler = VirtualTimeScheduler()
+        let thrown = await #expect(throws: Failure.self) {
+            try await scheduler.run {
+                await scheduler.sleep(for: 1)
+                throw Failure(attempt: 1)
+            }
+        }
+        #expect(thrown == Failure(attempt: 1))
+        #expect(scheduler.now == 1)
+    }
+
+    @Test func cancellingTheTaskThatRunsTheTimelineCancelsTheBody() async throws {
+        let scheduler = VirtualTimeScheduler()
+        let running = Task {
+            try await scheduler.run { () -> String in
+                for await _ in interval(1, scheduler: scheduler).values(bufferingPolicy: .unbounded) {}
+                return "loop ended by cancellation"
+            }
+        }
+        running.cancel()
+        #expect(try await running.value == "loop ended by cancellation")
+    }
+
     @Test func theOldStyleStillMovesTimeByHand() async throws {
         let scheduler = VirtualTimeScheduler()
         let recorder = SignalRecorder(interval(1, scheduler: scheduler) |> take(2), scheduler: scheduler)

@@ -17,9 +17,21 @@
     /// Holds the executor while a thread drives it; the slot keeps an unretained pointer to it.
     @usableFromInline package final class Binding: Sendable {
         @usableFromInline let executor: any TaskExecutor
+        /// Work that left the timeline for a queue, as `Queue.async on <label>`; written on the driving
+        /// thread, read by it between jobs.
+        private let departures = LockedState<[String]>([])
 
         package init(_ executor: any TaskExecutor) {
             self.executor = executor
+        }
+
+        /// The first work that left the timeline, if any did.
+        package var firstDeparture: String? {
+            return self.departures.withLock { $0.first }
+        }
+
+        func noteDeparture(_ description: String) {
+            self.departures.withLock { $0.append(description) }
         }
     }
 
@@ -28,6 +40,18 @@
     @inlinable package static var current: (any TaskExecutor)? {
         guard let pointer = self.slot.value else { return nil }
         return Unmanaged<Binding>.fromOpaque(pointer).takeUnretainedValue().executor
+    }
+
+    /// Whether work about to leave for a place that runs it on another thread at a real time (a `Queue`,
+    /// a `ThreadPool`) must be dropped instead, because the calling thread drives a timeline; if so, the
+    /// departure is noted, and the run stops with an error that names it.
+    ///
+    /// Dropped, not sent: sent, it would race with the timeline (a value back before the sender's next
+    /// line, or after), and a test that fails must fail the same way every time.
+    package static func refusesDeparture(_ description: @autoclosure () -> String) -> Bool {
+        guard let pointer = self.slot.value else { return false }
+        Unmanaged<Binding>.fromOpaque(pointer).takeUnretainedValue().noteDeparture(description())
+        return true
     }
 
     /// Runs `body` with `binding` as the calling thread's timeline; `body` outlives no use of it, since

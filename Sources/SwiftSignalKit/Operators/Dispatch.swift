@@ -18,6 +18,42 @@
     return deliverOnQueue(queue)
 }
 
+/// Delivers every event through `scheduler`, in the order the events were sent: each is scheduled with
+/// ``SignalScheduler/schedule(_:)``, whose actions for one time run in the order they were scheduled.
+///
+/// The form to write in code that tests run on virtual time: take the scheduler as an argument, a
+/// ``Queue`` in production, and a test passes its `VirtualTimeScheduler`, on whose timeline the events
+/// then arrive, after the work that was runnable when they were sent.
+///
+/// ```swift
+/// func updates(from feed: Signal<Quote, NoError>, scheduler: some SignalScheduler = Queue()) -> Signal<Quote, NoError> {
+///     return feed |> deliverOn(scheduler)
+/// }
+/// ```
+///
+/// Unlike ``deliverOn(_:)-(Queue)``, every event is scheduled, also one sent where the scheduler runs
+/// its actions. An event scheduled before the subscription is disposed and run after is dropped.
+///
+/// - Parameter scheduler: Where callbacks run.
+/// - Returns: An operator for `|>`.
+@inlinable public func deliverOn<T: Sendable, E: Sendable, S: SignalScheduler>(_ scheduler: S) -> (Signal<T, E>) -> Signal<T, E> {
+    return { signal in
+        return Signal { subscriber in
+            return signal.start(
+                linkedTo: subscriber,
+                next: { value in
+                    scheduler.schedule { subscriber.putNext(value) }
+                },
+                error: { error in
+                    scheduler.schedule { subscriber.putError(error) }
+                },
+                completed: {
+                    scheduler.schedule { subscriber.putCompletion() }
+                })
+        }
+    }
+}
+
 /// The implementation of ``deliverOn(_:)-(Queue)``, also used by `combineLatest(queue:)`, whose error type
 /// is not required to be `Sendable`: an error crosses to the queue once and is not kept by the source.
 @inlinable func deliverOnQueue<T: Sendable, E>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {

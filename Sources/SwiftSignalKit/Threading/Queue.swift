@@ -132,6 +132,7 @@ public final class Queue: Sendable {
         if self.isCurrent() {
             f()
         } else {
+            if TimelineExecutor.refusesDeparture("Queue.async on \(self.nativeQueue.label)") { return }
             self.nativeQueue.async(execute: self.marked(f))
         }
     }
@@ -199,6 +200,7 @@ public final class Queue: Sendable {
     ///
     /// - Parameter f: The work.
     @preconcurrency public func justDispatch(_ f: @escaping @Sendable () -> Void) {
+        if TimelineExecutor.refusesDeparture("Queue.justDispatch on \(self.nativeQueue.label)") { return }
         self.nativeQueue.async(execute: self.marked(f))
     }
 
@@ -208,6 +210,7 @@ public final class Queue: Sendable {
     ///   - qos: The quality of service for this work item.
     ///   - f: The work.
     @preconcurrency public func justDispatchWithQoS(qos: DispatchQoS, _ f: @escaping @Sendable () -> Void) {
+        if TimelineExecutor.refusesDeparture("Queue.justDispatchWithQoS on \(self.nativeQueue.label)") { return }
         self.nativeQueue.async(group: nil, qos: qos, flags: [.enforceQoS], execute: self.marked(f))
     }
 
@@ -226,6 +229,7 @@ public final class Queue: Sendable {
     @preconcurrency public func after(_ delay: Double, _ f: @escaping @Sendable () -> Void) {
         let wait = TimeIntervalValidation.wait(delay, as: .delay, api: "Queue.after(_:_:)", argument: "delay")
         guard case .seconds(let seconds) = wait else { return }
+        if TimelineExecutor.refusesDeparture("Queue.after(\(delay)) on \(self.nativeQueue.label)") { return }
         self.nativeQueue.asyncAfter(deadline: DispatchTime.now() + seconds, execute: self.marked(f))
     }
 

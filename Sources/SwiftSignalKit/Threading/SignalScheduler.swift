@@ -74,6 +74,7 @@ extension Queue {
     /// The handler holds the source until it fires or is cancelled, so the caller need not keep the
     /// disposable; disposing cancels the source and releases the action.
     @usableFromInline func scheduleOnce(_ action: @escaping @Sendable () -> Void, arm: (DispatchSourceTimer) -> Void) -> Disposable {
+        if TimelineExecutor.refusesDeparture("a timer on the Queue \(self.queue.label)") { return EmptyDisposable }
         let pending = LockedState<(@Sendable () -> Void)?>(action)
         let box = DispatchSourceTimerBox(DispatchSource.makeTimerSource(queue: self.queue))
         box.timer.setEventHandler(

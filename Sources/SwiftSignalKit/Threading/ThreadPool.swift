@@ -52,6 +52,7 @@ public final class ThreadPoolQueue: Equatable, Sendable {
     ///
     /// - Parameter task: The task.
     public func addTask(_ task: ThreadPoolTask) {
+        if TimelineExecutor.refusesDeparture("ThreadPool.addTask") { return }
         self.core?.enqueue(task, on: self.id)
     }
 

@@ -144,6 +144,7 @@ public final class Timer: Sendable {
     }
 
     private func arm(_ queue: Queue, seconds: Double) {
+        if TimelineExecutor.refusesDeparture("a Timer on the Queue \(queue.queue.label)") { return }
         let timer = DispatchSource.makeTimerSource(queue: queue.queue)
         let box = DispatchSourceTimerBox(timer)
         timer.setEventHandler { [weak self, weak box] in
