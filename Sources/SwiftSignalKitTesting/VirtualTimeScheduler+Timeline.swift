@@ -21,14 +21,14 @@ extension VirtualTimeScheduler {
     ///
     /// ```swift
     /// let scheduler = VirtualTimeScheduler()
-    /// let titles = try await scheduler.run {
-    ///     var titles: [String] = []
+    /// let titles = try await scheduler.run { () -> [String] in
     ///     let pages = Signal<Int, NoError>.single(1)
     ///         |> mapAsync { page in
     ///             try? await scheduler.clock.sleep(for: .seconds(2))  // a slow service
     ///             return "page \(page) at \(scheduler.now) s"
     ///         }
-    ///     for await title in pages.values() {
+    ///     var titles: [String] = []
+    ///     for await title in pages.values(bufferingPolicy: .unbounded) {
     ///         titles.append(title)
     ///     }
     ///     return titles

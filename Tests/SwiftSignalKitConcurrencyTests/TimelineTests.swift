@@ -530,6 +530,16 @@ import Testing
         #expect(log == ["3.5 matches"])
     }
 
+    @Test func theArticlesLookupExample() async throws {
+        let log = try await timelineLog { scheduler, log in
+            let typed = scheduler.signal(marbles: "ab----c|", values: ["a": "s", "b": "sw", "c": "swi"], frame: .milliseconds(100))
+            for await results in lookups(for: typed, scheduler: scheduler, clock: scheduler.clock).values(bufferingPolicy: .unbounded) {
+                log(results)
+            }
+        }
+        #expect(log == ["1.7 results for swi"])
+    }
+
     // MARK: - Run until quiet, limits
 
     @Test func theRunReturnsWhenTheBodyHasAndNothingIsRunnable() async throws {
@@ -667,4 +677,16 @@ extension VirtualTimeScheduler {
     static func roundedToNanoseconds(_ seconds: Double) -> Double {
         return (seconds * 1e9).rounded() / 1e9
     }
+}
+
+/// The code under test of the *Testing with virtual time* article.
+private func lookups(
+    for text: Signal<String, NoError>, scheduler: some SignalScheduler, clock: some Clock<Duration>
+) -> Signal<String, NoError> {
+    return text
+        |> debounce(for: .milliseconds(300), scheduler: scheduler)
+        |> mapAsync(.latest) { query in
+            try? await clock.sleep(for: .seconds(1))
+            return "results for \(query)"
+        }
 }
