@@ -102,6 +102,18 @@ let package = Package(
             path: "Sources/FlowControl",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // The virtual timeline's negative control: the same scenarios on real queues give different event
+        // logs between runs: `swift run -c release --package-path Benchmarks timeline-control`.
+        .executableTarget(
+            name: "timeline-control",
+            dependencies: [
+                .product(name: "SwiftSignalKit", package: library),
+                .product(name: "SwiftSignalKitConcurrency", package: library),
+                .product(name: "SwiftSignalKitTesting", package: library),
+            ],
+            path: "Sources/TimelineControl",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .executableTarget(
             name: "profile",
             dependencies: ["Workloads"],

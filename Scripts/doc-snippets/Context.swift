@@ -125,3 +125,10 @@ package nonisolated final class LogFile: Sendable {
 
 package let file = LogFile()
 package let lines = ValuePipe<String>().signal()
+
+/// The code under test of the *Testing with virtual time* article (its first block declares it).
+package nonisolated func lookups(
+    for text: Signal<String, NoError>, scheduler: some SignalScheduler, clock: some Clock<Duration>
+) -> Signal<String, NoError> {
+    return text |> mapAsync(.latest) { query in "results for \(query)" }
+}

@@ -161,6 +161,36 @@ final class ProfileScreen {
     }
 }
 
+/// A main-actor module's test of mixed code on the virtual timeline: the body written here is not on the
+/// main actor (it would stall the run), and its result comes back to main-actor code.
+@Suite struct MainActorTimelineTests {
+    @Test func aRunFromMainActorCodeStaysOnTheTimeline() async throws {
+        let scheduler = VirtualTimeScheduler()
+        let screen = ProfileScreen()
+        let names = try await scheduler.run { () -> [String] in
+            let slowNames = ValuePipe<String>()
+            let staged =
+                slowNames.signal()
+                |> mapAsync { (name: String) -> String in
+                    try? await scheduler.clock.sleep(for: .seconds(2))
+                    return name.uppercased()
+                }
+                |> debounce(1, scheduler: scheduler)
+            let values = staged.values(bufferingPolicy: .unbounded)  // subscribes: before the first value
+            slowNames.putNext("ada")
+            _ = scheduler.schedule(after: 5) { slowNames.putNext("grace") }
+            var names: [String] = []
+            for await name in values {
+                names.append("\(scheduler.now) \(name)")
+                if names.count == 2 { break }
+            }
+            return names
+        }
+        screen.updates = names
+        #expect(screen.updates == ["3.0 ADA", "8.0 GRACE"])
+    }
+}
+
 /// An actor whose executor is a queue, as legacy state moves into actors.
 actor QueueCounter {
     private let executor: QueueExecutor
