@@ -2,6 +2,7 @@
 // argument, tested on virtual time.
 
 import SwiftSignalKit
+import SwiftSignalKitConcurrency
 import SwiftSignalKitTesting
 import Testing
 
@@ -35,20 +36,22 @@ func userWithRetries<S: SignalScheduler>(
         #expect(requests.mismatch(marbles: "-----c---|", values: ["c": "swi"], frame: 0.1) == nil)
     }
 
-    @Test func retriesWaitAsTheBackoffSays() async {
+    @Test func retriesWaitAsTheBackoffSays() async throws {
         let api = UserAPI(users: [User(id: "ada", name: "Ada")])
         api.goOffline(calls: 2)
         let scheduler = VirtualTimeScheduler()
-        // Full jitter with a fixed draw of 0.5: waits of 0.25 s, then 0.5 s.
-        let recorder = SignalRecorder(userWithRetries(api: api, id: "ada", scheduler: scheduler, random: { 0.5 }), scheduler: scheduler)
-        for wait in [0.25, 0.5] {
-            await scheduler.waitUntilScheduled(1)  // the failed attempt's wait is scheduled
-            scheduler.advance(by: wait - 0.001)
-            #expect(scheduler.scheduledActionCount == 1, "not retried before the wait is over")
-            scheduler.advance(by: 0.001)
+        // The API's async calls, the retries' waits and this body share one timeline: no counting of
+        // scheduled actions, no polling. Jitter from a seed draws the same waits on every run.
+        let (user, finishedAt) = try await scheduler.run {
+            let user = try await userWithRetries(
+                api: api, id: "ada", scheduler: scheduler, random: SeededRandom(seed: 1).unitSource()
+            ).get()
+            return (user, scheduler.now)
         }
-        await eventually { recorder.values.count == 1 }
+        #expect(user == User(id: "ada", name: "Ada"))
         #expect(api.callCount == 3)
-        #expect(recorder.values == [User(id: "ada", name: "Ada")])
+        // Full jitter: two waits drawn below 0.5 s and 1 s, by the same seed.
+        let draws = SeededRandom(seed: 1).unitSource()
+        #expect(abs(finishedAt - (draws() * 0.5 + draws() * 1.0)) < 1e-6)
     }
 }
