@@ -63,10 +63,12 @@ let scenarios: [(name: String, run: Scenario)] = [
             let signal = Signal<Int, NoError> { send in
                 for value in 1...4 { send(value) }
             }
-            let results = signal |> mapAsync(.concurrent(max: 4, ordered: false)) { (value: Int) -> Int in
-                await time.sleep(10)
-                return value
-            }
+            let results =
+                signal
+                |> mapAsync(.concurrent(max: 4, ordered: false)) { (value: Int) -> Int in
+                    await time.sleep(10)
+                    return value
+                }
             for await value in results.values(bufferingPolicy: .unbounded) {
                 log("\(value)")
             }
@@ -76,7 +78,8 @@ let scenarios: [(name: String, run: Scenario)] = [
         "debounce after mapAsync, latency near the interval",
         { time, log in
             let pipe = ValuePipe<Int>()
-            let results = pipe.signal()
+            let results =
+                pipe.signal()
                 |> mapAsync(.serial) { (value: Int) -> Int in
                     await time.sleep(value.isMultiple(of: 2) ? 10 : 5)
                     return value
@@ -149,7 +152,9 @@ func virtualTime(_ scheduler: VirtualTimeScheduler) -> Time {
 }
 
 var runs = 30
-if let index = CommandLine.arguments.firstIndex(of: "--runs"), index + 1 < CommandLine.arguments.count, let value = Int(CommandLine.arguments[index + 1]) {
+if let index = CommandLine.arguments.firstIndex(of: "--runs"), index + 1 < CommandLine.arguments.count,
+    let value = Int(CommandLine.arguments[index + 1])
+{
     runs = value
 }
 
