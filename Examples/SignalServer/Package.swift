@@ -73,6 +73,7 @@ let package = Package(
                 "MarketDomain",
                 .product(name: "SwiftSignalKit", package: "SwiftSignalKit"),
                 .product(name: "SwiftSignalKitConcurrency", package: "SwiftSignalKit"),
+                .product(name: "SwiftSignalKitTesting", package: "SwiftSignalKit"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

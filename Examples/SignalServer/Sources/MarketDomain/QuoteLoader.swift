@@ -22,19 +22,28 @@ public final class QuoteLoader: Sendable {
     private let store: QuoteStore
     private let exchange: SimulatedExchange
     private let retryPolicy: RetryPolicy
-    private let queue: Queue
+    /// Where the retries wait: a queue of the loader's own, or a test's virtual time.
+    private let scheduler: any SignalScheduler
     private let counters: LiveCounters
 
     /// Creates a loader that answers from `store` first and then asks `exchange`.
-    public init(
+    public convenience init(
         store: QuoteStore, exchange: SimulatedExchange, retryPolicy: RetryPolicy = RetryPolicy(), counters: LiveCounters,
         queue: Queue = Queue(name: "quote-loader")
+    ) {
+        self.init(store: store, exchange: exchange, retryPolicy: retryPolicy, counters: counters, scheduler: queue)
+    }
+
+    /// Creates a loader whose retries wait on `scheduler`: a test passes its `VirtualTimeScheduler`.
+    public init(
+        store: QuoteStore, exchange: SimulatedExchange, retryPolicy: RetryPolicy = RetryPolicy(), counters: LiveCounters,
+        scheduler: some SignalScheduler
     ) {
         self.store = store
         self.exchange = exchange
         self.retryPolicy = retryPolicy
         self.counters = counters
-        self.queue = queue
+        self.scheduler = scheduler
     }
 
     /// The cached quote when there is one, otherwise the exchange's (which is then cached): one answer,
@@ -69,7 +78,7 @@ public final class QuoteLoader: Sendable {
         return self.exchange.quote(symbol)
             |> retry(
                 retryOnError: { $0.isTransient }, delayIncrement: policy.delayIncrement, maxDelay: policy.maxDelay,
-                maxRetries: policy.maxRetries, onQueue: self.queue)
+                maxRetries: policy.maxRetries, scheduler: self.scheduler)
             |> afterNext { [store] quote in store.store(quote) }
     }
 

@@ -12,15 +12,21 @@ public final class QuoteStore: Sendable {
     }
 
     private let book = ValuePromise(Book(), ignoreRepeated: true)
-    /// The writers' queue. `ValuePromise.set` is thread-safe; the queue is what makes
-    /// read-change-write one step.
-    private let queue: Queue
+    /// Where writes run, one at a time: a serial queue, or a test's virtual time. `ValuePromise.set` is
+    /// thread-safe; running every write here is what makes read-change-write one step.
+    private let scheduler: any SignalScheduler
     /// The book as last written, read and written only on `queue`.
     private let current = Atomic(value: Book())
 
     /// Creates an empty store whose writes run on `queue`.
-    public init(queue: Queue = Queue(name: "quote-store")) {
-        self.queue = queue
+    public convenience init(queue: Queue = Queue(name: "quote-store")) {
+        self.init(scheduler: queue)
+    }
+
+    /// Creates an empty store whose writes run on `scheduler`, which runs one action at a time (a serial
+    /// queue, or a test's `VirtualTimeScheduler`).
+    public init(scheduler: some SignalScheduler) {
+        self.scheduler = scheduler
     }
 
     /// The book now and after every change.
@@ -44,7 +50,7 @@ public final class QuoteStore: Sendable {
     /// Stores `quote` as its symbol's last known price, unless the store already has a newer one
     /// (a larger ``Quote/asOf``): an exchange answer that left before a trade must not turn the price back.
     public func store(_ quote: Quote) {
-        self.queue.async {
+        self.scheduler.schedule {
             let book = self.current.modify { book in
                 if let known = book.quotes[quote.symbol], known.asOf > quote.asOf { return book }
                 var book = book

@@ -32,16 +32,23 @@ public final class SimulatedExchange: Sendable {
     /// The listed symbols and their prices in USD, with the trade that set each (0 for the listing).
     private let prices: Atomic<[String: (price: Double, asOf: Int)]>
     private let behaviour: Behaviour
-    private let queue: Queue
+    /// Where the answers wait their latency: a queue of the exchange's own, or a test's virtual time.
+    private let scheduler: any SignalScheduler
     /// Requests per flaky symbol so far, to fail them in the set pattern.
     private let attempts = Atomic<[String: Int]>(value: [:])
     private let requestCount = Atomic(value: 0)
 
     /// Creates an exchange that lists `listings` (symbol to price in USD).
-    public init(listings: [String: Double], behaviour: Behaviour = Behaviour(), queue: Queue = Queue(name: "exchange")) {
+    public convenience init(listings: [String: Double], behaviour: Behaviour = Behaviour(), queue: Queue = Queue(name: "exchange")) {
+        self.init(listings: listings, behaviour: behaviour, scheduler: queue)
+    }
+
+    /// Creates an exchange that lists `listings` and answers on `scheduler`: a test passes its
+    /// `VirtualTimeScheduler`, so latencies pass in virtual time.
+    public init(listings: [String: Double], behaviour: Behaviour = Behaviour(), scheduler: some SignalScheduler) {
         self.prices = Atomic(value: listings.mapValues { (price: $0, asOf: 0) })
         self.behaviour = behaviour
-        self.queue = queue
+        self.scheduler = scheduler
     }
 
     /// Every request the exchange has received, answered or not.
@@ -69,8 +76,8 @@ public final class SimulatedExchange: Sendable {
             self.requestCount.modify { $0 + 1 }
             let latency = self.behaviour.slow[symbol] ?? self.behaviour.latency
             let timer = Timer(
-                timeout: latency, repeat: false,
-                completion: {
+                timeout: latency, repeat: false, scheduler: self.scheduler,
+                completion: { _ in
                     // The price as it is when the answer leaves, as a real exchange would quote it.
                     switch self.outcome(for: symbol) {
                     case .success(let quote):
@@ -79,7 +86,7 @@ public final class SimulatedExchange: Sendable {
                     case .failure(let error):
                         subscriber.putError(error)
                     }
-                }, queue: self.queue)
+                })
             timer.start()
             return ActionDisposable { timer.invalidate() }
         }

@@ -85,8 +85,11 @@ public final class MarketServices: Sendable {
     /// legacy chain can combine it. Each subscription runs the async call in a task of its own, which
     /// disposing the subscription cancels.
     public func rate(to currency: String) -> Signal<Double, MarketError> {
-        let rates = self.rates
-        let bridged = self.counters.bridgedTasks
+        return Self.rate(to: currency, from: self.rates, counting: self.counters.bridgedTasks)
+    }
+
+    /// The bridge behind ``rate(to:)``, for a service of the caller's (a test's, on virtual time).
+    public static func rate(to currency: String, from rates: RatesService, counting bridged: Gauge) -> Signal<Double, MarketError> {
         return Signal<Double, any Error> {
             bridged.increment()
             defer { bridged.decrement() }

@@ -9,11 +9,17 @@ public actor RatesService {
 
     private let rates: [String: Double]
     private let latency: Duration
+    private let clock: any Clock<Duration>
 
-    /// Creates a service that knows `rates` (units per USD) and answers after `latency`.
-    public init(rates: [String: Double] = RatesService.defaultRates, latency: Duration = .milliseconds(5)) {
+    /// Creates a service that knows `rates` (units per USD) and answers after `latency` on `clock` (a
+    /// test passes a `VirtualTimeScheduler`'s clock).
+    public init(
+        rates: [String: Double] = RatesService.defaultRates, latency: Duration = .milliseconds(5),
+        clock: any Clock<Duration> = ContinuousClock()
+    ) {
         self.rates = rates
         self.latency = latency
+        self.clock = clock
     }
 
     /// The rates the example starts with.
@@ -24,7 +30,7 @@ public actor RatesService {
     /// - Throws: ``RatesError/unsupported(_:)`` for a currency the service does not know, and
     ///   `CancellationError` when the calling task is cancelled during the call.
     public func rate(to currency: String) async throws -> Double {
-        try await Task.sleep(for: self.latency)
+        try await self.clock.sleep(for: self.latency)
         guard let rate = self.rates[currency] else { throw RatesError.unsupported(currency) }
         return rate
     }
