@@ -22,7 +22,8 @@ import SwiftSignalKit
 /// ```
 ///
 /// The recorder starts a task that iterates the sequence, preferring the scheduler's ``VirtualTimeScheduler/executor``:
-/// make it inside ``VirtualTimeScheduler/run(timeLimit:_:)``, where that task runs. Marble diagrams
+/// make it inside ``VirtualTimeScheduler/run(timeLimit:_:)``, where that task runs (made outside a run,
+/// it stops with a precondition failure that says so). Marble diagrams
 /// compared with it start at the time it was made. The end of the sequence is recorded as `completed`,
 /// its failure as `error`.
 public final class SequenceRecorder<Element: Sendable, Failure: Error>: Sendable {
@@ -38,6 +39,11 @@ public final class SequenceRecorder<Element: Sendable, Failure: Error>: Sendable
     ///   - scheduler: The scheduler whose timeline runs the iteration and whose time stamps the elements.
     public init<S: AsyncSequence & Sendable>(_ sequence: S, scheduler: VirtualTimeScheduler)
     where S.Element == Element, S.Failure == Failure {
+        if !TimelineExecutor.isDriving(scheduler.jobs) {
+            misuse(
+                "SequenceRecorder(_:scheduler:): make the recorder inside scheduler.run { }, whose timeline runs the iteration; "
+                    + "outside a run, nothing would iterate the sequence and finished() would never return")
+        }
         let recorded = self.recorded
         self.startedAt = scheduler.now
         self.task = Task(executorPreference: scheduler.executor) {

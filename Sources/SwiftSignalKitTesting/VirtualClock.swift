@@ -95,6 +95,10 @@ public struct VirtualClock: Clock, SignalScheduler {
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         try Task.checkCancellation()
         let deadline = Self.nanoseconds(deadline.offset)
+        if !TimelineExecutor.isDriving(self.scheduler.jobs), self.scheduler.jobs.isDriving {
+            // During a run, a task off the timeline: it would race with it.
+            self.scheduler.jobs.noteSleeperOffTheTimeline()
+        }
         guard deadline > self.scheduler.nanosecondsNow else { return }
         let sleeper = VirtualSleeper()
         try await withTaskCancellationHandler {

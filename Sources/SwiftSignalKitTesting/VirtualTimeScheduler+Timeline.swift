@@ -12,6 +12,8 @@ extension VirtualTimeScheduler {
     /// ```swift
     /// let refresh = Task(executorPreference: scheduler.executor) { await cache.refresh() }
     /// ```
+    ///
+    /// Its jobs run only while a run drives the timeline: outside a run, such a task waits for the next.
     public var executor: any TaskExecutor {
         return self.jobs
     }
@@ -50,34 +52,45 @@ extension VirtualTimeScheduler {
     ///
     /// **What is not on it.** Work that runs elsewhere: an unstructured `Task {}` that code under test
     /// starts itself (give it ``executor``), the main actor, actors with their own executors, a
-    /// `Queue` or `DispatchQueue`, sleeps on a real clock, a thread that blocks. When `body` waits for
-    /// such work and nothing on the timeline can run, `run` cancels `body`'s task, runs what that
-    /// cancellation makes runnable, and throws ``Stalled``, naming the time and what was pending,
-    /// instead of hanging.
+    /// `Queue` or `DispatchQueue`, sleeps on a real clock, a thread that blocks, subscriptions made
+    /// before the run. Work handed to a `Queue` or a `ThreadPool` from the timeline is not sent, and a
+    /// job that comes back from another thread is not run: either stops the run with
+    /// ``WorkLeftTheTimeline``. When `body` waits and nothing can run for ``offTimelineGrace`` of real
+    /// time, `run` cancels `body`'s task, runs what that cancellation makes runnable, and throws
+    /// ``Stalled``, instead of hanging.
     ///
     /// Inside `body`, time moves by itself: sleep on ``clock`` to let it pass. ``advance(by:)-(Double)``,
     /// ``advance(to:)-(Double)`` and ``run()`` are precondition failures during a run, as is a second
-    /// run of the same scheduler. Schedulers share nothing: tests that each make their own run in
-    /// parallel.
+    /// run of the same scheduler at the same time, and a run after one that stopped early (its tasks may
+    /// still wake: make a new scheduler). Schedulers share nothing: tests that each make their own run
+    /// in parallel. A task that prefers ``executor`` and is left suspended when a run returns runs again
+    /// in the next run of the scheduler, not in between.
     ///
     /// - Parameters:
-    ///   - timeLimit: The virtual time, in seconds, at which a `body` that is still waiting is given up
-    ///     as ``Stalled``; by default the end of virtual time. A repeating timer keeps a waiting
-    ///     `body`'s timeline busy for ever without one.
+    ///   - timeLimit: Seconds of virtual time from the start of the run after which a `body` that is
+    ///     still waiting is given up as ``Stalled``; `.infinity`, the default, for none. A scenario with
+    ///     a repeating timer never goes quiet without one.
     ///   - body: The test's scenario.
     /// - Returns: What `body` returns.
-    /// - Throws: What `body` throws, or ``Stalled``. If the calling task is cancelled, `body`'s task
-    ///   is cancelled.
+    /// - Throws: What `body` throws, ``Stalled`` or ``WorkLeftTheTimeline``; `CancellationError` if the
+    ///   calling task is cancelled and `body` has not returned once the jobs that cancelling it made
+    ///   runnable have run (time stops moving then).
     public func run<R: Sendable>(
-        timeLimit: Double = VirtualTimeScheduler.maximumTime, _ body: sending @escaping () async throws -> R
+        timeLimit: Double = .infinity, _ body: sending @escaping () async throws -> R
     ) async throws -> R {
-        if !(timeLimit >= 0 && timeLimit <= Self.maximumTime) {
+        if !(timeLimit >= 0) {
             misuse(
-                "VirtualTimeScheduler.run(timeLimit:_:): timeLimit must be a number of seconds from 0 to \(Self.maximumTime), got \(timeLimit)"
+                "VirtualTimeScheduler.run(timeLimit:_:): timeLimit must be a number of seconds of virtual time (0 or more, .infinity for none), got \(timeLimit)"
             )
         }
-        let limit = Self.nanoseconds(timeLimit)
-        self.startDriving(api: "run(timeLimit:_:)")
+        let start = self.startDriving(api: "run(timeLimit:_:)")
+        let limit: Int64
+        if timeLimit > Self.maximumTime {
+            limit = .max
+        } else {
+            let (sum, overflow) = start.addingReportingOverflow(Self.nanoseconds(timeLimit))
+            limit = overflow ? .max : sum
+        }
         let outcome = TimelineOutcome<R>()
         let bodyTask = Task(executorPreference: self.jobs) {
             do {
@@ -86,6 +99,7 @@ extension VirtualTimeScheduler {
                 outcome.finish(.failure(error))
             }
         }
+        let jobs = self.jobs
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<R, any Error>, Never>) in
                 let driver = Thread {
@@ -95,14 +109,23 @@ extension VirtualTimeScheduler {
                 driver.start()
             }
         } onCancel: {
+            // First, so that the jobs this cancellation makes runnable, enqueued from this thread, are
+            // not taken for work coming back from off the timeline.
+            jobs.expectJobsFromOtherThreads()
             outcome.markCancelledFromOutside()
             bodyTask.cancel()
         }
         return try result.get()
     }
 
+    /// How long, in real time, a run whose body waits with nothing runnable waits for a job from another
+    /// thread before it reports ``Stalled``: a job that comes is work that left the timeline and came
+    /// back (``WorkLeftTheTimeline``). Waiting makes the report the same whether that work is quick or
+    /// not; a body waiting for nothing is reported this much later.
+    public static let offTimelineGrace: Duration = .seconds(1)
+
     /// The driver's loop, on its own thread: jobs first, then the next due action, until `body` has
-    /// returned and no job is left, or nothing can run.
+    /// returned and no job is left, or the run stops early.
     private func drive<R>(_ bodyTask: Task<Void, Never>, outcome: TimelineOutcome<R>, limit: Int64) -> Result<R, any Error> {
         let binding = TimelineExecutor.Binding(self.jobs)
         let executor = self.jobs.asUnownedTaskExecutor()
@@ -111,15 +134,20 @@ extension VirtualTimeScheduler {
         var actionsRun = 0
         var stop: Stop?
         TimelineExecutor.whileDriving(binding) {
+            self.jobs.startDriving()
             while true {
-                if stop == nil, let departure = binding.firstDeparture {
-                    // Work left for a real thread: whatever runs next would race with it, so nothing
-                    // does. The body's task is cancelled (so that what it started is disposed) but not
-                    // run again: its jobs are dropped.
+                if stop == nil, let departure = binding.firstDeparture ?? self.jobs.firstArrivalFromAnotherThread {
+                    // Work left for another thread, or came back from one: whatever runs next would race
+                    // with that thread, so nothing does. The body's task is cancelled (so that what it
+                    // started is disposed) but not run again: its jobs are dropped.
                     stop = .departed(WorkLeftTheTimeline(time: self.now, departure: departure))
                     bodyTask.cancel()
                     self.jobs.dropAll()
                     return
+                }
+                if stop == nil, outcome.isCancelledFromOutside {
+                    // Time stops; the jobs the cancellation made runnable run.
+                    stop = .cancelledFromOutside
                 }
                 if let job = self.jobs.next() {
                     jobsRun += 1
@@ -139,27 +167,39 @@ extension VirtualTimeScheduler {
                     continue
                 }
                 // Nothing can run, and `body` waits: for work off the timeline, or for nothing.
-                if outcome.isCancelledFromOutside {
-                    stop = .cancelledFromOutside
-                } else {
-                    stop = .stalled(
-                        Stalled(
-                            time: self.now, timeLimit: limit == Int64.max ? nil : Double(limit) / 1e9,
-                            laterActions: self.scheduledActionCount, jobsRun: jobsRun, actionsRun: actionsRun))
+                if self.jobs.waitForJobFromAnotherThread(Self.offTimelineGrace) {
+                    continue
                 }
+                let laterActions = self.scheduledActionCount
+                let reachedLimit = laterActions > 0 && limit != .max
+                if reachedLimit {
+                    self.setTime(limit)
+                }
+                stop = .stalled(
+                    Stalled(
+                        time: self.now, timeLimit: reachedLimit ? Double(limit) / 1e9 : nil, laterActions: laterActions, jobsRun: jobsRun,
+                        actionsRun: actionsRun))
                 bodyTask.cancel()
             }
         }
-        self.stopDriving()
+        self.jobs.stopDriving()
         switch stop {
         case nil:
+            self.stopDriving(early: nil)
             return outcome.result
         case .stalled(let stalled):
+            self.stopDriving(early: "stalled at \(stalled.time) s")
             return .failure(stalled)
         case .departed(let departed):
+            self.stopDriving(early: "work left the timeline at \(departed.time) s")
             return .failure(departed)
         case .cancelledFromOutside:
-            return outcome.isFinished ? outcome.result : .failure(CancellationError())
+            if outcome.isFinished {
+                self.stopDriving(early: nil)
+                return outcome.result
+            }
+            self.stopDriving(early: "cancelled at \(self.now) s")
+            return .failure(CancellationError())
         }
     }
 
@@ -178,9 +218,10 @@ extension VirtualTimeScheduler {
     public struct Stalled: Error, Sendable, CustomStringConvertible {
         /// The virtual time, in seconds, at which nothing could run.
         public let time: Double
-        /// The time limit that stopped the run, if it was reached; nil when nothing was scheduled.
+        /// The virtual time, in seconds, at which the run's time limit stopped it, when that is what
+        /// happened (actions were scheduled after it); nil when nothing was scheduled at all.
         public let timeLimit: Double?
-        /// How many actions were still scheduled (after the time limit).
+        /// How many actions were still scheduled (all after the time limit, when it stopped the run).
         public let laterActions: Int
         /// How many jobs the run had run.
         public let jobsRun: Int
@@ -190,14 +231,15 @@ extension VirtualTimeScheduler {
         /// What was pending, and where to look.
         public var description: String {
             var lines: [String] = []
-            if let timeLimit, self.laterActions > 0 {
+            if let timeLimit {
                 lines.append(
                     "VirtualTimeScheduler.run: the body was still waiting at the time limit, \(timeLimit) s; "
                         + "\(self.laterActions) scheduled action(s) are due later (a repeating timer?).")
             } else {
                 lines.append(
                     "VirtualTimeScheduler.run: the body is waiting at \(self.time) s, and nothing on the timeline can run: "
-                        + "no job is runnable and no action is scheduled.")
+                        + "no job is runnable, no action is scheduled, and no job came from another thread within "
+                        + "VirtualTimeScheduler.offTimelineGrace.")
                 lines.append(
                     "It waits for work that is not on the timeline: a continuation nobody resumes, an unstructured Task {} "
                         + "(start it with Task(executorPreference: scheduler.executor)), the main actor or an actor with its own "
@@ -211,9 +253,12 @@ extension VirtualTimeScheduler {
 }
 
 extension VirtualTimeScheduler {
-    /// What ``run(timeLimit:_:)`` throws when code on the timeline hands work to a `Queue` or a
-    /// `ThreadPool`, which would run it on another thread at a real time: the events after that point
-    /// would race with that thread, so the run stops there, deterministically, and says where.
+    /// What ``run(timeLimit:_:)`` throws when work leaves the timeline for another thread, where it
+    /// would run at a real time, racing with the test: code on the timeline hands work to a `Queue` or
+    /// a `ThreadPool` (the work is not sent), or a job comes back from another thread (a hop to the main
+    /// actor or to an actor with an executor of its own, a continuation resumed from a `DispatchQueue`,
+    /// a real sleep, an unstructured `Task`), or a task off the timeline sleeps on its clock (a
+    /// subscription made before the run). The run stops there and says what happened.
     ///
     /// Give the operator the scheduler instead of a queue (`deliverOn(scheduler)`,
     /// `delay(_:scheduler:)`, `first(within:scheduler:)`, `retry(_:maxAttempts:scheduler:)`), or
@@ -221,7 +266,7 @@ extension VirtualTimeScheduler {
     public struct WorkLeftTheTimeline: Error, Sendable, CustomStringConvertible {
         /// The virtual time, in seconds, at which the work left.
         public let time: Double
-        /// Where it went, such as `Queue.justDispatch on com.example.database`.
+        /// What left, such as `Queue.justDispatch on com.example.database`.
         public let departure: String
 
         /// Where the work went, and what to do instead.
@@ -236,34 +281,106 @@ extension VirtualTimeScheduler {
 }
 
 /// The task executor of one scheduler's timeline: a queue of jobs that ``VirtualTimeScheduler/run(timeLimit:_:)``
-/// runs on its driving thread, in the order they were enqueued. Jobs may be enqueued from any thread.
+/// runs on its driving thread, in the order they were enqueued. Jobs may be enqueued from any thread; one
+/// enqueued from a thread other than the driving one, during a run, is work that comes back from off
+/// the timeline, and is noted.
 final class TimelineJobs: TaskExecutor {
-    private struct Queue: Sendable {
+    private struct State: Sendable {
         var jobs: [UnownedJob] = []
         var head = 0
+        var isDriving = false
+        /// Set when the test's task is cancelled: its cancellation handlers enqueue from its thread.
+        var expectsOtherThreads = false
+        var firstArrivalFromAnotherThread: String?
     }
 
-    private let queue = LockedState(Queue())
+    private let state = LockedState(State())
+    /// Signalled for each job enqueued from another thread during a run, for the driver's wait when
+    /// nothing can run.
+    private let arrivals = DispatchSemaphore(value: 0)
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        self.queue.withLock { $0.jobs.append(job) }
+        let fromAnotherThread = !TimelineExecutor.isDriving(self)
+        let signal = self.state.withLock { state -> Bool in
+            state.jobs.append(job)
+            guard state.isDriving, fromAnotherThread else { return false }
+            if !state.expectsOtherThreads, state.firstArrivalFromAnotherThread == nil {
+                state.firstArrivalFromAnotherThread =
+                    "a job came back to the timeline from another thread: the body or a task on the timeline waited for work off it "
+                    + "(the main actor, an actor with an executor of its own, a DispatchQueue, a real sleep, an unstructured Task, "
+                    + "or the run of another scheduler)"
+            }
+            return true
+        }
+        if signal {
+            self.arrivals.signal()
+        }
+    }
+
+    /// Notes, during a run, that a task which is not on the timeline sleeps on its clock.
+    func noteSleeperOffTheTimeline() {
+        self.state.withLock { state in
+            guard state.isDriving, !state.expectsOtherThreads, state.firstArrivalFromAnotherThread == nil else { return }
+            state.firstArrivalFromAnotherThread =
+                "a task that is not on the timeline slept on the scheduler's clock: a subscription or a task made before the "
+                + "run (make it inside the body), or an unstructured Task (give it Task(executorPreference: scheduler.executor))"
+        }
+        self.arrivals.signal()
+    }
+
+    /// Whether a run is driving the timeline now.
+    var isDriving: Bool {
+        return self.state.withLock { $0.isDriving }
+    }
+
+    /// What came back from another thread first, during this run.
+    var firstArrivalFromAnotherThread: String? {
+        return self.state.withLock { $0.firstArrivalFromAnotherThread }
+    }
+
+    func startDriving() {
+        self.state.withLock { state in
+            state.isDriving = true
+            state.expectsOtherThreads = false
+            state.firstArrivalFromAnotherThread = nil
+        }
+        while self.arrivals.wait(timeout: .now()) == .success {}
+    }
+
+    func stopDriving() {
+        self.state.withLock { $0.isDriving = false }
+    }
+
+    func expectJobsFromOtherThreads() {
+        self.state.withLock { $0.expectsOtherThreads = true }
+    }
+
+    /// Waits, on the driving thread and at most `grace` of real time, for a job from another thread;
+    /// whether one came.
+    func waitForJobFromAnotherThread(_ grace: Duration) -> Bool {
+        let (seconds, attoseconds) = grace.components
+        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+        return self.arrivals.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success
     }
 
     /// Drops the queued jobs: their tasks never run again.
     func dropAll() {
-        self.queue.withLock { $0 = Queue() }
+        self.state.withLock { state in
+            state.jobs.removeAll()
+            state.head = 0
+        }
     }
 
     /// The next job, or nil when none is runnable.
     func next() -> UnownedJob? {
-        return self.queue.withLock { queue -> UnownedJob? in
-            guard queue.head < queue.jobs.count else { return nil }
-            let job = queue.jobs[queue.head]
-            queue.head += 1
-            if queue.head == queue.jobs.count {
-                queue.jobs.removeAll(keepingCapacity: true)
-                queue.head = 0
+        return self.state.withLock { state -> UnownedJob? in
+            guard state.head < state.jobs.count else { return nil }
+            let job = state.jobs[state.head]
+            state.head += 1
+            if state.head == state.jobs.count {
+                state.jobs.removeAll(keepingCapacity: true)
+                state.head = 0
             }
             return job
         }

@@ -56,6 +56,8 @@ public final class VirtualTimeScheduler: SignalScheduler {
         var isMovingTime = false
         /// Whether ``VirtualTimeScheduler/run(timeLimit:_:)`` is driving the timeline.
         var isDriving = false
+        /// Why the last run stopped before its body returned, if it did: no run may follow.
+        var runStoppedEarly: String?
         var scheduleWaiters: [ScheduleWaiter] = []
         /// Waits cancelled before their continuation was stored.
         var cancelledWaits: Set<UInt64> = []
@@ -237,8 +239,8 @@ public final class VirtualTimeScheduler: SignalScheduler {
     private static func claimTime(_ state: inout State, api: String) {
         if state.isDriving {
             misuse(
-                "VirtualTimeScheduler.\(api): the scheduler is running a timeline (run(timeLimit:_:)), which moves time by itself "
-                    + "when nothing can run: sleep on scheduler.clock to let time pass")
+                "VirtualTimeScheduler.\(api): the scheduler is running a timeline (run(timeLimit:_:)): one run at a time, and inside "
+                    + "a run time moves by itself when nothing can run (sleep on scheduler.clock to let it pass)")
         }
         if state.isMovingTime {
             misuse(
@@ -248,20 +250,38 @@ public final class VirtualTimeScheduler: SignalScheduler {
         state.isMovingTime = true
     }
 
-    /// Takes the role of moving time for a run of the timeline.
-    func startDriving(api: String) {
-        self.state.withLock { state in
+    /// Takes the role of moving time for a run of the timeline; returns the time the run starts at.
+    func startDriving(api: String) -> Int64 {
+        return self.state.withLock { state -> Int64 in
+            if let stoppedEarly = state.runStoppedEarly {
+                misuse(
+                    "VirtualTimeScheduler.\(api): an earlier run of this scheduler stopped early (\(stoppedEarly)), and the tasks it "
+                        + "left may still wake; make a new VirtualTimeScheduler for each run")
+            }
             Self.claimTime(&state, api: api)
             state.isDriving = true
+            return state.now
         }
     }
 
-    /// Gives the role back at the end of a run.
-    func stopDriving() {
+    /// Gives the role back at the end of a run; `early` says why the run stopped before its body had
+    /// returned, if it did.
+    func stopDriving(early: String?) {
         self.state.withLock { state in
             state.isMovingTime = false
             state.isDriving = false
+            state.runStoppedEarly = early
         }
+    }
+
+    /// Moves the time to `time` (a run's time limit), if it is later.
+    func setTime(_ time: Int64) {
+        self.state.withLock { $0.now = Swift.max($0.now, time) }
+    }
+
+    /// Whether a run is driving the timeline.
+    var isDrivingTimeline: Bool {
+        return self.state.withLock { $0.isDriving }
     }
 
     /// Removes the first action due by `limit` and moves the time to its due time; nil when none is due

@@ -1,3 +1,4 @@
+import Dispatch
 import SwiftSignalKit
 import SwiftSignalKitConcurrency
 import SwiftSignalKitTesting
@@ -552,7 +553,9 @@ import Testing
     }
 
     @Test func aBodyWaitingForNothingIsReportedAsStalledWithWhatWasPending() async throws {
-        for _ in 0..<timelineRepetitions {
+        // Each stall waits VirtualTimeScheduler.offTimelineGrace of real time for work from off the
+        // timeline: a few runs, not a hundred.
+        for _ in 0..<3 {
             let scheduler = VirtualTimeScheduler()
             let stall = await #expect(throws: VirtualTimeScheduler.Stalled.self) {
                 try await scheduler.run {
@@ -654,6 +657,110 @@ import Testing
         }
         running.cancel()
         #expect(try await running.value == "loop ended by cancellation")
+    }
+
+    @Test func aHopToTheMainActorFailsTheSameWayEveryTime() async throws {
+        for _ in 0..<10 {
+            let scheduler = VirtualTimeScheduler()
+            let left = await #expect(throws: VirtualTimeScheduler.WorkLeftTheTimeline.self) {
+                try await scheduler.run {
+                    await scheduler.sleep(for: 1)
+                    _ = await MainActor.run { 1 }
+                }
+            }
+            #expect(left?.time == 1)
+            #expect(left?.departure.contains("came back to the timeline from another thread") == true)
+        }
+    }
+
+    @Test func aContinuationResumedFromADispatchQueueFailsTheSameWayEveryTime() async throws {
+        for _ in 0..<10 {
+            let scheduler = VirtualTimeScheduler()
+            await #expect(throws: VirtualTimeScheduler.WorkLeftTheTimeline.self) {
+                try await scheduler.run {
+                    _ = await withCheckedContinuation { (continuation: CheckedContinuation<Int, Never>) in
+                        DispatchQueue.global().async { continuation.resume(returning: 1) }
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func aSubscriptionMadeBeforeTheRunIsNamedWhenItsTaskSleeps() async throws {
+        for _ in 0..<10 {
+            let scheduler = VirtualTimeScheduler()
+            let pipe = ValuePipe<Int>()
+            // Made before the run: the transform's task starts off the timeline.
+            let values =
+                (pipe.signal()
+                |> mapAsync { (value: Int) -> Int in
+                    await scheduler.sleep(for: 1)
+                    return value
+                }).values(bufferingPolicy: .unbounded)
+            let left = await #expect(throws: VirtualTimeScheduler.WorkLeftTheTimeline.self) {
+                try await scheduler.run {
+                    pipe.putNext(1)
+                    for await _ in values { break }
+                }
+            }
+            #expect(left?.departure.contains("made before the run") == true)
+        }
+    }
+
+    @Test func cancellingTheTestWhileTimersKeepFiringEndsTheRun() async throws {
+        let scheduler = VirtualTimeScheduler()
+        let running = Task {
+            try await scheduler.run { () -> Int in
+                let ticks = SignalRecorder(interval(1, scheduler: scheduler), scheduler: scheduler)
+                defer { ticks.dispose() }
+                _ = try await ValuePipe<Int>().signal().get()  // never sent: only cancellation ends it
+                return 0
+            }
+        }
+        running.cancel()
+        await #expect(throws: CancellationError.self) { try await running.value }
+    }
+
+    @Test func misuseOfARunStopsWithAMessage() async throws {
+        let afterAnEarlyStop = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let scheduler = VirtualTimeScheduler()
+            _ = try? await scheduler.run { Queue(name: "probe.after").justDispatch {} }
+            _ = try? await scheduler.run { 1 }
+        }
+        let afterAnEarlyStopMessage = String(decoding: afterAnEarlyStop?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(afterAnEarlyStopMessage.contains("an earlier run of this scheduler stopped early"))
+        let advanceInside = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let scheduler = VirtualTimeScheduler()
+            _ = try? await scheduler.run { scheduler.advance(by: 1) }
+        }
+        let advanceInsideMessage = String(decoding: advanceInside?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(advanceInsideMessage.contains("one run at a time, and inside a run time moves by itself"))
+        let recorderOutside = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let scheduler = VirtualTimeScheduler()
+            _ = SequenceRecorder(AsyncStream<Int> { $0.finish() }, scheduler: scheduler)
+        }
+        let recorderOutsideMessage = String(decoding: recorderOutside?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(recorderOutsideMessage.contains("make the recorder inside scheduler.run"))
+        let negativeLimit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = try? await VirtualTimeScheduler().run(timeLimit: -1) { 1 }
+        }
+        let negativeLimitMessage = String(decoding: negativeLimit?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(negativeLimitMessage.contains("timeLimit must be a number of seconds"))
+    }
+
+    @Test func theTimeLimitCountsFromTheStartOfTheRunAndTimeStopsThere() async throws {
+        let scheduler = VirtualTimeScheduler()
+        scheduler.advance(by: 10)
+        let stall = await #expect(throws: VirtualTimeScheduler.Stalled.self) {
+            try await scheduler.run(timeLimit: 5) {
+                let ticks = SignalRecorder(interval(3, scheduler: scheduler), scheduler: scheduler)
+                defer { ticks.dispose() }
+                _ = try await ValuePipe<Int>().signal().get()
+            }
+        }
+        #expect(stall?.timeLimit == 15)
+        #expect(stall?.time == 15)
+        #expect(scheduler.now == 15)
     }
 
     @Test func theOldStyleStillMovesTimeByHand() async throws {

@@ -54,6 +54,12 @@
         return true
     }
 
+    /// Whether the calling thread is driving the timeline of `executor`.
+    package static func isDriving(_ executor: AnyObject) -> Bool {
+        guard let pointer = self.slot.value else { return false }
+        return Unmanaged<Binding>.fromOpaque(pointer).takeUnretainedValue().executor as AnyObject === executor
+    }
+
     /// Runs `body` with `binding` as the calling thread's timeline; `body` outlives no use of it, since
     /// the caller holds `binding` across the call.
     package static func whileDriving<R>(_ binding: Binding, _ body: () throws -> R) rethrows -> R {
