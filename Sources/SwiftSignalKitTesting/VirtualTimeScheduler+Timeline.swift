@@ -91,6 +91,7 @@ extension VirtualTimeScheduler {
             let (sum, overflow) = start.addingReportingOverflow(Self.nanoseconds(timeLimit))
             limit = overflow ? .max : sum
         }
+        self.jobs.prepareForRun()
         let outcome = TimelineOutcome<R>()
         let bodyTask = Task(executorPreference: self.jobs) {
             do {
@@ -339,13 +340,18 @@ final class TimelineJobs: TaskExecutor {
         return self.state.withLock { $0.firstArrivalFromAnotherThread }
     }
 
-    func startDriving() {
+    /// Forgets what an earlier run noted; before the run's body task is made, so that a cancellation
+    /// of the test that comes before the driver starts is not forgotten.
+    func prepareForRun() {
         self.state.withLock { state in
-            state.isDriving = true
             state.expectsOtherThreads = false
             state.firstArrivalFromAnotherThread = nil
         }
         while self.arrivals.wait(timeout: .now()) == .success {}
+    }
+
+    func startDriving() {
+        self.state.withLock { $0.isDriving = true }
     }
 
     func stopDriving() {
