@@ -1,4 +1,3 @@
-import Dispatch
 import SwiftSignalKit
 import SwiftSignalKitConcurrency
 import SwiftSignalKitTesting
@@ -673,16 +672,14 @@ import Testing
         }
     }
 
-    @Test func aContinuationResumedFromADispatchQueueFailsTheSameWayEveryTime() async throws {
+    @Test func anActorOnAQueueIsNamedAsWorkThatLeft() async throws {
         for _ in 0..<10 {
             let scheduler = VirtualTimeScheduler()
-            await #expect(throws: VirtualTimeScheduler.WorkLeftTheTimeline.self) {
-                try await scheduler.run {
-                    _ = await withCheckedContinuation { (continuation: CheckedContinuation<Int, Never>) in
-                        DispatchQueue.global().async { continuation.resume(returning: 1) }
-                    }
-                }
+            let counter = CounterOnAQueue(queue: Queue(name: "probe.actor"))
+            let left = await #expect(throws: VirtualTimeScheduler.WorkLeftTheTimeline.self) {
+                try await scheduler.run { await counter.increment() }
             }
+            #expect(left?.departure == "Queue.justDispatch on probe.actor")
         }
     }
 
@@ -796,4 +793,19 @@ private func lookups(
             try? await clock.sleep(for: .seconds(1))
             return "results for \(query)"
         }
+}
+
+/// An actor whose executor is a queue: off the timeline.
+actor CounterOnAQueue {
+    private let executor: QueueExecutor
+    nonisolated var unownedExecutor: UnownedSerialExecutor { self.executor.asUnownedSerialExecutor() }
+    private var count = 0
+
+    init(queue: Queue) {
+        self.executor = QueueExecutor(queue: queue)
+    }
+
+    func increment() {
+        self.count += 1
+    }
 }
