@@ -113,8 +113,11 @@ extension VirtualTimeScheduler {
             // First, so that the jobs this cancellation makes runnable, enqueued from this thread, are
             // not taken for work coming back from off the timeline.
             jobs.expectJobsFromOtherThreads()
-            outcome.markCancelledFromOutside()
             bodyTask.cancel()
+            // Only now, once the cancellation handlers have enqueued what they make runnable: the
+            // driver, seeing the mark, runs the jobs it finds and stops.
+            outcome.markCancelledFromOutside()
+            jobs.wakeDriver()
         }
         return try result.get()
     }
@@ -169,7 +172,7 @@ extension VirtualTimeScheduler {
                     continue
                 }
                 // Nothing can run, and `body` waits: for work off the timeline, or for nothing.
-                if self.jobs.waitForJobFromAnotherThread(Self.offTimelineGrace) {
+                if self.jobs.waitForJobFromAnotherThread(Self.offTimelineGrace) || outcome.isCancelledFromOutside {
                     continue
                 }
                 let laterActions = self.scheduledActionCount
@@ -357,6 +360,11 @@ final class TimelineJobs: TaskExecutor {
 
     func stopDriving() {
         self.state.withLock { $0.isDriving = false }
+    }
+
+    /// Ends the driver's wait for a job from another thread (the test was cancelled).
+    func wakeDriver() {
+        self.arrivals.signal()
     }
 
     func expectJobsFromOtherThreads() {

@@ -658,17 +658,23 @@ import Testing
         #expect(try await running.value == "loop ended by cancellation")
     }
 
-    @Test func aHopToTheMainActorFailsTheSameWayEveryTime() async throws {
+    @Test func aHopToTheMainActorFailsTheRun() async throws {
         for _ in 0..<10 {
             let scheduler = VirtualTimeScheduler()
-            let left = await #expect(throws: VirtualTimeScheduler.WorkLeftTheTimeline.self) {
+            // Fails, never passes: the job back from the main actor is named (or, if the main thread is
+            // busy for longer than offTimelineGrace, the run is Stalled).
+            let error = await #expect(throws: (any Error).self) {
                 try await scheduler.run {
                     await scheduler.sleep(for: 1)
                     _ = await MainActor.run { 1 }
                 }
             }
-            #expect(left?.time == 1)
-            #expect(left?.departure.contains("came back to the timeline from another thread") == true)
+            if let left = error as? VirtualTimeScheduler.WorkLeftTheTimeline {
+                #expect(left.time == 1)
+                #expect(left.departure.contains("came back to the timeline from another thread"))
+            } else {
+                #expect(error is VirtualTimeScheduler.Stalled)
+            }
         }
     }
 
@@ -694,13 +700,20 @@ import Testing
                     await scheduler.sleep(for: 1)
                     return value
                 }).values(bufferingPolicy: .unbounded)
-            let left = await #expect(throws: VirtualTimeScheduler.WorkLeftTheTimeline.self) {
+            // The run fails, never passes. How: the transform's task sleeps on the clock during the run
+            // (WorkLeftTheTimeline, naming it), unless a busy machine's thread pool leaves it waiting
+            // longer than offTimelineGrace (Stalled).
+            let error = await #expect(throws: (any Error).self) {
                 try await scheduler.run {
                     pipe.putNext(1)
                     for await _ in values { break }
                 }
             }
-            #expect(left?.departure.contains("made before the run") == true)
+            if let left = error as? VirtualTimeScheduler.WorkLeftTheTimeline {
+                #expect(left.departure.contains("made before the run"))
+            } else {
+                #expect(error is VirtualTimeScheduler.Stalled)
+            }
         }
     }
 
