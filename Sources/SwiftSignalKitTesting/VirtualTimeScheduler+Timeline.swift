@@ -136,6 +136,8 @@ extension VirtualTimeScheduler {
         let executor = self.jobs.asUnownedTaskExecutor()
         var counter = ActionCounter(api: "run(timeLimit:_:)")
         var jobsRun = 0
+        /// Jobs since time last moved (since the last action): what ``runJobLimit`` bounds.
+        var jobsAtThisInstant = 0
         var actionsRun = 0
         var stop: Stop?
         TimelineExecutor.whileDriving(binding) {
@@ -156,7 +158,8 @@ extension VirtualTimeScheduler {
                 }
                 if let job = self.jobs.next() {
                     jobsRun += 1
-                    if jobsRun > Self.runJobLimit {
+                    jobsAtThisInstant += 1
+                    if jobsAtThisInstant > Self.runJobLimit {
                         misuse(
                             "VirtualTimeScheduler.run(timeLimit:_:): ran \(Self.runJobLimit) jobs at \(self.now) s without time moving: "
                                 + "a task that loops without waiting for virtual time?")
@@ -167,6 +170,7 @@ extension VirtualTimeScheduler {
                 if outcome.isFinished || stop != nil { return }
                 if let action = self.nextAction(upTo: limit) {
                     actionsRun += 1
+                    jobsAtThisInstant = 0
                     counter.count(action)
                     action.action()
                     continue
@@ -215,8 +219,9 @@ extension VirtualTimeScheduler {
         case cancelledFromOutside
     }
 
-    /// The most jobs one ``run(timeLimit:_:)`` runs without time moving before it stops with a
-    /// precondition failure: a task that loops on `Task.yield()` would otherwise never let it finish.
+    /// The most jobs one ``run(timeLimit:_:)`` runs between two scheduled actions (without time moving)
+    /// before it stops with a precondition failure: a task that loops on `Task.yield()` would otherwise
+    /// never let it finish. A long run whose time moves has no limit on its jobs in all.
     public static let runJobLimit = 10_000_000
 
     /// What ``run(timeLimit:_:)`` throws when its body waits and nothing on the timeline can run.
