@@ -39,7 +39,7 @@ public final class SequenceRecorder<Element: Sendable, Failure: Error>: Sendable
     ///   - scheduler: The scheduler whose timeline runs the iteration and whose time stamps the elements.
     public init<S: AsyncSequence & Sendable>(_ sequence: S, scheduler: VirtualTimeScheduler)
     where S.Element == Element, S.Failure == Failure {
-        if !TimelineExecutor.isDriving(scheduler.jobs) {
+        if !TimelineExecutor.isOnTimeline(of: scheduler.jobs) {
             misuse(
                 "SequenceRecorder(_:scheduler:): make the recorder inside scheduler.run { }, whose timeline runs the iteration; "
                     + "outside a run, nothing would iterate the sequence and finished() would never return")

@@ -95,7 +95,7 @@ public struct VirtualClock: Clock, SignalScheduler {
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         try Task.checkCancellation()
         let deadline = Self.nanoseconds(deadline.offset)
-        if !TimelineExecutor.isDriving(self.scheduler.jobs), self.scheduler.jobs.isDriving {
+        if !TimelineExecutor.isOnTimeline(of: self.scheduler.jobs), self.scheduler.jobs.runIsActive {
             // During a run, a task off the timeline: it would race with it.
             self.scheduler.jobs.noteSleeperOffTheTimeline()
         }

@@ -143,11 +143,14 @@ extension VirtualTimeScheduler {
         TimelineExecutor.whileDriving(binding) {
             self.jobs.startDriving()
             while true {
-                if stop == nil, let departure = binding.firstDeparture ?? self.jobs.firstArrivalFromAnotherThread {
+                if stop == nil,
+                    let (departure, cause) = binding.firstDeparture.map({ ($0, WorkLeftTheTimeline.Cause.sent) })
+                        ?? self.jobs.firstArrivalFromAnotherThread
+                {
                     // Work left for another thread, or came back from one: whatever runs next would race
                     // with that thread, so nothing does. The body's task is cancelled (so that what it
                     // started is disposed) but not run again: its jobs are dropped.
-                    stop = .departed(WorkLeftTheTimeline(time: self.now, departure: departure))
+                    stop = .departed(WorkLeftTheTimeline(time: self.now, departure: departure, cause: cause))
                     bodyTask.cancel()
                     self.jobs.dropAll()
                     return
@@ -251,8 +254,9 @@ extension VirtualTimeScheduler {
                         + "no job is runnable, no action is scheduled, and no job came from another thread within "
                         + "VirtualTimeScheduler.offTimelineGrace.")
                 lines.append(
-                    "It waits for work that is not on the timeline: a continuation nobody resumes, an unstructured Task {} "
-                        + "(start it with Task(executorPreference: scheduler.executor)), the main actor or an actor with its own "
+                    "It waits for work that is not on the timeline: a continuation nobody resumes, an unstructured Task {} or "
+                        + "Task.detached that has not finished (start it with Task(executorPreference: scheduler.executor) to run "
+                        + "it on the timeline), the main actor or an actor with its own "
                         + "executor, a Queue or DispatchQueue (give the operator the scheduler instead), or a sleep on a real clock "
                         + "(sleep on scheduler.clock).")
             }
@@ -264,28 +268,72 @@ extension VirtualTimeScheduler {
 
 extension VirtualTimeScheduler {
     /// What ``run(timeLimit:_:)`` throws when work leaves the timeline for another thread, where it
-    /// would run at a real time, racing with the test: code on the timeline hands work to a `Queue` or
-    /// a `ThreadPool` (the work is not sent), or a job comes back from another thread (a hop to the main
-    /// actor or to an actor with an executor of its own, a continuation resumed from a `DispatchQueue`,
-    /// a real sleep, an unstructured `Task`), or a task off the timeline sleeps on its clock (a
-    /// subscription made before the run). The run stops there and says what happened.
+    /// would run at a real time, racing with the test. The run stops there and says what happened:
+    ///
+    /// - Code on the timeline hands work to a `Queue`, a `Timer` on a queue or a `ThreadPool`. The work
+    ///   is not sent, and the report is the same on every run: the work, and the time it was handed over.
+    /// - A job of the run's tasks comes back to the timeline from another thread: a task waited for work
+    ///   off it (the main actor, an actor with an executor of its own, a continuation resumed from a
+    ///   `DispatchQueue`, a real sleep, an unstructured `Task` it awaits), or ran on a default actor that
+    ///   code outside the run holds too (a global actor that a test running in parallel also calls).
+    ///   Whether and when that return comes depends on the other thread: the report gives the time at
+    ///   which the run noticed it, and a run can finish before it comes (a task nobody awaits).
+    /// - A task that is not on the timeline sleeps on the scheduler's clock (a subscription made before
+    ///   the run, an unstructured `Task`).
     ///
     /// Give the operator the scheduler instead of a queue (`deliverOn(scheduler)`,
-    /// `delay(_:scheduler:)`, `first(within:scheduler:)`, `retry(_:maxAttempts:scheduler:)`), or
-    /// keep the queue out of the code under test.
+    /// `delay(_:scheduler:)`, `first(within:scheduler:)`, `retry(_:maxAttempts:scheduler:)`), give the
+    /// tasks the code under test starts ``VirtualTimeScheduler/executor``, and give each test its own
+    /// instance of an actor rather than one shared with other tests (or run those tests serially).
     public struct WorkLeftTheTimeline: Error, Sendable, CustomStringConvertible {
-        /// The virtual time, in seconds, at which the work left.
+        /// How the work left.
+        enum Cause: Sendable {
+            /// Handed to a queue or a thread pool from the timeline, and not sent.
+            case sent
+            /// A job came back from another thread.
+            case cameBack
+            /// A task off the timeline slept on the clock.
+            case sleptOffTimeline
+        }
+
+        /// The virtual time, in seconds, at which the work left (work handed to a queue), or at which
+        /// the run noticed that it had (a job that came back from another thread, a task off the
+        /// timeline sleeping on the clock).
         public let time: Double
         /// What left, such as `Queue.justDispatch on com.example.database`.
         public let departure: String
+        let cause: Cause
+
+        init(time: Double, departure: String, cause: Cause) {
+            self.time = time
+            self.departure = departure
+            self.cause = cause
+        }
 
         /// Where the work went, and what to do instead.
         public var description: String {
-            return "VirtualTimeScheduler.run: at \(self.time) s, work left the timeline: \(self.departure). It would run on another "
-                + "thread at a real time, racing with the test, so the run stopped there: the body's task was cancelled and "
-                + "nothing on the timeline ran after the job that handed the work over. Give the "
-                + "operator the scheduler instead of a Queue (deliverOn(scheduler), delay(_:scheduler:), "
-                + "first(within:scheduler:), retry(_:maxAttempts:scheduler:)); a default argument is a Queue."
+            let stopped =
+                "It would run on another thread at a real time, racing with the test, so the run stopped there: the body's "
+                + "task was cancelled and nothing on the timeline ran after it."
+            switch self.cause {
+            case .sent:
+                return "VirtualTimeScheduler.run: at \(self.time) s, work left the timeline: \(self.departure). " + stopped
+                    + " Give the operator the scheduler instead of a Queue (deliverOn(scheduler), delay(_:scheduler:), "
+                    + "first(within:scheduler:), retry(_:maxAttempts:scheduler:)); a default argument is a Queue."
+            case .cameBack:
+                return "VirtualTimeScheduler.run: noticed at \(self.time) s: \(self.departure). " + stopped
+                    + " The time is when the run noticed, and can differ between runs. What a task waited for: the main actor "
+                    + "or an actor with an executor of its own (keep it out of the code under test); a default actor that "
+                    + "code outside this run also calls, such as a global actor shared with a test running in parallel, "
+                    + "which ran this run's job on its thread (give each test its own instance, or run those tests "
+                    + "serially); a continuation resumed from a DispatchQueue or another thread; a real sleep (sleep on "
+                    + "scheduler.clock); an unstructured Task {} or Task.detached (start it with "
+                    + "Task(executorPreference: scheduler.executor)); or the run of another scheduler."
+            case .sleptOffTimeline:
+                return "VirtualTimeScheduler.run: noticed at \(self.time) s: \(self.departure). " + stopped
+                    + " Make the subscription or the task inside the run's body, or start the task with "
+                    + "Task(executorPreference: scheduler.executor)."
+            }
         }
     }
 }
@@ -298,10 +346,10 @@ final class TimelineJobs: TaskExecutor {
     private struct State: Sendable {
         var jobs: [UnownedJob] = []
         var head = 0
-        var isDriving = false
+        var runIsActive = false
         /// Set when the test's task is cancelled: its cancellation handlers enqueue from its thread.
         var expectsOtherThreads = false
-        var firstArrivalFromAnotherThread: String?
+        var firstArrivalFromAnotherThread: (description: String, cause: VirtualTimeScheduler.WorkLeftTheTimeline.Cause)?
     }
 
     private let state = LockedState(State())
@@ -311,15 +359,14 @@ final class TimelineJobs: TaskExecutor {
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        let fromAnotherThread = !TimelineExecutor.isDriving(self)
+        let fromAnotherThread = !TimelineExecutor.isDrivingThread(of: self)
         let signal = self.state.withLock { state -> Bool in
             state.jobs.append(job)
-            guard state.isDriving, fromAnotherThread else { return false }
+            guard state.runIsActive, fromAnotherThread else { return false }
             if !state.expectsOtherThreads, state.firstArrivalFromAnotherThread == nil {
-                state.firstArrivalFromAnotherThread =
-                    "a job came back to the timeline from another thread: the body or a task on the timeline waited for work off it "
-                    + "(the main actor, an actor with an executor of its own, a DispatchQueue, a real sleep, an unstructured Task, "
-                    + "or the run of another scheduler)"
+                state.firstArrivalFromAnotherThread = (
+                    "a job of this run's tasks came back to the timeline from another thread", .cameBack
+                )
             }
             return true
         }
@@ -331,21 +378,22 @@ final class TimelineJobs: TaskExecutor {
     /// Notes, during a run, that a task which is not on the timeline sleeps on its clock.
     func noteSleeperOffTheTimeline() {
         self.state.withLock { state in
-            guard state.isDriving, !state.expectsOtherThreads, state.firstArrivalFromAnotherThread == nil else { return }
-            state.firstArrivalFromAnotherThread =
+            guard state.runIsActive, !state.expectsOtherThreads, state.firstArrivalFromAnotherThread == nil else { return }
+            state.firstArrivalFromAnotherThread = (
                 "a task that is not on the timeline slept on the scheduler's clock: a subscription or a task made before the "
-                + "run (make it inside the body), or an unstructured Task (give it Task(executorPreference: scheduler.executor))"
+                    + "run, or an unstructured Task", .sleptOffTimeline
+            )
         }
         self.arrivals.signal()
     }
 
     /// Whether a run is driving the timeline now.
-    var isDriving: Bool {
-        return self.state.withLock { $0.isDriving }
+    var runIsActive: Bool {
+        return self.state.withLock { $0.runIsActive }
     }
 
     /// What came back from another thread first, during this run.
-    var firstArrivalFromAnotherThread: String? {
+    var firstArrivalFromAnotherThread: (description: String, cause: VirtualTimeScheduler.WorkLeftTheTimeline.Cause)? {
         return self.state.withLock { $0.firstArrivalFromAnotherThread }
     }
 
@@ -360,11 +408,11 @@ final class TimelineJobs: TaskExecutor {
     }
 
     func startDriving() {
-        self.state.withLock { $0.isDriving = true }
+        self.state.withLock { $0.runIsActive = true }
     }
 
     func stopDriving() {
-        self.state.withLock { $0.isDriving = false }
+        self.state.withLock { $0.runIsActive = false }
     }
 
     /// Ends the driver's wait for a job from another thread (the test was cancelled).

@@ -672,6 +672,7 @@ import Testing
             if let left = error as? VirtualTimeScheduler.WorkLeftTheTimeline {
                 #expect(left.time == 1)
                 #expect(left.departure.contains("came back to the timeline from another thread"))
+                #expect(left.description.contains("a global actor shared with a test running in parallel"))
             } else {
                 #expect(error is VirtualTimeScheduler.Stalled)
             }
@@ -686,6 +687,54 @@ import Testing
                 try await scheduler.run { await counter.increment() }
             }
             #expect(left?.departure == "Queue.justDispatch on probe.actor")
+        }
+    }
+
+    /// Runs each job at once, on the thread that enqueues it. A task that prefers it and is started on
+    /// the driving thread runs there, inside the job that starts it, without being on the timeline: what
+    /// a default actor shared with code outside the run does to that code's tasks (it drains their jobs
+    /// on the thread that took it), made certain.
+    final class InlineExecutor: TaskExecutor {
+        func enqueue(_ job: consuming ExecutorJob) {
+            job.runSynchronously(on: self.asUnownedTaskExecutor())
+        }
+    }
+
+    @Test func queueWorkOfATaskOffTheTimelineIsSentEvenFromTheDrivingThread() async throws {
+        for _ in 0..<timelineRepetitions {
+            let scheduler = VirtualTimeScheduler()
+            let queue = Queue(name: "probe.another-test")
+            let (sent, delivered) = AsyncStream<String>.makeStream()
+            try await scheduler.run {
+                await scheduler.sleep(for: 1)
+                // Runs to its end here, on the driving thread, in a task that is not the run's: its
+                // Queue work is its own business, neither refused nor reported in this run's name.
+                Task(executorPreference: InlineExecutor()) {
+                    queue.justDispatch { delivered.yield("delivered on the queue") }
+                }
+                await scheduler.sleep(for: 1)
+            }
+            var arrivals = sent.makeAsyncIterator()
+            #expect(await arrivals.next() == "delivered on the queue")
+            #expect(scheduler.now == 2)
+        }
+    }
+
+    @Test func aTaskOffTheTimelineThatSleepsOnTheClockIsNamedEvenOnTheDrivingThread() async throws {
+        for _ in 0..<timelineRepetitions {
+            let scheduler = VirtualTimeScheduler()
+            let left = await #expect(throws: VirtualTimeScheduler.WorkLeftTheTimeline.self) {
+                try await scheduler.run {
+                    await scheduler.sleep(for: 1)
+                    Task(executorPreference: InlineExecutor()) {
+                        await scheduler.sleep(for: 1)
+                    }
+                    await scheduler.sleep(for: 1)
+                }
+            }
+            #expect(left?.time == 1)
+            #expect(left?.departure.contains("not on the timeline slept on the scheduler's clock") == true)
+            #expect(left?.description.contains("Task(executorPreference: scheduler.executor)") == true)
         }
     }
 

@@ -1,15 +1,24 @@
-/// The task executor that the tasks the library starts prefer: a virtual timeline's, on the thread
-/// that drives that timeline, and none anywhere else.
+/// The task executor that the tasks the library starts prefer: a virtual timeline's, for the code that
+/// runs on that timeline, and none anywhere else.
 ///
-/// `package`: the testing module sets it (`VirtualTimeScheduler.run(until:_:)`), the concurrency module
-/// reads it where it starts a task (`Signal(operation:)`, `Signal(sequence)`, async bodies, the
-/// `mapAsync` family).
+/// `package`: the testing module sets it (`VirtualTimeScheduler.run(timeLimit:_:)`), the concurrency
+/// module reads it where it starts a task (`Signal(operation:)`, `Signal(sequence)`, async bodies, the
+/// `mapAsync` family), and the core reads it where work would leave for another thread (`Queue`,
+/// `Timer`, `ThreadPool`).
 ///
-/// Why a value of the thread and not of the task: an unstructured task does not inherit its creator's
-/// executor preference, and the library starts tasks from subscriber callbacks, which run wherever the
-/// events are sent; a timer action on the timeline runs in no task at all. Everything a timeline runs
-/// runs on its driving thread, so "this thread drives a timeline" is exactly "this work is on it".
-/// A thread that drives nothing reads nil, and its tasks start as before, with no preference.
+/// Why a value of the thread first: an unstructured task does not inherit its creator's executor
+/// preference, and the library starts tasks from subscriber callbacks, which run wherever the events are
+/// sent; a timer action on the timeline runs in no task at all. Everything a timeline runs runs on its
+/// driving thread. A thread that drives nothing reads nil, and its tasks start as before, with no
+/// preference: one thread-specific read is all that code off the timeline pays.
+///
+/// Why the task next: the driving thread also runs, now and then, a job of a task that is not on the
+/// timeline. A default actor that a timeline task calls drains the jobs queued on it on the thread that
+/// took it, and those may belong to another test's task (a global actor that tests running in parallel
+/// both call), which then goes on running there until it suspends. Such code is not the run's: its
+/// `Queue` work is sent as usual, not refused in this run's name, and the tasks it starts do not join
+/// this timeline. So, on a driving thread, code is on the timeline when it runs in no task (the run's
+/// own scheduled actions) or in a task that prefers the timeline's executor.
 @usableFromInline package enum TimelineExecutor {
     /// One key for the process; each driving thread sets its own value.
     @usableFromInline static let slot = ThreadSpecificSlot()
@@ -17,45 +26,72 @@
     /// Holds the executor while a thread drives it; the slot keeps an unretained pointer to it.
     @usableFromInline package final class Binding: Sendable {
         @usableFromInline let executor: any TaskExecutor
-        /// Work that left the timeline for a queue, as `Queue.async on <label>`; written on the driving
-        /// thread, read by it between jobs.
-        private let departures = LockedState<[String]>([])
+        /// The executor as the runtime names it, to compare with a task's preference.
+        private let unownedExecutor: UnownedTaskExecutor
+        /// The first work that left the timeline for a queue, as `Queue.async on <label>`; written on
+        /// the driving thread, read by it between jobs.
+        private let departure = LockedState<String?>(nil)
 
         package init(_ executor: any TaskExecutor) {
             self.executor = executor
+            self.unownedExecutor = executor.asUnownedTaskExecutor()
         }
 
         /// The first work that left the timeline, if any did.
         package var firstDeparture: String? {
-            return self.departures.withLock { $0.first }
+            return self.departure.withLock { $0 }
         }
 
         func noteDeparture(_ description: String) {
-            self.departures.withLock { $0.append(description) }
+            self.departure.withLock { first in
+                if first == nil { first = description }
+            }
+        }
+
+        /// Whether the code running now, on the driving thread, is the timeline's: no task (a scheduled
+        /// action), or a task that prefers its executor.
+        @usableFromInline func holdsCurrentTask() -> Bool {
+            return withUnsafeCurrentTask { task in
+                guard let task else { return true }
+                return task.unownedTaskExecutor == self.unownedExecutor
+            }
         }
     }
 
-    /// The executor that a task started on the calling thread should prefer: the timeline's when the
-    /// thread is driving one, else nil (no preference).
-    @inlinable package static var current: (any TaskExecutor)? {
+    /// The binding of the timeline that the calling code runs on, if it runs on one.
+    @inlinable static var binding: Binding? {
         guard let pointer = self.slot.value else { return nil }
-        return Unmanaged<Binding>.fromOpaque(pointer).takeUnretainedValue().executor
+        let binding = Unmanaged<Binding>.fromOpaque(pointer).takeUnretainedValue()
+        return binding.holdsCurrentTask() ? binding : nil
+    }
+
+    /// The executor that a task started by the calling code should prefer: the timeline's when that code
+    /// runs on one, else nil (no preference).
+    @inlinable package static var current: (any TaskExecutor)? {
+        return self.binding?.executor
     }
 
     /// Whether work about to leave for a place that runs it on another thread at a real time (a `Queue`,
-    /// a `ThreadPool`) must be dropped instead, because the calling thread drives a timeline; if so, the
+    /// a `ThreadPool`) must be dropped instead, because the calling code runs on a timeline; if so, the
     /// departure is noted, and the run stops with an error that names it.
     ///
     /// Dropped, not sent: sent, it would race with the timeline (a value back before the sender's next
     /// line, or after), and a test that fails must fail the same way every time.
     package static func refusesDeparture(_ description: @autoclosure () -> String) -> Bool {
-        guard let pointer = self.slot.value else { return false }
-        Unmanaged<Binding>.fromOpaque(pointer).takeUnretainedValue().noteDeparture(description())
+        guard let binding = self.binding else { return false }
+        binding.noteDeparture(description())
         return true
     }
 
-    /// Whether the calling thread is driving the timeline of `executor`.
-    package static func isDriving(_ executor: AnyObject) -> Bool {
+    /// Whether the calling code runs on the timeline of `executor`: its thread drives it, and it runs in
+    /// no task or in one that prefers `executor`.
+    package static func isOnTimeline(of executor: AnyObject) -> Bool {
+        guard let binding = self.binding else { return false }
+        return binding.executor as AnyObject === executor
+    }
+
+    /// Whether the calling thread drives the timeline of `executor`, whatever task runs on it.
+    package static func isDrivingThread(of executor: AnyObject) -> Bool {
         guard let pointer = self.slot.value else { return false }
         return Unmanaged<Binding>.fromOpaque(pointer).takeUnretainedValue().executor as AnyObject === executor
     }
