@@ -97,7 +97,8 @@ public struct VirtualClock: Clock, SignalScheduler {
         let deadline = Self.nanoseconds(deadline.offset)
         if !TimelineExecutor.isOnTimeline(of: self.scheduler.jobs), self.scheduler.jobs.runIsActive {
             // During a run, a task off the timeline: it would race with it.
-            self.scheduler.jobs.noteSleeperOffTheTimeline()
+            self.scheduler.jobs.noteSleeperOffTheTimeline(
+                madeInRun: TimelineExecutor.currentTaskWasMadeInRun(of: self.scheduler.jobs))
         }
         guard deadline > self.scheduler.nanosecondsNow else { return }
         let sleeper = VirtualSleeper()

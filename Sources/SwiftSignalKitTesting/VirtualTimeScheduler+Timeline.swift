@@ -50,8 +50,9 @@ extension VirtualTimeScheduler {
     /// moves while a job can run, so a test never waits for another task's progress, and the same
     /// test gives the same events, at the same virtual times, on every run.
     ///
-    /// **What is not on it.** Work that runs elsewhere: an unstructured `Task {}` that code under test
-    /// starts itself (give it ``executor``), the main actor, actors with their own executors, a
+    /// **What is not on it.** Work that runs elsewhere: an unstructured `Task {}`, `Task.immediate {}`
+    /// (after its first suspension) or `Task.detached {}` that code under test starts itself (give it
+    /// ``executor``), the main actor, actors with their own executors, a
     /// `Queue` or `DispatchQueue`, sleeps on a real clock, a thread that blocks, subscriptions made
     /// before the run. Work handed to a `Queue` or a `ThreadPool` from the timeline is not sent, and a
     /// job that comes back from another thread is not run: either stops the run with
@@ -93,18 +94,21 @@ extension VirtualTimeScheduler {
         }
         self.jobs.prepareForRun()
         let outcome = TimelineOutcome<R>()
+        let binding = TimelineExecutor.Binding(self.jobs)
         let bodyTask = Task(executorPreference: self.jobs) {
-            do {
-                outcome.finish(.success(try await body()))
-            } catch {
-                outcome.finish(.failure(error))
+            await TimelineExecutor.$taskRun.withValue(binding) {
+                do {
+                    outcome.finish(.success(try await body()))
+                } catch {
+                    outcome.finish(.failure(error))
+                }
             }
         }
         let jobs = self.jobs
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<R, any Error>, Never>) in
                 let driver = Thread {
-                    continuation.resume(returning: self.drive(bodyTask, outcome: outcome, limit: limit))
+                    continuation.resume(returning: self.drive(bodyTask, binding: binding, outcome: outcome, limit: limit))
                 }
                 driver.name = "SwiftSignalKitTesting.VirtualTimeScheduler.run"
                 driver.start()
@@ -131,8 +135,9 @@ extension VirtualTimeScheduler {
 
     /// The driver's loop, on its own thread: jobs first, then the next due action, until `body` has
     /// returned and no job is left, or the run stops early.
-    private func drive<R>(_ bodyTask: Task<Void, Never>, outcome: TimelineOutcome<R>, limit: Int64) -> Result<R, any Error> {
-        let binding = TimelineExecutor.Binding(self.jobs)
+    private func drive<R>(
+        _ bodyTask: Task<Void, Never>, binding: TimelineExecutor.Binding, outcome: TimelineOutcome<R>, limit: Int64
+    ) -> Result<R, any Error> {
         let executor = self.jobs.asUnownedTaskExecutor()
         var counter = ActionCounter(api: "run(timeLimit:_:)")
         var jobsRun = 0
@@ -327,12 +332,15 @@ extension VirtualTimeScheduler {
                     + "code outside this run also calls, such as a global actor shared with a test running in parallel, "
                     + "which ran this run's job on its thread (give each test its own instance, or run those tests "
                     + "serially); a continuation resumed from a DispatchQueue or another thread; a real sleep (sleep on "
-                    + "scheduler.clock); an unstructured Task {} or Task.detached (start it with "
+                    + "scheduler.clock); an unstructured Task {}, Task.immediate {} or Task.detached {} (start it with "
                     + "Task(executorPreference: scheduler.executor)); or the run of another scheduler."
             case .sleptOffTimeline:
                 return "VirtualTimeScheduler.run: noticed at \(self.time) s: \(self.departure). " + stopped
-                    + " Make the subscription or the task inside the run's body, or start the task with "
-                    + "Task(executorPreference: scheduler.executor)."
+                    + " Make the subscription or the task inside the run's body, and start the task with "
+                    + "Task(executorPreference: scheduler.executor): a Task {}, a Task.immediate {} or a Task.detached {} "
+                    + "runs on the thread pool, and so does a child task given addTask(executorPreference: nil) in a "
+                    + "release build (leave the argument out), or code inside withTaskExecutorPreference(_:) given "
+                    + "another executor."
             }
         }
     }
@@ -375,14 +383,18 @@ final class TimelineJobs: TaskExecutor {
         }
     }
 
-    /// Notes, during a run, that a task which is not on the timeline sleeps on its clock.
-    func noteSleeperOffTheTimeline() {
+    /// Notes, during a run, that a task which is not on the timeline sleeps on its clock; `madeInRun`:
+    /// the task was made in the run's body, but does not run on its executor.
+    func noteSleeperOffTheTimeline(madeInRun: Bool) {
         self.state.withLock { state in
             guard state.runIsActive, !state.expectsOtherThreads, state.firstArrivalFromAnotherThread == nil else { return }
-            state.firstArrivalFromAnotherThread = (
-                "a task that is not on the timeline slept on the scheduler's clock: a subscription or a task made before the "
-                    + "run, or an unstructured Task", .sleptOffTimeline
-            )
+            state.firstArrivalFromAnotherThread =
+                madeInRun
+                ? ("a task made in the run's body that does not run on the timeline slept on the scheduler's clock", .sleptOffTimeline)
+                : (
+                    "a task that is not on the timeline slept on the scheduler's clock: a subscription or a task made before the "
+                        + "run, or a Task.detached", .sleptOffTimeline
+                )
         }
         self.arrivals.signal()
     }

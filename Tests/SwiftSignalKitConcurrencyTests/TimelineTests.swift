@@ -690,13 +690,26 @@ import Testing
         }
     }
 
-    /// Runs each job at once, on the thread that enqueues it. A task that prefers it and is started on
-    /// the driving thread runs there, inside the job that starts it, without being on the timeline: what
-    /// a default actor shared with code outside the run does to that code's tasks (it drains their jobs
-    /// on the thread that took it), made certain.
+    /// Runs each job at once, on the thread that enqueues it. A detached task that prefers it, started
+    /// on the driving thread, runs there, inside the job that starts it, without being the run's: what a
+    /// default actor shared with another run does to that run's tasks (it drains their jobs on the
+    /// thread that took it), made certain.
     final class InlineExecutor: TaskExecutor {
         func enqueue(_ job: consuming ExecutorJob) {
             job.runSynchronously(on: self.asUnownedTaskExecutor())
+        }
+    }
+
+    /// Forwards every job to another executor: a task that prefers it runs where that one runs.
+    final class ForwardingExecutor: TaskExecutor {
+        let target: any TaskExecutor
+
+        init(_ target: any TaskExecutor) {
+            self.target = target
+        }
+
+        func enqueue(_ job: consuming ExecutorJob) {
+            self.target.enqueue(job)
         }
     }
 
@@ -709,7 +722,7 @@ import Testing
                 await scheduler.sleep(for: 1)
                 // Runs to its end here, on the driving thread, in a task that is not the run's: its
                 // Queue work is its own business, neither refused nor reported in this run's name.
-                Task(executorPreference: InlineExecutor()) {
+                Task.detached(executorPreference: InlineExecutor()) {
                     queue.justDispatch { delivered.yield("delivered on the queue") }
                 }
                 await scheduler.sleep(for: 1)
@@ -726,7 +739,7 @@ import Testing
             let left = await #expect(throws: VirtualTimeScheduler.WorkLeftTheTimeline.self) {
                 try await scheduler.run {
                     await scheduler.sleep(for: 1)
-                    Task(executorPreference: InlineExecutor()) {
+                    Task.detached(executorPreference: InlineExecutor()) {
                         await scheduler.sleep(for: 1)
                     }
                     await scheduler.sleep(for: 1)
@@ -735,6 +748,86 @@ import Testing
             #expect(left?.time == 1)
             #expect(left?.departure.contains("not on the timeline slept on the scheduler's clock") == true)
             #expect(left?.description.contains("Task(executorPreference: scheduler.executor)") == true)
+        }
+    }
+
+    /// A `Task.immediate {}` runs its first part at once, on the thread that starts it: on the timeline,
+    /// at the time it is started, though it prefers no executor. That part is the run's, whether the
+    /// body or a timer action (in no task at all) starts it.
+    @Test func theFirstPartOfATaskImmediateStartedOnTheTimelineIsTheRuns() async throws {
+        for _ in 0..<timelineRepetitions {
+            let scheduler = VirtualTimeScheduler()
+            let fromTheBody = await #expect(throws: VirtualTimeScheduler.WorkLeftTheTimeline.self) {
+                try await scheduler.run {
+                    await scheduler.sleep(for: 1)
+                    Task.immediate { Queue(name: "probe.immediate").justDispatch {} }
+                    await scheduler.sleep(for: 1)
+                }
+            }
+            #expect(fromTheBody?.time == 1)
+            #expect(fromTheBody?.departure == "Queue.justDispatch on probe.immediate")
+
+            let other = VirtualTimeScheduler()
+            let log = TimelineLog(other)
+            try await other.run {
+                let results = ValuePipe<Int>()
+                let recorder = SignalRecorder(results.signal(), scheduler: other)
+                _ = other.schedule(after: 1) {
+                    Task.immediate {
+                        // Started by a timer action: the transform's task joins the timeline.
+                        _ =
+                            (Signal<Int, NoError>.single(5)
+                            |> mapAsync { (value: Int) -> Int in
+                                await other.sleep(for: 0.5)
+                                return value * 10
+                            }).start(next: { results.putNext($0) })
+                    }
+                }
+                await other.sleep(for: 3)
+                log("recorded \(recorder.events)")
+            }
+            #expect(log.all == ["3.0 recorded [1.5 next(50)]"])
+        }
+    }
+
+    @Test func aTaskOnAnExecutorThatForwardsToTheTimelineIsTheRuns() async throws {
+        for _ in 0..<timelineRepetitions {
+            let scheduler = VirtualTimeScheduler()
+            let left = await #expect(throws: VirtualTimeScheduler.WorkLeftTheTimeline.self) {
+                try await scheduler.run {
+                    await scheduler.sleep(for: 1)
+                    await withTaskExecutorPreference(ForwardingExecutor(scheduler.executor)) {
+                        await scheduler.sleep(for: 1)
+                        Queue(name: "probe.forwarded").justDispatch {}
+                    }
+                }
+            }
+            #expect(left?.time == 2)
+            #expect(left?.departure == "Queue.justDispatch on probe.forwarded")
+        }
+    }
+
+    @Test func aTaskMadeInTheBodyThatSleepsOffTheTimelineIsNamedAsSuch() async throws {
+        for _ in 0..<10 {
+            let scheduler = VirtualTimeScheduler()
+            let error = await #expect(throws: (any Error).self) {
+                try await scheduler.run {
+                    await scheduler.sleep(for: 1)
+                    // Its first part runs here; after a yield it goes on on the thread pool.
+                    await Task.immediate {
+                        await Task.yield()
+                        await scheduler.sleep(for: 1)
+                    }.value
+                }
+            }
+            // Whichever comes first: the sleep from the pool, or the task's end coming back.
+            let left = try #require(error as? VirtualTimeScheduler.WorkLeftTheTimeline)
+            if left.departure.contains("slept") {
+                #expect(left.departure.contains("made in the run's body"))
+                #expect(left.description.contains("Task.immediate {}"))
+            } else {
+                #expect(left.departure.contains("came back"))
+            }
         }
     }
 

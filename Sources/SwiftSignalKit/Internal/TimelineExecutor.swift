@@ -14,14 +14,24 @@
 ///
 /// Why the task next: the driving thread also runs, now and then, a job of a task that is not on the
 /// timeline. A default actor that a timeline task calls drains the jobs queued on it on the thread that
-/// took it, and those may belong to another test's task (a global actor that tests running in parallel
-/// both call), which then goes on running there until it suspends. Such code is not the run's: its
+/// took it, and those may belong to another run's task (a global actor that tests running in parallel
+/// both call), which then goes on running there until it suspends. Such code is not this run's: its
 /// `Queue` work is sent as usual, not refused in this run's name, and the tasks it starts do not join
-/// this timeline. So, on a driving thread, code is on the timeline when it runs in no task (the run's
-/// own scheduled actions) or in a task that prefers the timeline's executor.
+/// this timeline. So, on a driving thread, the code that runs is the run's unless its task says it
+/// belongs elsewhere (``Binding/holdsCurrentTask()``): its task-local run (``taskRun``, which the run's
+/// body sets and every task made inside it inherits, `Task {}` and `Task.immediate {}` included) is
+/// another run, or it has none and prefers another executor. A task that says nothing (no run, no
+/// preference: a `Task.immediate {}` that a timer action starts) is the run's, since timeline code
+/// made it run here.
 @usableFromInline package enum TimelineExecutor {
     /// One key for the process; each driving thread sets its own value.
     @usableFromInline static let slot = ThreadSpecificSlot()
+
+    /// The run whose body the current task was made in: the body's task sets it, and the tasks made
+    /// inside it inherit it (child tasks, `Task {}`, `Task.immediate {}`; not `Task.detached {}`).
+    /// Read only on a driving thread, to tell the run's tasks from another run's, whatever executor
+    /// they prefer (one that forwards to the timeline's, a child given `executorPreference: nil`).
+    @TaskLocal package static var taskRun: Binding?
 
     /// Holds the executor while a thread drives it; the slot keeps an unretained pointer to it.
     @usableFromInline package final class Binding: Sendable {
@@ -49,11 +59,14 @@
         }
 
         /// Whether the code running now, on the driving thread, is the timeline's: no task (a scheduled
-        /// action), or a task that prefers its executor.
+        /// action); a task made in this run's body; or a task made elsewhere that prefers this
+        /// executor, or none.
         @usableFromInline func holdsCurrentTask() -> Bool {
             return withUnsafeCurrentTask { task in
                 guard let task else { return true }
-                return task.unownedTaskExecutor == self.unownedExecutor
+                if let run = TimelineExecutor.taskRun { return run === self }
+                guard let preferred = task.unownedTaskExecutor else { return true }
+                return preferred == self.unownedExecutor
             }
         }
     }
@@ -88,6 +101,13 @@
     package static func isOnTimeline(of executor: AnyObject) -> Bool {
         guard let binding = self.binding else { return false }
         return binding.executor as AnyObject === executor
+    }
+
+    /// Whether the current task was made in the body of a run of `executor`'s timeline, wherever it
+    /// runs now.
+    package static func currentTaskWasMadeInRun(of executor: AnyObject) -> Bool {
+        guard let run = self.taskRun else { return false }
+        return run.executor as AnyObject === executor
     }
 
     /// Whether the calling thread drives the timeline of `executor`, whatever task runs on it.
