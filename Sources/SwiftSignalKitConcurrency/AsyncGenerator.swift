@@ -116,7 +116,7 @@ extension Signal where T: Sendable, E: Error {
         priority: TaskPriority? = nil, _ body: @escaping @Sendable (_ send: sending SignalSender<T, E>) async throws(E) -> Void
     ) {
         self.init { subscriber in
-            let task = Task(executorPreference: TimelineExecutor.current, priority: priority) {
+            let task = TimelineExecutor.startTask(priority: priority) {
                 do throws(E) {
                     try await body(SignalSender(subscriber: subscriber))
                     subscriber.putCompletion()

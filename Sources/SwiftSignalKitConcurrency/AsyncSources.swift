@@ -25,7 +25,7 @@ extension Signal where T: Sendable, E: Error {
         self.init { subscriber in
             // Found here, where the chain below the subscriber is complete.
             let demand = subscriber.demand
-            let task = Task(executorPreference: TimelineExecutor.current, priority: priority) {
+            let task = TimelineExecutor.startTask(priority: priority) {
                 do throws(E) {
                     var elements = sequence.makeAsyncIterator()
                     while true {
@@ -74,7 +74,7 @@ extension Signal where T: Sendable, E: Error {
     ///   - operation: The async work; for `NoError` signals it cannot throw.
     public convenience init(priority: TaskPriority? = nil, operation: @escaping @Sendable () async throws(E) -> T) {
         self.init { subscriber in
-            let task = Task(executorPreference: TimelineExecutor.current, priority: priority) {
+            let task = TimelineExecutor.startTask(priority: priority) {
                 do throws(E) {
                     let value = try await operation()
                     subscriber.putNext(value)

@@ -180,7 +180,7 @@ extension VirtualTimeScheduler {
                     actionsRun += 1
                     jobsAtThisInstant = 0
                     counter.count(action)
-                    action.action()
+                    binding.runAction(action.action)
                     continue
                 }
                 // Nothing can run, and `body` waits: for work off the timeline, or for nothing.

@@ -767,6 +767,18 @@ import Testing
             #expect(fromTheBody?.time == 1)
             #expect(fromTheBody?.departure == "Queue.justDispatch on probe.immediate")
 
+            let timed = VirtualTimeScheduler()
+            let fromATimer = await #expect(throws: VirtualTimeScheduler.WorkLeftTheTimeline.self) {
+                try await timed.run {
+                    _ = timed.schedule(after: 1) {
+                        Task.immediate { Queue(name: "probe.immediate-timer").justDispatch {} }
+                    }
+                    await timed.sleep(for: 2)
+                }
+            }
+            #expect(fromATimer?.time == 1)
+            #expect(fromATimer?.departure == "Queue.justDispatch on probe.immediate-timer")
+
             let other = VirtualTimeScheduler()
             let log = TimelineLog(other)
             try await other.run {
@@ -787,6 +799,27 @@ import Testing
                 log("recorded \(recorder.events)")
             }
             #expect(log.all == ["3.0 recorded [1.5 next(50)]"])
+        }
+    }
+
+    /// A task of no run that prefers no executor, run by the driver inside a job, is what a default
+    /// actor shared with a test off any timeline runs there: that test's task. `Task.immediateDetached`
+    /// makes one certain. Its Queue work is its own.
+    @Test func aTaskOfNoRunThatAJobRunsOnTheDrivingThreadKeepsItsQueueWork() async throws {
+        for _ in 0..<timelineRepetitions {
+            let scheduler = VirtualTimeScheduler()
+            let queue = Queue(name: "probe.shared-actor")
+            let (sent, delivered) = AsyncStream<String>.makeStream()
+            try await scheduler.run {
+                await scheduler.sleep(for: 1)
+                Task.immediateDetached {
+                    queue.justDispatch { delivered.yield("delivered on the queue") }
+                }
+                await scheduler.sleep(for: 1)
+            }
+            var arrivals = sent.makeAsyncIterator()
+            #expect(await arrivals.next() == "delivered on the queue")
+            #expect(scheduler.now == 2)
         }
     }
 

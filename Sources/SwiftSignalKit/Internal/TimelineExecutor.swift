@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The task executor that the tasks the library starts prefer: a virtual timeline's, for the code that
 /// runs on that timeline, and none anywhere else.
 ///
@@ -21,8 +23,11 @@
 /// belongs elsewhere (``Binding/holdsCurrentTask()``): its task-local run (``taskRun``, which the run's
 /// body sets and every task made inside it inherits, `Task {}` and `Task.immediate {}` included) is
 /// another run, or it has none and prefers another executor. A task that says nothing (no run, no
-/// preference: a `Task.immediate {}` that a timer action starts) is the run's, since timeline code
-/// made it run here.
+/// preference) is the run's while the driver runs a scheduled action (a `Task.immediate {}` that a
+/// timer action starts runs its first part there, at once), and not while it runs a job: then a default
+/// actor drains it, and it belongs to code outside any run (another test's task that shares the actor).
+/// The tasks the library starts on a timeline carry the run too (``startTask(priority:_:)``), so that
+/// what they start in turn is told apart the same way.
 @usableFromInline package enum TimelineExecutor {
     /// One key for the process; each driving thread sets its own value.
     @usableFromInline static let slot = ThreadSpecificSlot()
@@ -41,6 +46,9 @@
         /// The first work that left the timeline for a queue, as `Queue.async on <label>`; written on
         /// the driving thread, read by it between jobs.
         private let departure = LockedState<String?>(nil)
+        /// Whether the driver runs a scheduled action now (rather than a job); written and read only on
+        /// the driving thread, so relaxed.
+        private let runsAction = Synchronization.Atomic<Bool>(false)
 
         package init(_ executor: any TaskExecutor) {
             self.executor = executor
@@ -52,6 +60,14 @@
             return self.departure.withLock { $0 }
         }
 
+        /// Runs a scheduled action: in no task, where a task that says nothing of where it belongs was
+        /// started by the action.
+        package func runAction(_ action: () -> Void) {
+            self.runsAction.store(true, ordering: .relaxed)
+            defer { self.runsAction.store(false, ordering: .relaxed) }
+            action()
+        }
+
         func noteDeparture(_ description: String) {
             self.departure.withLock { first in
                 if first == nil { first = description }
@@ -59,14 +75,14 @@
         }
 
         /// Whether the code running now, on the driving thread, is the timeline's: no task (a scheduled
-        /// action); a task made in this run's body; or a task made elsewhere that prefers this
-        /// executor, or none.
+        /// action); a task of this run (``taskRun``); a task of no run that prefers this executor; or a
+        /// task of no run that prefers none, started by the scheduled action that runs now.
         @usableFromInline func holdsCurrentTask() -> Bool {
             return withUnsafeCurrentTask { task in
                 guard let task else { return true }
                 if let run = TimelineExecutor.taskRun { return run === self }
-                guard let preferred = task.unownedTaskExecutor else { return true }
-                return preferred == self.unownedExecutor
+                if let preferred = task.unownedTaskExecutor { return preferred == self.unownedExecutor }
+                return self.runsAction.load(ordering: .relaxed)
             }
         }
     }
@@ -78,10 +94,18 @@
         return binding.holdsCurrentTask() ? binding : nil
     }
 
-    /// The executor that a task started by the calling code should prefer: the timeline's when that code
-    /// runs on one, else nil (no preference).
-    @inlinable package static var current: (any TaskExecutor)? {
-        return self.binding?.executor
+    /// Starts a task that the library runs for the code under test (a transform, an async body, the
+    /// iteration of a sequence): off a timeline, with no preference, as before; on one, preferring its
+    /// executor and carrying its run (``taskRun``), so that the tasks it makes in turn are the run's.
+    @usableFromInline package static func startTask(
+        priority: TaskPriority?, _ operation: sending @escaping () async -> Void
+    ) -> Task<Void, Never> {
+        guard let binding = self.binding else {
+            return Task(priority: priority, operation: operation)
+        }
+        return Task(executorPreference: binding.executor, priority: priority) {
+            await self.$taskRun.withValue(binding, operation: operation)
+        }
     }
 
     /// Whether work about to leave for a place that runs it on another thread at a real time (a `Queue`,

@@ -51,7 +51,7 @@ final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposabl
 
     /// Starts the worker, then the upstream subscription.
     @inlinable func start(_ upstream: Signal<T, E>) {
-        let worker = Task(executorPreference: TimelineExecutor.current, priority: self.priority) {
+        let worker = TimelineExecutor.startTask(priority: self.priority) {
             await self.work()
         }
         self.state.withLock { $0.workerStarted(worker) }?.cancel()
@@ -87,7 +87,7 @@ final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposabl
             case .run(let work):
                 await self.run(work, as: Machine.workerKey)
             case .spawn(let runner, let work):
-                let task = Task(executorPreference: TimelineExecutor.current, priority: self.priority) {
+                let task = TimelineExecutor.startTask(priority: self.priority) {
                     await self.run(work, as: runner)
                 }
                 self.state.withLock { $0.runnerStarted(runner, task: task) }?.cancel()
