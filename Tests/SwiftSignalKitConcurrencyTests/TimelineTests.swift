@@ -823,6 +823,51 @@ import Testing
         }
     }
 
+    /// A task that prefers the executor, made by a timer action, and the `Task.immediate {}` it starts:
+    /// both carry the run, since the driver runs each action with the run bound.
+    @Test func aTaskImmediateStartedByATaskThatATimerActionMadeIsTheRuns() async throws {
+        for _ in 0..<timelineRepetitions {
+            let scheduler = VirtualTimeScheduler()
+            let left = await #expect(throws: VirtualTimeScheduler.WorkLeftTheTimeline.self) {
+                try await scheduler.run {
+                    _ = scheduler.schedule(after: 1) {
+                        Task(executorPreference: scheduler.executor) {
+                            await scheduler.sleep(for: 1)
+                            Task.immediate { Queue(name: "probe.nested-immediate").justDispatch {} }
+                        }
+                    }
+                    await scheduler.sleep(for: 5)
+                }
+            }
+            #expect(left?.time == 2)
+            #expect(left?.departure == "Queue.justDispatch on probe.nested-immediate")
+        }
+    }
+
+    /// A task that one run left suspended runs in the scheduler's next run, as that run's.
+    @Test func aTaskLeftSuspendedByARunIsTheNextRunsToo() async throws {
+        for _ in 0..<timelineRepetitions {
+            let scheduler = VirtualTimeScheduler()
+            let log = TimelineLog(scheduler)
+            try await scheduler.run {
+                Task(executorPreference: scheduler.executor) {
+                    await scheduler.sleep(for: 5)
+                    log("woke")
+                    await scheduler.sleep(for: 1)
+                    log("woke again")
+                    Queue(name: "probe.left-over").justDispatch {}
+                }
+                await scheduler.sleep(for: 1)
+            }
+            let left = await #expect(throws: VirtualTimeScheduler.WorkLeftTheTimeline.self) {
+                try await scheduler.run { await scheduler.sleep(for: 10) }
+            }
+            #expect(log.all == ["5.0 woke", "6.0 woke again"])
+            #expect(left?.time == 6)
+            #expect(left?.departure == "Queue.justDispatch on probe.left-over")
+        }
+    }
+
     @Test func aTaskOnAnExecutorThatForwardsToTheTimelineIsTheRuns() async throws {
         for _ in 0..<timelineRepetitions {
             let scheduler = VirtualTimeScheduler()

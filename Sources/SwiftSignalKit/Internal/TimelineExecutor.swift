@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The task executor that the tasks the library starts prefer: a virtual timeline's, for the code that
 /// runs on that timeline, and none anywhere else.
 ///
@@ -22,20 +20,22 @@ import Synchronization
 /// this timeline. So, on a driving thread, the code that runs is the run's unless its task says it
 /// belongs elsewhere (``Binding/holdsCurrentTask()``): its task-local run (``taskRun``, which the run's
 /// body sets and every task made inside it inherits, `Task {}` and `Task.immediate {}` included) is
-/// another run, or it has none and prefers another executor. A task that says nothing (no run, no
-/// preference) is the run's while the driver runs a scheduled action (a `Task.immediate {}` that a
-/// timer action starts runs its first part there, at once), and not while it runs a job: then a default
-/// actor drains it, and it belongs to code outside any run (another test's task that shares the actor).
-/// The tasks the library starts on a timeline carry the run too (``startTask(priority:_:)``), so that
-/// what they start in turn is told apart the same way.
+/// another scheduler's, or it has none and prefers another executor, or none. The driver runs each
+/// scheduled action with the run bound too, so that every task made on the timeline carries it: the
+/// body's, those made in timer actions (`Task.immediate {}`, `Task(executorPreference:)`), and the
+/// library's (``startTask(priority:_:)``). A task that carries no run and prefers no executor was made
+/// off every timeline: a default actor drains it here (another test's task that shares the actor), or
+/// it is a `Task.detached {}`.
 @usableFromInline package enum TimelineExecutor {
     /// One key for the process; each driving thread sets its own value.
     @usableFromInline static let slot = ThreadSpecificSlot()
 
-    /// The run whose body the current task was made in: the body's task sets it, and the tasks made
-    /// inside it inherit it (child tasks, `Task {}`, `Task.immediate {}`; not `Task.detached {}`).
-    /// Read only on a driving thread, to tell the run's tasks from another run's, whatever executor
-    /// they prefer (one that forwards to the timeline's, a child given `executorPreference: nil`).
+    /// The run the current task was made in: the body's task sets it, the driver binds it while it runs
+    /// a scheduled action, and the tasks made there inherit it (child tasks, `Task {}`,
+    /// `Task.immediate {}`; not `Task.detached {}`). Read only on a driving thread, to tell the
+    /// timeline's tasks from others, whatever executor they prefer (one that forwards to the
+    /// timeline's, a child given `executorPreference: nil`). A task left suspended by one run of a
+    /// scheduler is its next run's too: runs are told apart by their executor.
     @TaskLocal package static var taskRun: Binding?
 
     /// Holds the executor while a thread drives it; the slot keeps an unretained pointer to it.
@@ -46,9 +46,6 @@ import Synchronization
         /// The first work that left the timeline for a queue, as `Queue.async on <label>`; written on
         /// the driving thread, read by it between jobs.
         private let departure = LockedState<String?>(nil)
-        /// Whether the driver runs a scheduled action now (rather than a job); written and read only on
-        /// the driving thread, so relaxed.
-        private let runsAction = Synchronization.Atomic<Bool>(false)
 
         package init(_ executor: any TaskExecutor) {
             self.executor = executor
@@ -60,12 +57,9 @@ import Synchronization
             return self.departure.withLock { $0 }
         }
 
-        /// Runs a scheduled action: in no task, where a task that says nothing of where it belongs was
-        /// started by the action.
+        /// Runs a scheduled action with the run bound, so that the tasks it makes carry it.
         package func runAction(_ action: () -> Void) {
-            self.runsAction.store(true, ordering: .relaxed)
-            defer { self.runsAction.store(false, ordering: .relaxed) }
-            action()
+            TimelineExecutor.$taskRun.withValue(self, operation: action)
         }
 
         func noteDeparture(_ description: String) {
@@ -75,14 +69,13 @@ import Synchronization
         }
 
         /// Whether the code running now, on the driving thread, is the timeline's: no task (a scheduled
-        /// action); a task of this run (``taskRun``); a task of no run that prefers this executor; or a
-        /// task of no run that prefers none, started by the scheduled action that runs now.
+        /// action); a task made on this scheduler's timeline (``taskRun``); or a task made off every
+        /// timeline that prefers this executor.
         @usableFromInline func holdsCurrentTask() -> Bool {
             return withUnsafeCurrentTask { task in
                 guard let task else { return true }
-                if let run = TimelineExecutor.taskRun { return run === self }
-                if let preferred = task.unownedTaskExecutor { return preferred == self.unownedExecutor }
-                return self.runsAction.load(ordering: .relaxed)
+                if let run = TimelineExecutor.taskRun { return run.executor as AnyObject === self.executor as AnyObject }
+                return task.unownedTaskExecutor == self.unownedExecutor
             }
         }
     }
