@@ -13,10 +13,10 @@ import Testing
     /// A machine whose subscription has started, and whose `start` returned `subscription`.
     static func started(_ policy: SignalBufferingPolicy, subscription: Disposable = EmptyDisposable) -> Machine {
         var machine = Machine(policy: policy)
-        let startClaimed1 = machine.startClaimed()
-        #expect(startClaimed1)
-        let subscribed2 = machine.subscribed(subscription)
-        #expect(subscribed2.isKeep)
+        let claimed = machine.startClaimed()
+        #expect(claimed)
+        let subscribed = machine.subscribed(subscription)
+        #expect(subscribed.isKeep)
         return machine
     }
 
@@ -31,6 +31,22 @@ import Testing
         }
     }
 
+    /// Sends `values`, one by one, and says what each did: `kept`, `dropped N`, `to the loop`, or
+    /// `ends, dropping N` (with `, bound N` under `.bounded`).
+    static func receive(_ values: [Int], into machine: inout Machine) -> [String] {
+        return values.map { value in
+            switch machine.received(value) {
+            case .none: return "kept"
+            case .drop(let dropped): return "dropped \(dropped)"
+            case .resume(let waiter):
+                waiter.resume(returning: .success(value))
+                return "to the loop"
+            case .endEarly(let dropped, _, let bound):
+                return "ends, dropping \(dropped)" + (bound.map { ", bound \($0)" } ?? "")
+            }
+        }
+    }
+
     /// What the loop gets when it waits now; nil when nothing is ready, and then the wait is ended at
     /// once with a value of -1, so that the machine is left running, with no loop waiting and its
     /// first `next()` no longer pending.
@@ -42,11 +58,7 @@ import Testing
                 ready = result
                 continuation.resume(returning: result)
             case .suspended:
-                guard case .resume(let waiter) = machine.received(-1) else {
-                    Issue.record("a value must go to the waiting loop")
-                    return
-                }
-                waiter.resume(returning: .success(-1))
+                #expect(Self.receive([-1], into: &machine) == ["to the loop"])
             }
         }
         return ready
@@ -61,17 +73,15 @@ import Testing
         var machine = Machine(policy: .bounded(1))
         #expect(Self.phase(machine) == "idle")
         #expect(machine.hasRoom(bound: 1))
-        let startClaimed3 = machine.startClaimed()
-        #expect(startClaimed3)
-        let startClaimed4 = machine.startClaimed()
-        #expect(!startClaimed4)
+        let first = machine.startClaimed()
+        let second = machine.startClaimed()
+        #expect(first && !second)
         #expect(Self.phase(machine) == "running(kept: 0, waits: false, first: true)")
         // Sent while the signal starts: kept for the first next(), whatever the bound.
-        let received5 = machine.received(1)
-        #expect(received5.isNone)
+        #expect(Self.receive([1], into: &machine) == ["kept"])
         #expect(Self.phase(machine) == "running(kept: 1, waits: false, first: false)")
-        let subscribed6 = machine.subscribed(EmptyDisposable)
-        #expect(subscribed6.isKeep)
+        let subscribed = machine.subscribed(EmptyDisposable)
+        #expect(subscribed.isKeep)
         #expect(await Self.ready(&machine) == .success(1))
     }
 
@@ -82,65 +92,47 @@ import Testing
                 Issue.record("nothing was kept, the loop must wait")
                 return continuation.resume(returning: .success(nil))
             }
-            guard case .resume(let waiter) = machine.received(7) else {
-                Issue.record("a value must go to the waiting loop")
-                return
-            }
-            waiter.resume(returning: .success(7))
+            #expect(Self.receive([7], into: &machine) == ["to the loop"])
         }
         #expect(value == .success(7))
-        let received7 = machine.received(8)
-        #expect(received7.isNone)
-        let received8 = machine.received(9)
-        #expect(received8.isNone)
+        #expect(Self.receive([8, 9], into: &machine) == ["kept", "kept"])
         #expect(await Self.ready(&machine) == .success(8))
         var batch: [Int] = []
-        let takeBuffered9 = machine.takeBuffered(into: &batch)
-        #expect(takeBuffered9)
+        let tookOnce = machine.takeBuffered(into: &batch)
+        let tookTwice = machine.takeBuffered(into: &batch)
+        #expect(tookOnce && !tookTwice)
         #expect(batch == [9])
-        let takeBuffered10 = machine.takeBuffered(into: &batch)
-        #expect(!takeBuffered10)
     }
 
     @Test func bufferingPoliciesDropWhatTheyPromise() async {
         var newest = Self.started(.bufferingNewest(2))
         await Self.settle(&newest)
-        let received11 = newest.received(1)
-        #expect(received11.isNone)
-        let received12 = newest.received(2)
-        #expect(received12.isNone)
-        let received13 = newest.received(3)
-        #expect(received13.dropped == 1)
+        #expect(Self.receive([1, 2, 3], into: &newest) == ["kept", "kept", "dropped 1"])
         #expect(await Self.ready(&newest) == .success(2))
 
         var none = Self.started(.bufferingNewest(0))
         await Self.settle(&none)
-        let received14 = none.received(1)
-        #expect(received14.dropped == 1)
+        #expect(Self.receive([1], into: &none) == ["dropped 1"])
 
         var oldest = Self.started(.bufferingOldest(1))
         await Self.settle(&oldest)
-        let received15 = oldest.received(1)
-        #expect(received15.isNone)
-        let received16 = oldest.received(2)
-        #expect(received16.dropped == 2)
+        #expect(Self.receive([1, 2], into: &oldest) == ["kept", "dropped 2"])
         #expect(await Self.ready(&oldest) == .success(1))
 
-        var batchOnlyUnbounded = Self.started(.bufferingOldest(4))
-        await Self.settle(&batchOnlyUnbounded)
-        let received17 = batchOnlyUnbounded.received(1)
-        #expect(received17.isNone)
+        // Only the unbounded policy hands over its buffer at once: another's limit holds value by value.
+        var bounded = Self.started(.bufferingOldest(4))
+        await Self.settle(&bounded)
+        #expect(Self.receive([1], into: &bounded) == ["kept"])
         var batch: [Int] = []
-        let takeBuffered18 = batchOnlyUnbounded.takeBuffered(into: &batch)
-        #expect(!takeBuffered18)
+        let took = bounded.takeBuffered(into: &batch)
+        #expect(!took)
     }
 
     @Test func aLoopThatFallsBehindTakesWhatIsKeptThenEnds() async {
         let subscription = ActionDisposable {}
         var machine = Self.started(.endingWhenFull(1), subscription: subscription)
         await Self.settle(&machine)
-        let received19 = machine.received(1)
-        #expect(received19.isNone)
+        #expect(Self.receive([1], into: &machine) == ["kept"])
         guard case .endEarly(let dropped, let ended, let bound) = machine.received(2) else {
             Issue.record("the second value overflows")
             return
@@ -149,10 +141,9 @@ import Testing
         #expect(Self.phase(machine) == "ending(kept: 1, fellBehind)")
         #expect(machine.endReason == nil)
         // Later events race the end: dropped, or nothing.
-        let received20 = machine.received(3)
-        #expect(received20.dropped == 3)
-        let ended21 = machine.ended(.completed)
-        #expect(ended21.isNone)
+        #expect(Self.receive([3], into: &machine) == ["dropped 3"])
+        let ended2 = machine.ended(.completed)
+        #expect(ended2.isNone)
         #expect(await Self.ready(&machine) == .success(1))
         #expect(await Self.ready(&machine) == .success(nil))
         #expect(machine.endReason == .fellBehind)
@@ -161,21 +152,15 @@ import Testing
     @Test func underABoundOnlyAProducerThatWaitedMayOverfill() async {
         var machine = Self.started(.bounded(1))
         await Self.settle(&machine)
-        let received22 = machine.received(1)
-        #expect(received22.isNone)
+        #expect(Self.receive([1], into: &machine) == ["kept"])
         #expect(!machine.hasRoom(bound: 1))
         // Granted room at the same moment as another: its value is kept past the bound.
         machine.grantedRoom()
         #expect(machine.granted == 1)
-        let received23 = machine.received(2)
-        #expect(received23.isNone)
+        #expect(Self.receive([2], into: &machine) == ["kept"])
         #expect(machine.granted == 0)
         // A producer that did not wait: the iteration ends.
-        guard case .endEarly(let dropped, _, let bound) = machine.received(3) else {
-            Issue.record("a value past the bound from a producer that did not wait ends the loop")
-            return
-        }
-        #expect(dropped == 3 && bound == 1)
+        #expect(Self.receive([3], into: &machine) == ["ends, dropping 3, bound 1"])
         #expect(machine.hasRoom(bound: 1))
         #expect(await Self.ready(&machine) == .success(1))
         #expect(await Self.ready(&machine) == .success(2))
@@ -204,15 +189,14 @@ import Testing
         }
         #expect(result == .failure(TestError()))
         #expect(machine.endReason == .failed)
-        let ended24 = machine.ended(.completed)
-        #expect(ended24.isNone)
+        let again = machine.ended(.completed)
+        #expect(again.isNone)
     }
 
     @Test func anEndWithKeptValuesWaitsForTheLoopToTakeThem() async {
         var machine = Self.started(.unbounded)
         await Self.settle(&machine)
-        let received25 = machine.received(1)
-        #expect(received25.isNone)
+        #expect(Self.receive([1], into: &machine) == ["kept"])
         guard case .release = machine.ended(.failed(TestError())) else {
             Issue.record("with no loop waiting, the end is kept")
             return
@@ -228,33 +212,31 @@ import Testing
     @Test func cancellingStopsEverythingOnceAndKeepsTheFirstReason() async {
         let subscription = ActionDisposable {}
         var machine = Self.started(.unbounded, subscription: subscription)
-        let received26 = machine.received(1)
-        #expect(received26.isNone)
+        #expect(Self.receive([1], into: &machine) == ["kept"])
         guard case .stop(let waiter, let disposed, let kept, _) = machine.cancelled() else {
             Issue.record("a running iteration stops")
             return
         }
         #expect(waiter == nil && disposed === subscription && kept.count == 1)
         #expect(machine.endReason == .cancelled)
-        let received27 = machine.received(2)
-        #expect(received27.dropped == 2)
-        let ended28 = machine.ended(.completed)
-        #expect(ended28.isNone)
+        #expect(Self.receive([2], into: &machine) == ["dropped 2"])
+        let ended = machine.ended(.completed)
+        #expect(ended.isNone)
         guard case .none = machine.cancelled() else {
             Issue.record("a second cancellation does nothing")
             return
         }
         // A signal whose start returns after the cancellation: disposed at once.
-        let subscribed29 = machine.subscribed(subscription)
-        #expect(!subscribed29.isKeep)
+        let late = machine.subscribed(subscription)
+        #expect(!late.isKeep)
 
-        var ended = Self.started(.unbounded)
-        _ = ended.ended(.completed)
-        guard case .drop = ended.cancelled() else {
+        var endedFirst = Self.started(.unbounded)
+        _ = endedFirst.ended(.completed)
+        guard case .drop = endedFirst.cancelled() else {
             Issue.record("an iteration whose source ended drops what it kept")
             return
         }
-        #expect(ended.endReason == .cancelled)
+        #expect(endedFirst.endReason == .cancelled)
 
         var told = Self.started(.unbounded)
         await Self.settle(&told)
@@ -266,10 +248,9 @@ import Testing
 
     @Test func onlyTheFirstIteratorClaimsTheSubscription() {
         var machine = Self.started(.unbounded)
-        let iteratorClaims30 = machine.iteratorClaims()
-        #expect(iteratorClaims30)
-        let iteratorClaims31 = machine.iteratorClaims()
-        #expect(!iteratorClaims31)
+        let first = machine.iteratorClaims()
+        let second = machine.iteratorClaims()
+        #expect(first && !second)
     }
 
     @Test func aValueBeforeTheSubscriptionStartedTraps() async {
@@ -277,18 +258,6 @@ import Testing
             var machine = SignalValuesStateMachine<Int, Never>(policy: .unbounded)
             _ = machine.received(1)
         }
-    }
-}
-
-extension SignalValuesStateMachine.ReceiveAction {
-    var isNone: Bool {
-        if case .none = self { return true }
-        return false
-    }
-
-    var dropped: T? {
-        if case .drop(let value) = self { return value }
-        return nil
     }
 }
 

@@ -713,18 +713,32 @@ import Testing
         }
     }
 
-    @Test func queueWorkOfATaskOffTheTimelineIsSentEvenFromTheDrivingThread() async throws {
+    /// Two tasks that run to their end on the driving thread, inside the job that starts them, without
+    /// being the run's: one on an executor of its own, as a task of another run that a shared default
+    /// actor drains there; one of no run that prefers no executor, as a task of a test on no timeline
+    /// would be.
+    enum TaskOffTheRun: CaseIterable, Sendable {
+        case detachedOnAnInlineExecutor
+        case immediateDetached
+
+        func start(_ operation: sending @escaping () -> Void) {
+            switch self {
+            case .detachedOnAnInlineExecutor: Task.detached(executorPreference: InlineExecutor()) { operation() }
+            case .immediateDetached: Task.immediateDetached { operation() }
+            }
+        }
+    }
+
+    @Test(arguments: TaskOffTheRun.allCases)
+    func queueWorkOfATaskOffTheRunIsSentEvenFromTheDrivingThread(_ kind: TaskOffTheRun) async throws {
         for _ in 0..<timelineRepetitions {
             let scheduler = VirtualTimeScheduler()
             let queue = Queue(name: "probe.another-test")
             let (sent, delivered) = AsyncStream<String>.makeStream()
             try await scheduler.run {
                 await scheduler.sleep(for: 1)
-                // Runs to its end here, on the driving thread, in a task that is not the run's: its
-                // Queue work is its own business, neither refused nor reported in this run's name.
-                Task.detached(executorPreference: InlineExecutor()) {
-                    queue.justDispatch { delivered.yield("delivered on the queue") }
-                }
+                // Its Queue work is its own business, neither refused nor reported in this run's name.
+                kind.start { queue.justDispatch { delivered.yield("delivered on the queue") } }
                 await scheduler.sleep(for: 1)
             }
             var arrivals = sent.makeAsyncIterator()
@@ -799,27 +813,6 @@ import Testing
                 log("recorded \(recorder.events)")
             }
             #expect(log.all == ["3.0 recorded [1.5 next(50)]"])
-        }
-    }
-
-    /// A task of no run that prefers no executor, run by the driver inside a job, is what a default
-    /// actor shared with a test off any timeline runs there: that test's task. `Task.immediateDetached`
-    /// makes one certain. Its Queue work is its own.
-    @Test func aTaskOfNoRunThatAJobRunsOnTheDrivingThreadKeepsItsQueueWork() async throws {
-        for _ in 0..<timelineRepetitions {
-            let scheduler = VirtualTimeScheduler()
-            let queue = Queue(name: "probe.shared-actor")
-            let (sent, delivered) = AsyncStream<String>.makeStream()
-            try await scheduler.run {
-                await scheduler.sleep(for: 1)
-                Task.immediateDetached {
-                    queue.justDispatch { delivered.yield("delivered on the queue") }
-                }
-                await scheduler.sleep(for: 1)
-            }
-            var arrivals = sent.makeAsyncIterator()
-            #expect(await arrivals.next() == "delivered on the queue")
-            #expect(scheduler.now == 2)
         }
     }
 
