@@ -113,8 +113,8 @@
         return true
     }
 
-    /// Whether the calling code runs on the timeline of `executor`: its thread drives it, and it runs in
-    /// no task or in one that prefers `executor`.
+    /// Whether the calling code runs on the timeline of `executor`: its thread drives it, and the code is
+    /// the run's (``Binding/holdsCurrentTask()``).
     package static func isOnTimeline(of executor: AnyObject) -> Bool {
         guard let binding = self.binding else { return false }
         return binding.executor as AnyObject === executor
