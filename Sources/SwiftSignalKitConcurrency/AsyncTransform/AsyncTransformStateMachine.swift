@@ -21,9 +21,28 @@ import SwiftSignalKit
     case stop
 }
 
-/// The state of one subscription to an async operator; every event returns what to do after
-/// unlocking (``Effects``). Values, results and continuations leave the state in the effects, so that
-/// nothing is released, resumed, cancelled or disposed under the lock.
+/// The state of one subscription to an async operator (`mapAsync`, `filterAsync`, `compactMapAsync`),
+/// and every decision about it: which value a transform takes next, which task runs it, when a result
+/// goes to the subscriber, and when the subscription ends. ``AsyncTransformStorage`` holds it under its
+/// lock and does what the returned ``Action`` says after unlocking, so that nothing is released,
+/// resumed, cancelled or disposed under the lock.
+///
+/// The phases, each with its data:
+///
+/// ```
+/// running --upstream fails, a transform fails, or upstream completes with nothing left--> ending
+///    \                                                                                       |
+///     \------------------------------------ dispose ------------------------------> disposed <
+/// ```
+///
+/// Everything a running subscription holds (waiting values, commands, tasks, out-of-order results)
+/// lives in ``Running``, so the end hands it all back at once (``Teardown``). The delivery queue and
+/// the producers waiting for room stay beside the phase: the terminal event is delivered, and producers
+/// are let go, after the end.
+///
+/// Unexpected events follow `CONTRIBUTING.md`: a value, an end, a finished transform or a started task
+/// that races the end is a benign race (it does nothing and hands back what to release or cancel); two
+/// workers waiting at once cannot happen and traps.
 @usableFromInline struct AsyncTransformStateMachine<T: Sendable, R: Sendable, E: Error>: RoomWaitingState {
     @usableFromInline typealias Work = AsyncTransformWork<T>
     @usableFromInline typealias Command = AsyncTransformCommand<T>
@@ -33,32 +52,107 @@ import SwiftSignalKit
     /// The key of the worker when it runs transforms itself (the serial policy).
     @inlinable static var workerKey: Int { -1 }
 
+    /// The latest policy's one transform: the runner that runs it or is about to, whether a newer value
+    /// has cancelled it, and the newest value, which starts when that runner has finished.
+    @usableFromInline struct Latest: Sendable {
+        @usableFromInline var current: Int?
+        @usableFromInline var superseded = false
+        @usableFromInline var pending: T?
+
+        @inlinable init() {}
+    }
+
+    /// What a running subscription holds.
+    @usableFromInline struct Running: Sendable {
+        /// Values that no transform has taken yet, limited by `buffering`.
+        @usableFromInline var waiting = ValueRing<T>()
+        /// Commands the worker has not taken yet.
+        @usableFromInline var commands = ValueRing<Command>()
+        /// The worker, waiting for a command.
+        @usableFromInline var waiter: Waiter?
+        /// Transforms running or about to (a queued command).
+        @usableFromInline var busy = 0
+        /// Values taken for a transform whose result has not been handed to the subscriber (or dropped)
+        /// yet: running, finished and waiting for an earlier result, or queued for the subscriber. At most
+        /// `width`, so a slow consumer or a slow first value holds back the upstream's values in
+        /// `waiting`, where the buffering policy applies, instead of piling up results.
+        @usableFromInline var inFlight = 0
+        @usableFromInline var runners: [Int: Task<Void, Never>] = [:]
+        /// Runners that finished before the worker registered their task.
+        @usableFromInline var exitedUnregistered: Set<Int> = []
+        @usableFromInline var nextRunner = 0
+        @usableFromInline var latest = Latest()
+        /// The position the next value taken gets.
+        @usableFromInline var nextIndex = 0
+        /// Ordered policies: the position of the next result to send, and results that wait for
+        /// earlier ones (`nil` inside: the value was filtered out).
+        @usableFromInline var nextIndexToSend = 0
+        @usableFromInline var outOfOrder: [Int: R?] = [:]
+        /// The upstream completed: the subscription ends when the last transform has finished.
+        @usableFromInline var upstreamFinished = false
+        @usableFromInline var upstream: Disposable?
+        @usableFromInline var worker: Task<Void, Never>?
+
+        @inlinable init() {}
+    }
+
     @usableFromInline enum Phase: Sendable {
         /// Values are taken and transformed.
-        case running
+        case running(Running)
         /// A terminal event is queued for the subscriber: no more work starts.
         case ending
         /// Disposed: nothing is delivered.
         case disposed
+        /// Only inside an event, while the running data is taken out to be changed without a copy.
+        case modifying
     }
 
-    /// What the storage does once it has unlocked. Every field is optional work.
-    @usableFromInline struct Effects: Sendable {
-        /// Resume the waiting worker with this command.
-        @usableFromInline var resume: (Waiter, Command)?
-        /// Deliver the queued events: this thread became the deliverer.
-        @usableFromInline var drain = false
-        /// Cancel these tasks.
-        @usableFromInline var cancel: [Task<Void, Never>] = []
-        /// Dispose the upstream subscription.
+    /// Everything the end of a subscription lets go, to be stopped and released after unlocking.
+    @usableFromInline struct Teardown: Sendable {
+        /// Cancel these, in this order (the order the runners started, then the worker).
+        @usableFromInline var tasks: [Task<Void, Never>] = []
+        /// The worker waits for a command: resume it with `.stop`.
+        @usableFromInline var waitingWorker: Waiter?
         @usableFromInline var upstream: Disposable?
-        /// Values dropped by the buffering policy or the end of the subscription, released here.
-        @usableFromInline var dropped: [T?] = []
-        /// Results dropped by the end of the subscription, released here.
-        @usableFromInline var droppedResults: [R?] = []
-        @usableFromInline var droppedOutgoing = ValueRing<SerialDelivery<Outgoing>.Entry>()
+        /// Values no transform will take, and results no subscriber will get.
+        @usableFromInline var values: [T?] = []
+        @usableFromInline var results: [R?] = []
+        @usableFromInline var outgoing = ValueRing<SerialDelivery<Outgoing>.Entry>()
+        /// The terminal event was queued and this thread became the deliverer: deliver after the rest.
+        @usableFromInline var deliver = false
 
         @inlinable init() {}
+    }
+
+    /// What the storage does after unlocking: every event's answer.
+    @usableFromInline enum Action: Sendable {
+        case none
+        /// Resume the worker, which waits for a command, with this one.
+        case resumeWorker(Waiter, Command)
+        /// A result was queued and this thread became the deliverer: deliver the queued events.
+        case deliver
+        /// Both of the above: resume the worker first.
+        case resumeWorkerAndDeliver(Waiter, Command)
+        /// Release this value: the buffering policy dropped it, or it arrived after the end.
+        case release(T)
+        /// Release this value, then resume the worker.
+        case releaseAndResumeWorker(T, Waiter, Command)
+        /// The latest policy: a newer value cancels the running transform (its task, once registered)
+        /// and replaces the value that waited for it, released here.
+        case supersede(cancel: Task<Void, Never>?, release: T?)
+        /// The subscription ended: stop and release everything it held.
+        case end(Teardown)
+    }
+
+    /// What a runner does after its transform finished, or after it checked out.
+    @usableFromInline enum RunnerStep: Sendable {
+        /// Do `after`, then transform `work`.
+        case transform(Work, after: Action)
+        /// Do `after`, then check out (``runnerCheckOut(_:)``), still counted as busy, so that the room
+        /// its own delivery makes goes to it rather than to a new task.
+        case checkOut(after: Action)
+        /// Do `after`, then leave.
+        case leave(after: Action)
     }
 
     @usableFromInline let mode: AsyncTransformPolicy.Mode
@@ -66,40 +160,9 @@ import SwiftSignalKit
     /// Serial and concurrent policies: how many values may be in progress at once (taken for a
     /// transform and not yet handed to the subscriber). Values beyond it wait in `waiting`.
     @usableFromInline let width: Int
-    @usableFromInline var phase = Phase.running
-    /// Values that no transform has taken yet, limited by `buffering`.
-    @usableFromInline var waiting = ValueRing<T>()
-    /// Commands the worker has not taken yet.
-    @usableFromInline var commands = ValueRing<Command>()
-    @usableFromInline var waiter: Waiter?
-    /// Transforms running or about to (a queued command).
-    @usableFromInline var busy = 0
-    /// Values taken for a transform whose result has not been handed to the subscriber (or dropped) yet:
-    /// running, finished and waiting for an earlier result, or queued for the subscriber. At most `width`, so
-    /// a slow consumer or a slow first value holds back the upstream's values in `waiting`, where the
-    /// buffering policy applies, instead of piling up results.
-    @usableFromInline var inFlight = 0
-    @usableFromInline var runners: [Int: Task<Void, Never>] = [:]
-    /// Runners that finished before the worker registered their task.
-    @usableFromInline var exitedUnregistered: Set<Int> = []
-    @usableFromInline var nextRunner = 0
-    /// The latest policy: the runner that runs or is about to; whether a newer value has cancelled it;
-    /// and the newest value, which starts when that runner has finished.
-    @usableFromInline var latestCurrent: Int?
-    @usableFromInline var latestSuperseded = false
-    @usableFromInline var latestPending: T?
-    @usableFromInline var nextIndex = 0
-    /// Ordered policies: the index of the next result to send, and results that wait for earlier ones
-    /// (`nil` inside: the value was filtered out).
-    @usableFromInline var nextIndexToSend = 0
-    @usableFromInline var outOfOrder: [Int: R?] = [:]
+    @usableFromInline private(set) var phase = Phase.running(Running())
     /// Results and the terminal event on their way to the subscriber.
     @usableFromInline var delivery = SerialDelivery<Outgoing>(keepingStorage: true)
-    /// A post made this thread the deliverer; the effects tell it to deliver after unlocking.
-    @usableFromInline var mustDeliver = false
-    @usableFromInline var upstreamFinished = false
-    @usableFromInline var upstream: Disposable?
-    @usableFromInline var worker: Task<Void, Never>?
     /// Producers upstream waiting for room in `waiting`, when the storage paces its input (see
     /// `AsyncTransformStorage.inputBound`).
     @usableFromInline var producers = RoomWaiters()
@@ -113,13 +176,15 @@ import SwiftSignalKit
         }
     }
 
+    // MARK: - Reading
+
     /// Whether a producer upstream may send one more value when at most `bound` values may wait: fewer
     /// wait, or none waits and a transform could take a value now, or no value will be taken any more
     /// (it is then dropped, and a producer must not wait for it).
     @inlinable func hasInputRoom(bound: Int) -> Bool {
-        guard case .running = self.phase, !self.upstreamFinished else { return true }
-        if self.waiting.count < bound { return true }
-        return self.waiting.isEmpty && self.busy < self.width && self.inFlight < self.width
+        guard case .running(let running) = self.phase, !running.upstreamFinished else { return true }
+        if running.waiting.count < bound { return true }
+        return running.waiting.isEmpty && running.busy < self.width && running.inFlight < self.width
     }
 
     @inlinable var isOrdered: Bool {
@@ -134,367 +199,374 @@ import SwiftSignalKit
 
     /// The worker task was created; returns it to be cancelled at once when the subscription has ended.
     @inlinable mutating func workerStarted(_ task: Task<Void, Never>) -> Task<Void, Never>? {
-        if case .disposed = self.phase { return task }
-        self.worker = task
+        guard case .running(var running) = self.phase else { return task }
+        self.phase = .modifying
+        running.worker = task
+        self.phase = .running(running)
         return nil
     }
 
     /// The upstream subscription started; returns it to be disposed at once when it is not needed.
     @inlinable mutating func upstreamStarted(_ disposable: Disposable) -> Disposable? {
-        if case .running = self.phase {
-            self.upstream = disposable
-            return nil
-        }
-        return disposable
+        guard case .running(var running) = self.phase else { return disposable }
+        self.phase = .modifying
+        running.upstream = disposable
+        self.phase = .running(running)
+        return nil
+    }
+
+    /// The worker started the task of `runner`; returns it to be cancelled when the subscription ended
+    /// or a newer value has superseded it.
+    @inlinable mutating func runnerStarted(_ runner: Int, task: Task<Void, Never>) -> Task<Void, Never>? {
+        guard case .running(var running) = self.phase else { return task }
+        self.phase = .modifying
+        defer { self.phase = .running(running) }
+        if running.exitedUnregistered.remove(runner) != nil { return nil }
+        running.runners[runner] = task
+        if case .latest = self.mode, running.latest.current == runner, running.latest.superseded { return task }
+        return nil
     }
 
     // MARK: - Upstream events
 
-    @inlinable mutating func valueArrived(_ value: T) -> Effects {
-        var effects = Effects()
-        guard case .running = self.phase else {
-            effects.dropped.append(value)
-            return effects
-        }
+    @inlinable mutating func valueArrived(_ value: T) -> Action {
+        guard case .running(var running) = self.phase else { return .release(value) }
+        self.phase = .modifying
+        var resume: (Waiter, Command)?
+        var released: T?
         switch self.mode {
         case .serial, .concurrent:
             // Straight to a transform only when nothing waits before it (input order) and there is room;
             // otherwise behind the waiting values, which a runner checking out or `fillRunners` takes.
-            if self.waiting.isEmpty, self.inFlight < self.width, self.busy < self.width {
-                self.start(self.take(value), into: &effects)
+            if running.waiting.isEmpty, running.inFlight < self.width, running.busy < self.width {
+                self.start(self.take(value, &running), &running, resuming: &resume)
             } else {
-                self.buffer(value, into: &effects)
-                self.fillRunners(into: &effects)
+                released = self.buffer(value, &running)
+                self.fillRunners(&running, resuming: &resume)
             }
         case .latest:
-            guard let current = self.latestCurrent else {
-                if self.inFlight < self.width {
-                    self.start(self.take(value), into: &effects)
-                } else {
-                    // The last result still waits for the subscriber: the newest value starts after it.
-                    if let older = self.latestPending.take() {
-                        effects.dropped.append(older)
-                    }
-                    self.latestPending = value
+            if let current = running.latest.current {
+                // One transform at a time: the running one is cancelled, and the newest value waits for
+                // it to finish (a transform slow to notice its cancellation does not pile up others).
+                var cancel: Task<Void, Never>?
+                if !running.latest.superseded {
+                    running.latest.superseded = true
+                    cancel = running.runners[current]
                 }
-                return effects
+                released = running.latest.pending.take()
+                running.latest.pending = value
+                self.phase = .running(running)
+                return cancel == nil && released == nil ? .none : .supersede(cancel: cancel, release: released)
             }
-            // One transform at a time: the running one is cancelled, and the newest value waits for it
-            // to finish (a transform slow to notice its cancellation does not pile up others).
-            if !self.latestSuperseded {
-                self.latestSuperseded = true
-                if let task = self.runners[current] {
-                    effects.cancel.append(task)
-                }
+            if running.inFlight < self.width {
+                self.start(self.take(value, &running), &running, resuming: &resume)
+            } else {
+                // The last result still waits for the subscriber: the newest value starts after it.
+                released = running.latest.pending.take()
+                running.latest.pending = value
             }
-            if let older = self.latestPending.take() {
-                effects.dropped.append(older)
-            }
-            self.latestPending = value
         }
-        return effects
+        self.phase = .running(running)
+        switch (released, resume) {
+        case (nil, nil): return .none
+        case (let value?, nil): return .release(value)
+        case (nil, let (waiter, command)?): return .resumeWorker(waiter, command)
+        case (let value?, let (waiter, command)?): return .releaseAndResumeWorker(value, waiter, command)
+        }
     }
 
-    @inlinable mutating func upstreamFailed(_ error: E) -> Effects {
-        var effects = Effects()
-        guard case .running = self.phase else { return effects }
-        self.end(with: .Error(error), into: &effects)
-        return effects
+    @inlinable mutating func upstreamFailed(_ error: E) -> Action {
+        guard case .running(let running) = self.phase else { return .none }
+        return .end(self.end(running, with: .Error(error)))
     }
 
-    @inlinable mutating func upstreamCompleted() -> Effects {
-        var effects = Effects()
-        guard case .running = self.phase else { return effects }
-        self.upstreamFinished = true
-        self.completeIfIdle(into: &effects)
-        return effects
+    @inlinable mutating func upstreamCompleted() -> Action {
+        guard case .running(var running) = self.phase else { return .none }
+        self.phase = .modifying
+        running.upstreamFinished = true
+        return self.endIfIdle(running) ?? .none
     }
 
     // MARK: - Worker and runners
 
     /// The worker asks for its next command: returns it, or nil after storing `waiter` to be resumed.
     @inlinable mutating func nextCommand(orWait waiter: Waiter?) -> Command? {
-        if case .running = self.phase {
-            if !self.commands.isEmpty { return self.commands.removeFirst() }
-            if let waiter {
-                if self.waiter != nil { preconditionFailure("AsyncTransform: two workers wait") }
-                self.waiter = waiter
-            }
-            return nil
+        guard case .running(var running) = self.phase else { return .stop }
+        if !running.commands.isEmpty || waiter != nil {
+            self.phase = .modifying
+            defer { self.phase = .running(running) }
+            if !running.commands.isEmpty { return running.commands.removeFirst() }
+            if running.waiter != nil { preconditionFailure("AsyncTransform: two workers wait") }
+            running.waiter = waiter
         }
-        return .stop
-    }
-
-    /// The worker started the task of `runner`; returns it to be cancelled when the subscription ended
-    /// or a newer value has superseded it.
-    @inlinable mutating func runnerStarted(_ runner: Int, task: Task<Void, Never>) -> Task<Void, Never>? {
-        if self.exitedUnregistered.remove(runner) != nil { return nil }
-        guard case .running = self.phase else { return task }
-        self.runners[runner] = task
-        if case .latest = self.mode, self.latestCurrent == runner, self.latestSuperseded { return task }
         return nil
     }
 
-    /// A transform finished. Returns the effects, and the next value for the same runner; with nil,
-    /// the runner performs the effects and then checks out (``runnerCheckOut(_:)``), still counted as
-    /// busy, so that the room its own delivery makes goes to it rather than to a new task.
-    @inlinable mutating func transformFinished(runner: Int, index: Int, result: Result<R?, E>) -> (Effects, Work?) {
-        var effects = Effects()
+    /// A transform finished with `result`: what its runner does next.
+    @inlinable mutating func transformFinished(runner: Int, index: Int, result: Result<R?, E>) -> RunnerStep {
         // After the end, the state keeps no runner: there is nothing to unregister.
-        guard case .running = self.phase else { return (effects, nil) }
+        guard case .running(var running) = self.phase else { return .leave(after: .none) }
+        self.phase = .modifying
         if case .latest = self.mode {
-            self.latestFinished(runner: runner, result: result, into: &effects)
-            return (effects, nil)
+            return .leave(after: self.latestFinished(runner: runner, result: result, &running))
         }
+        var deliver = false
         switch result {
         case .failure(let error):
-            self.runnerExited(runner)
-            self.end(with: .Error(error), into: &effects)
-            return (effects, nil)
+            self.runnerExited(runner, &running)
+            return .leave(after: .end(self.end(running, with: .Error(error))))
         case .success(let output):
             if self.isOrdered {
-                self.sendInOrder(index: index, output)
+                deliver = self.sendInOrder(index: index, output, &running)
             } else if let output {
-                self.post(.Next(output))
+                deliver = self.delivery.post(.Next(output))
             } else {
-                self.inFlight -= 1
+                running.inFlight -= 1
             }
         }
-        var next: Work?
-        if self.inFlight < self.width, !self.waiting.isEmpty {
-            next = self.take(self.waiting.removeFirst())
+        let after: Action = deliver ? .deliver : .none
+        if running.inFlight < self.width, !running.waiting.isEmpty {
+            let next = self.take(running.waiting.removeFirst(), &running)
+            self.phase = .running(running)
+            return .transform(next, after: after)
         }
-        self.startDrainingIfNeeded(into: &effects)
-        return (effects, next)
+        self.phase = .running(running)
+        return .checkOut(after: after)
     }
 
-    /// A runner with nothing to do after its effects: takes a waiting value if there is room now, or
-    /// leaves (nil).
-    @inlinable mutating func runnerCheckOut(_ runner: Int) -> (Effects, Work?) {
-        var effects = Effects()
-        guard case .running = self.phase else { return (effects, nil) }
-        if case .latest = self.mode { return (effects, nil) }
-        if self.inFlight < self.width, !self.waiting.isEmpty {
-            return (effects, self.take(self.waiting.removeFirst()))
+    /// A runner with nothing to do: takes a waiting value if there is room now, or leaves.
+    @inlinable mutating func runnerCheckOut(_ runner: Int) -> RunnerStep {
+        guard case .running(var running) = self.phase else { return .leave(after: .none) }
+        if case .latest = self.mode { return .leave(after: .none) }
+        self.phase = .modifying
+        if running.inFlight < self.width, !running.waiting.isEmpty {
+            let next = self.take(running.waiting.removeFirst(), &running)
+            self.phase = .running(running)
+            return .transform(next, after: .none)
         }
-        self.busy -= 1
-        self.runnerExited(runner)
-        self.fillRunners(into: &effects)
-        self.completeIfIdle(into: &effects)
-        self.startDrainingIfNeeded(into: &effects)
-        return (effects, nil)
+        running.busy -= 1
+        self.runnerExited(runner, &running)
+        var resume: (Waiter, Command)?
+        self.fillRunners(&running, resuming: &resume)
+        if let (waiter, command) = resume {
+            self.phase = .running(running)
+            return .leave(after: .resumeWorker(waiter, command))
+        }
+        return .leave(after: self.endIfIdle(running) ?? .none)
     }
 
     // MARK: - Delivery
 
     /// The deliverer takes the next event to send (see ``SerialDelivery/step(resuming:)``), with what to
-    /// do after unlocking.
-    @inlinable mutating func nextOutgoing(resuming: Bool) -> (SerialDeliveryStep<Outgoing>, Effects) {
-        var effects = Effects()
+    /// do after unlocking: a result handed on makes room for another value.
+    @inlinable mutating func nextOutgoing(resuming: Bool) -> (step: SerialDeliveryStep<Outgoing>, then: Action) {
         let step = self.delivery.step(resuming: resuming)
-        if case .deliver(.Next) = step, case .running = self.phase {
-            // Handed to the subscriber: room for another value.
-            self.inFlight -= 1
-            self.fillRunners(into: &effects)
-        }
-        return (step, effects)
+        guard case .deliver(.Next) = step, case .running(var running) = self.phase else { return (step, .none) }
+        self.phase = .modifying
+        running.inFlight -= 1
+        var resume: (Waiter, Command)?
+        self.fillRunners(&running, resuming: &resume)
+        self.phase = .running(running)
+        guard let (waiter, command) = resume else { return (step, .none) }
+        return (step, .resumeWorker(waiter, command))
     }
 
     // MARK: - Disposal
 
-    @inlinable mutating func dispose() -> Effects {
-        var effects = Effects()
-        if case .disposed = self.phase { return effects }
+    @inlinable mutating func dispose() -> Action {
+        var teardown = Teardown()
+        switch self.phase {
+        case .running(let running):
+            teardown = self.stop(running)
+        case .ending:
+            break
+        case .disposed:
+            return .none
+        case .modifying:
+            preconditionFailure("AsyncTransform: dispose() inside an event")
+        }
         self.phase = .disposed
-        self.stopEverything(into: &effects)
-        effects.droppedOutgoing = self.delivery.close()
-        return effects
+        teardown.outgoing = self.delivery.close()
+        return .end(teardown)
     }
 
-    // MARK: - Helpers
+    // MARK: - Helpers (on the running data, taken out of the phase)
 
-    @inlinable mutating func newRunner() -> Int {
-        let runner = self.nextRunner
-        self.nextRunner += 1
-        return runner
-    }
-
-    @inlinable mutating func take(_ value: T) -> Work {
-        let work = Work(index: self.nextIndex, value: value)
-        self.nextIndex += 1
-        self.inFlight += 1
+    @inlinable func take(_ value: T, _ running: inout Running) -> Work {
+        let work = Work(index: running.nextIndex, value: value)
+        running.nextIndex += 1
+        running.inFlight += 1
         return work
     }
 
     /// Starts a transform of `work`: on the worker (serial) or on a new runner task.
-    @inlinable mutating func start(_ work: Work, into effects: inout Effects) {
-        self.busy += 1
+    @inlinable func start(_ work: Work, _ running: inout Running, resuming resume: inout (Waiter, Command)?) {
+        running.busy += 1
+        let command: Command
         switch self.mode {
         case .serial:
-            self.issue(.run(work), into: &effects)
+            command = .run(work)
         case .concurrent:
-            self.issue(.spawn(runner: self.newRunner(), work), into: &effects)
+            command = .spawn(runner: running.nextRunner, work)
+            running.nextRunner += 1
         case .latest:
-            let runner = self.newRunner()
-            self.latestCurrent = runner
-            self.latestSuperseded = false
-            self.issue(.spawn(runner: runner, work), into: &effects)
+            running.latest.current = running.nextRunner
+            running.latest.superseded = false
+            command = .spawn(runner: running.nextRunner, work)
+            running.nextRunner += 1
+        }
+        // Only the first command of an event can find the worker waiting; later ones queue behind it.
+        if let waiter = running.waiter.take() {
+            resume = (waiter, command)
+        } else {
+            running.commands.append(command)
         }
     }
 
-    /// Serial and concurrent policies: starts transforms for waiting values while there is room.
-    @inlinable mutating func fillRunners(into effects: inout Effects) {
-        guard case .running = self.phase else { return }
+    /// Starts transforms for waiting values while there is room (the latest policy: the pending value).
+    @inlinable func fillRunners(_ running: inout Running, resuming resume: inout (Waiter, Command)?) {
         if case .latest = self.mode {
-            if self.latestCurrent == nil, self.inFlight < self.width, let pending = self.latestPending.take() {
-                self.start(self.take(pending), into: &effects)
+            if running.latest.current == nil, running.inFlight < self.width, let pending = running.latest.pending.take() {
+                self.start(self.take(pending, &running), &running, resuming: &resume)
             }
             return
         }
-        while self.busy < self.width, self.inFlight < self.width, !self.waiting.isEmpty {
-            self.start(self.take(self.waiting.removeFirst()), into: &effects)
+        while running.busy < self.width, running.inFlight < self.width, !running.waiting.isEmpty {
+            self.start(self.take(running.waiting.removeFirst(), &running), &running, resuming: &resume)
         }
     }
 
-    @inlinable mutating func latestFinished(runner: Int, result: Result<R?, E>, into effects: inout Effects) {
-        self.runnerExited(runner)
-        self.busy -= 1
-        self.latestCurrent = nil
-        if self.latestSuperseded {
-            self.inFlight -= 1  // a superseded result does not count
-        } else {
-            switch result {
-            case .failure(let error):
-                self.end(with: .Error(error), into: &effects)
-                return
-            case .success(let output?):
-                self.post(.Next(output))
-            case .success(nil):
-                self.inFlight -= 1
-            }
-        }
-        self.fillRunners(into: &effects)
-        self.completeIfIdle(into: &effects)
-        self.startDrainingIfNeeded(into: &effects)
-    }
-
-    @inlinable mutating func issue(_ command: Command, into effects: inout Effects) {
-        if let waiter = self.waiter {
-            self.waiter = nil
-            effects.resume = (waiter, command)
-        } else {
-            self.commands.append(command)
-        }
-    }
-
-    @inlinable mutating func buffer(_ value: T, into effects: inout Effects) {
+    /// Keeps `value` for a transform under the buffering policy; returns the value it dropped, if any.
+    @inlinable func buffer(_ value: T, _ running: inout Running) -> T? {
         switch self.buffering {
         case .unbounded, .bounded, .endingWhenFull:
             // `.bounded` makes the producers upstream wait (see `AsyncTransformStorage.inputBound`);
             // `.endingWhenFull` is refused when the policy is made (see `AsyncTransformPolicy`).
-            self.waiting.append(value)
+            running.waiting.append(value)
+            return nil
         case .bufferingNewest(let limit):
-            if limit == 0 {
-                effects.dropped.append(value)
-                return
-            }
-            if self.waiting.count >= limit {
-                effects.dropped.append(self.waiting.removeFirst())
-            }
-            self.waiting.append(value)
+            if limit == 0 { return value }
+            let dropped = running.waiting.count >= limit ? running.waiting.removeFirst() : nil
+            running.waiting.append(value)
+            return dropped
         case .bufferingOldest(let limit):
-            if self.waiting.count >= limit {
-                effects.dropped.append(value)
-            } else {
-                self.waiting.append(value)
+            if running.waiting.count >= limit { return value }
+            running.waiting.append(value)
+            return nil
+        }
+    }
+
+    /// The latest policy's transform finished: its result goes on unless a newer value superseded it.
+    @inlinable mutating func latestFinished(runner: Int, result: Result<R?, E>, _ running: inout Running) -> Action {
+        self.runnerExited(runner, &running)
+        running.busy -= 1
+        running.latest.current = nil
+        var deliver = false
+        if running.latest.superseded {
+            running.inFlight -= 1  // a superseded result does not count
+        } else {
+            switch result {
+            case .failure(let error):
+                return .end(self.end(running, with: .Error(error)))
+            case .success(let output?):
+                deliver = self.delivery.post(.Next(output))
+            case .success(nil):
+                running.inFlight -= 1
             }
         }
-    }
-
-    @inlinable mutating func sendInOrder(index: Int, _ output: R?) {
-        guard index == self.nextIndexToSend else {
-            self.outOfOrder[index] = output
-            return
+        var resume: (Waiter, Command)?
+        self.fillRunners(&running, resuming: &resume)
+        if resume == nil, let end = self.endIfIdle(running) {
+            guard case .end(var teardown) = end else { return end }
+            teardown.deliver = teardown.deliver || deliver
+            return .end(teardown)
         }
-        self.release(output)
-        self.nextIndexToSend += 1
-        while let ready = self.outOfOrder.removeValue(forKey: self.nextIndexToSend) {
-            self.release(ready)
-            self.nextIndexToSend += 1
-        }
-    }
-
-    /// A result whose turn has come: queued for the subscriber, or out of the count when it was filtered out.
-    @inlinable mutating func release(_ output: R?) {
-        if let output {
-            self.post(.Next(output))
-        } else {
-            self.inFlight -= 1
+        self.phase = .running(running)
+        switch (deliver, resume) {
+        case (false, nil): return .none
+        case (true, nil): return .deliver
+        case (false, let (waiter, command)?): return .resumeWorker(waiter, command)
+        case (true, let (waiter, command)?): return .resumeWorkerAndDeliver(waiter, command)
         }
     }
 
-    @inlinable mutating func runnerExited(_ runner: Int) {
+    /// Ordered policies: queues results in input order; returns whether this thread became the deliverer.
+    @inlinable mutating func sendInOrder(index: Int, _ output: R?, _ running: inout Running) -> Bool {
+        guard index == running.nextIndexToSend else {
+            running.outOfOrder[index] = output
+            return false
+        }
+        var deliver = self.release(output, &running)
+        running.nextIndexToSend += 1
+        while let ready = running.outOfOrder.removeValue(forKey: running.nextIndexToSend) {
+            deliver = self.release(ready, &running) || deliver
+            running.nextIndexToSend += 1
+        }
+        return deliver
+    }
+
+    /// A result whose turn has come: queued for the subscriber, or out of the count when it was filtered
+    /// out. Returns whether this thread became the deliverer.
+    @inlinable mutating func release(_ output: R?, _ running: inout Running) -> Bool {
+        guard let output else {
+            running.inFlight -= 1
+            return false
+        }
+        return self.delivery.post(.Next(output))
+    }
+
+    @inlinable func runnerExited(_ runner: Int, _ running: inout Running) {
         if runner == Self.workerKey { return }
-        if self.runners.removeValue(forKey: runner) == nil {
-            self.exitedUnregistered.insert(runner)
+        if running.runners.removeValue(forKey: runner) == nil {
+            running.exitedUnregistered.insert(runner)
         }
     }
 
-    @inlinable mutating func completeIfIdle(into effects: inout Effects) {
-        guard case .running = self.phase, self.upstreamFinished, self.busy == 0, self.waiting.isEmpty,
-            self.commands.isEmpty, self.latestPending == nil
-        else { return }
-        self.end(with: .Completion, into: &effects)
+    /// Completes the subscription when the upstream has completed and no work is left; otherwise puts
+    /// `running` back and returns nil.
+    @inlinable mutating func endIfIdle(_ running: Running) -> Action? {
+        guard running.upstreamFinished, running.busy == 0, running.waiting.isEmpty, running.commands.isEmpty,
+            running.latest.pending == nil
+        else {
+            self.phase = .running(running)
+            return nil
+        }
+        return .end(self.end(running, with: .Completion))
     }
 
     /// Queues the terminal event and stops all work. A failure goes first: results not handed to the
     /// subscriber yet are dropped. Completion goes after them.
-    @inlinable mutating func end(with terminal: Outgoing, into effects: inout Effects) {
+    @inlinable mutating func end(_ running: Running, with terminal: Outgoing) -> Teardown {
         self.phase = .ending
-        self.stopEverything(into: &effects)
+        var teardown = self.stop(running)
         if case .Error = terminal {
-            effects.droppedOutgoing = self.delivery.removeQueued()
+            teardown.outgoing = self.delivery.removeQueued()
         }
-        self.post(terminal)
-        self.startDrainingIfNeeded(into: &effects)
+        teardown.deliver = self.delivery.post(terminal)
+        return teardown
     }
 
-    @inlinable mutating func stopEverything(into effects: inout Effects) {
+    /// Everything `running` holds, to stop and release.
+    @inlinable func stop(_ running: Running) -> Teardown {
+        var running = running
+        var teardown = Teardown()
         // In the order the runners started, not the dictionary's (seeded per process): on a virtual
         // timeline, the order of the cancellations is the order in which their tasks run next.
-        effects.cancel.append(contentsOf: self.runners.sorted { $0.key < $1.key }.map(\.value))
-        self.runners.removeAll()
-        if let worker = self.worker.take() {
-            effects.cancel.append(worker)
+        teardown.tasks = running.runners.sorted { $0.key < $1.key }.map(\.value)
+        if let worker = running.worker {
+            teardown.tasks.append(worker)
         }
-        if let waiter = self.waiter.take() {
-            effects.resume = (waiter, .stop)
+        teardown.waitingWorker = running.waiter
+        teardown.upstream = running.upstream
+        teardown.values = running.waiting.removeAll()
+        if let pending = running.latest.pending {
+            teardown.values.append(pending)
         }
-        effects.upstream = self.upstream.take()
-        effects.dropped.append(contentsOf: self.waiting.removeAll())
-        if let pending = self.latestPending.take() {
-            effects.dropped.append(pending)
+        for case let command? in running.commands.removeAll() {
+            if case .run(let work) = command { teardown.values.append(work.value) }
+            if case .spawn(_, let work) = command { teardown.values.append(work.value) }
         }
-        for case let command? in self.commands.removeAll() {
-            if case .run(let work) = command { effects.dropped.append(work.value) }
-            if case .spawn(_, let work) = command { effects.dropped.append(work.value) }
-        }
-        effects.droppedResults.append(contentsOf: self.outOfOrder.values)
-        self.outOfOrder.removeAll()
-        self.busy = 0
-        self.latestCurrent = nil
-    }
-
-    @inlinable mutating func post(_ event: Outgoing) {
-        if self.delivery.post(event) {
-            self.mustDeliver = true
-        }
-    }
-
-    @inlinable mutating func startDrainingIfNeeded(into effects: inout Effects) {
-        if self.mustDeliver {
-            self.mustDeliver = false
-            effects.drain = true
-        }
+        teardown.results = Array(running.outOfOrder.values)
+        return teardown
     }
 }

@@ -108,11 +108,11 @@ final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposabl
 
     /// Transforms `work`, then every value the state hands this runner next.
     @inlinable func run(_ work: AsyncTransformWork<T>, as runner: Int) async {
-        var current: AsyncTransformWork<T>? = work
-        while let work = current {
+        var current = work
+        while true {
             let result: Result<R?, E>
             do throws(E) {
-                result = .success(try await self.transform(work.value))
+                result = .success(try await self.transform(current.value))
             } catch {
                 result = .failure(error)
             }
@@ -121,41 +121,64 @@ final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposabl
                 // consumer has room, so that no further transform starts meanwhile.
                 await demand.waitForRoom()
             }
-            let (effects, next) = self.state.withLock { $0.transformFinished(runner: runner, index: work.index, result: result) }
-            self.perform(effects)
-            if let next {
+            var step = self.state.withLock { $0.transformFinished(runner: runner, index: current.index, result: result) }
+            if case .checkOut(let after) = step {
+                self.perform(after)
+                step = self.state.withLock { $0.runnerCheckOut(runner) }
+            }
+            switch step {
+            case .transform(let next, let after):
+                self.perform(after)
                 current = next
-            } else {
-                let (checkOut, after) = self.state.withLock { $0.runnerCheckOut(runner) }
-                self.perform(checkOut)
-                current = after
+            case .leave(let after), .checkOut(let after):
+                self.perform(after)
+                return
             }
         }
     }
 
-    // MARK: - Effects
+    // MARK: - Actions
 
-    @inlinable func perform(_ effects: Machine.Effects) {
-        if let (waiter, command) = effects.resume {
+    /// Does what the state machine decided, after unlocking. The values and results the action hands
+    /// back are released when the caller lets go of it, after this.
+    @inlinable func perform(_ action: Machine.Action) {
+        var deliver = false
+        switch action {
+        case .none, .release:
+            break
+        case .resumeWorker(let waiter, let command), .releaseAndResumeWorker(_, let waiter, let command):
             waiter.resume(returning: command)
+        case .deliver:
+            deliver = true
+        case .resumeWorkerAndDeliver(let waiter, let command):
+            waiter.resume(returning: command)
+            deliver = true
+        case .supersede(let task, _):
+            task?.cancel()
+        case .end(let teardown):
+            teardown.waitingWorker?.resume(returning: .stop)
+            for task in teardown.tasks {
+                task.cancel()
+            }
+            teardown.upstream?.dispose()
+            deliver = teardown.deliver
         }
-        for task in effects.cancel {
-            task.cancel()
-        }
-        effects.upstream?.dispose()
-        if let bound = self.inputBound {
-            // Every change of the state may have made room upstream (a value taken for a transform, the
-            // end of the subscription). After disposing the upstream, so that a producer task that the
-            // end of the subscription cancelled sees its cancellation when it wakes, and reads no more.
-            RoomWaiters.resume(
-                self.state.withLock { state in
-                    state.producers.isEmpty || !state.hasInputRoom(bound: bound) ? [] : state.producers.takeAll()
-                })
-        }
-        withExtendedLifetime((effects.dropped, effects.droppedResults, effects.droppedOutgoing)) {}
-        if effects.drain {
+        self.letProducersGo()
+        if deliver {
             self.drain()
         }
+    }
+
+    /// Every change of the state may have made room upstream (a value taken for a transform, the end of
+    /// the subscription): resumes the producers waiting for it. At the end, after disposing the upstream,
+    /// so that a producer task that the end cancelled sees its cancellation when it wakes, and reads no
+    /// more.
+    @inlinable func letProducersGo() {
+        guard let bound = self.inputBound else { return }
+        RoomWaiters.resume(
+            self.state.withLock { state in
+                state.producers.isEmpty || !state.hasInputRoom(bound: bound) ? [] : state.producers.takeAll()
+            })
     }
 
     /// Sends the queued events to the subscriber (``SerialDeliveryHost``).
@@ -164,8 +187,8 @@ final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposabl
     }
 
     @inlinable func nextDelivery(resuming: Bool) -> SerialDeliveryStep<SignalEvent<R, E>> {
-        let (step, effects) = self.state.withLock { $0.nextOutgoing(resuming: resuming) }
-        self.perform(effects)
+        let (step, then) = self.state.withLock { $0.nextOutgoing(resuming: resuming) }
+        self.perform(then)
         return step
     }
 
