@@ -79,7 +79,8 @@ public final class Multicast<T>: Sendable {
 /// One shared subscription of a ``Multicast``.
 @usableFromInline final class MulticastInstance<T, E>: MulticastInstanceProtocol {
     @usableFromInline struct State: Sendable {
-        @usableFromInline var members = OrderedSlots<Subscriber<T, E>>()
+        /// Every member is a `Subscriber<T, E>`.
+        @usableFromInline var members = OrderedSlots<FanOutMember>()
         @usableFromInline var isEnded = false
         @usableFromInline var source: Disposable?
 
@@ -93,13 +94,13 @@ public final class Multicast<T>: Sendable {
     /// Adds a member, or returns nil if the instance has ended.
     @inlinable func add(_ subscriber: Subscriber<T, E>) -> Int? {
         return self.state.withLock { state in
-            state.isEnded ? nil : state.members.add(subscriber)
+            state.isEnded ? nil : state.members.add(FanOutMember(subscriber, joinedAfter: 0))
         }
     }
 
     /// Removes a member; returns true when it was the last one (the source is then disposed).
     @inlinable func remove(_ key: Int) -> Bool {
-        let (removed, source, last) = self.state.withLock { state -> (Subscriber<T, E>?, Disposable?, Bool) in
+        let (removed, source, last) = self.state.withLock { state -> (FanOutMember?, Disposable?, Bool) in
             let removed = state.members.remove(key)
             guard state.members.isEmpty, !state.isEnded else { return (removed, nil, false) }
             state.isEnded = true
@@ -118,21 +119,20 @@ public final class Multicast<T>: Sendable {
         let disposable = signal.start(
             next: { [weak self] value in
                 guard let self else { return }
-                for member in self.state.withLock({ $0.members }) {
-                    member.putNext(value)
-                }
+                // Copying the list only retains its storage; it is iterated after unlocking.
+                self.state.withLock { $0.members }.broadcast(value, publishedAs: .max, failing: E.self)
             },
             error: { [weak self] error in
                 guard let self else { return }
                 for member in self.end() {
-                    member.putError(error)
+                    member.subscriber(of: T.self, failing: E.self).putError(error)
                 }
                 onEnd()
             },
             completed: { [weak self] in
                 guard let self else { return }
                 for member in self.end() {
-                    member.putCompletion()
+                    member.subscriber(of: T.self, failing: E.self).putCompletion()
                 }
                 onEnd()
             })
@@ -144,7 +144,7 @@ public final class Multicast<T>: Sendable {
         stale?.dispose()
     }
 
-    @inlinable func end() -> [Subscriber<T, E>] {
+    @inlinable func end() -> [FanOutMember] {
         return self.state.withLock { state in
             state.isEnded = true
             state.source = nil

@@ -69,11 +69,7 @@ public final class Promise<T: Sendable>: Sendable {
     }
 
     deinit {
-        let source = self.core.state.withLock { state -> (any AnyObject & Sendable)? in
-            let source = state.source
-            state.source = nil
-            return source
-        }
+        let source = self.core.takeSource()
         self.deinitHandler.withLock { $0 }?()
         source.map { unsafeDowncast($0, to: PromiseSource<T>.self) }?.dispose()
     }
@@ -87,18 +83,11 @@ public final class Promise<T: Sendable>: Sendable {
     /// Always inlined: `set` starts `signal` before it returns, so inlined into its caller, a source
     /// built there (`promise.set(.single(value))`) keeps its closure on the stack instead of the heap.
     @inlinable @inline(__always) public func set(_ signal: Signal<T, NoError>) {
-        let (source, previous, cleared) = self.core.state.withLock {
-            state -> (PromiseSource<T>, (any AnyObject & Sendable)?, T?) in
-            state.generation += 1
-            let cleared = state.value
-            state.value = nil
-            let previous = state.source
-            // The new source is registered before it starts (allocating here runs no user code), so
-            // that a concurrent `set` or the promise's deinit finds and disposes it; values it sends
-            // after being replaced are dropped by the generation check.
-            let source = PromiseSource(core: self.core, generation: state.generation)
-            state.source = source
-            return (source, previous, cleared)
+        // The new source is registered before it starts, so that a concurrent `set` or the promise's
+        // deinit finds and disposes it; values it sends after being replaced are dropped by the
+        // generation check.
+        let (source, previous, cleared) = self.core.replaceSource { generation in
+            PromiseSource(core: self.core, generation: generation)
         }
         withExtendedLifetime(cleared) {}
         // Only `PromiseSource<T>` objects are stored as the source.
@@ -170,7 +159,7 @@ public final class ValuePromise<T: Equatable & Sendable>: Sendable {
             return
         }
         while true {
-            let (current, version) = self.core.state.withLock { ($0.value, $0.generation) }
+            let (current, version) = self.core.current()
             if let current, current == value {
                 return
             }

@@ -65,7 +65,8 @@
         @usableFromInline var delivery = SerialDelivery<Broadcast>()
         /// Members still receiving their replay; usually empty, which is all a broadcast checks.
         @usableFromInline var replaying: [Replaying] = []
-        /// Free for the owner to keep its own bookkeeping under the same lock.
+        /// The version of the owner's source (``replaceSource(_:)``) or of its value (a compare-then-set
+        /// through ``publish(_:ifGeneration:advancing:)``); changed only by those two.
         @usableFromInline var generation: UInt64 = 0
         /// The owner's current source subscription (a ``Promise``'s `PromiseSource<T>`), type-erased so
         /// that the owner can call it through its concrete type: through `Disposable` the call would
@@ -114,6 +115,42 @@
         subscriber.putNext(replay)
         ReplayBacklogDelivery(core: self, key: key, subscriber: subscriber).deliverQueued()
         return key
+    }
+
+    /// The current value and generation, for an owner's compare-then-set (see
+    /// ``publish(_:ifGeneration:advancing:)``).
+    @inlinable func current() -> (value: T?, generation: UInt64) {
+        return self.state.withLock { ($0.value, $0.generation) }
+    }
+
+    /// Starts a new generation without a value, with a new source made for it by `makeSource` (library
+    /// code: it runs under the lock), so that a concurrent replacement or the owner's deinit finds and
+    /// disposes it, and values the previous source sends afterwards fail the generation check. Returns
+    /// the new source, the one it replaces, and the value it cleared, to be disposed and released after
+    /// unlocking.
+    @inlinable func replaceSource<Source: AnyObject & Sendable>(
+        _ makeSource: (UInt64) -> Source
+    ) -> (
+        source: Source, previous: (any AnyObject & Sendable)?, cleared: T?
+    ) {
+        return self.state.withLock { state in
+            state.generation += 1
+            let cleared = state.value
+            state.value = nil
+            let previous = state.source
+            let source = makeSource(state.generation)
+            state.source = source
+            return (source, previous, cleared)
+        }
+    }
+
+    /// Takes the current source away (the owner is going), to be disposed after unlocking.
+    func takeSource() -> (any AnyObject & Sendable)? {
+        return self.state.withLock { state in
+            let source = state.source
+            state.source = nil
+            return source
+        }
     }
 
     func unsubscribe(_ key: Int) {
@@ -238,51 +275,5 @@ struct ReplayBacklogDelivery<T: Sendable>: SerialDeliveryHost {
     /// Leaves the fan-out; a second call finds nothing to remove.
     @usableFromInline func dispose() {
         self.core.unsubscribe(self.key)
-    }
-}
-
-/// A subscriber of a ``ReplayingFanOut``. Not generic, and not nested in the generic type (the subscriber is stored as `AnyObject & Sendable`, and is always a
-/// `Subscriber<T, NoError>`), so that copying and iterating the members is concrete code: in this
-/// module's unspecialised generic code a generic element type costs a metadata lookup per step.
-@usableFromInline struct FanOutMember: Sendable {
-    /// Owns the subscriber.
-    @usableFromInline let object: any AnyObject & Sendable
-    /// The same subscriber's address (an integer, so that the struct stays Sendable): a broadcast reads
-    /// only this field and `joinedAfter`, so that looking at a member does not retain and release it
-    /// (the broadcast's snapshot of the members owns it).
-    @usableFromInline let address: UInt
-    /// The sequence number of the last broadcast published before this member joined.
-    @usableFromInline let joinedAfter: UInt64
-
-    @inlinable init<T>(_ subscriber: Subscriber<T, NoError>, joinedAfter: UInt64) {
-        self.object = subscriber
-        self.address = UInt(bitPattern: Unmanaged.passUnretained(subscriber).toOpaque())
-        self.joinedAfter = joinedAfter
-    }
-
-    @inlinable func subscriber<T>(of type: T.Type) -> Subscriber<T, NoError> {
-        return unsafeDowncast(self.object, to: Subscriber<T, NoError>.self)
-    }
-}
-
-extension OrderedSlots where Element == FanOutMember {
-    /// Delivers `value` to each member that joined before broadcast number `sequence`, in order. Call
-    /// outside every lock, on a snapshot of the members: the snapshot owns them while this runs.
-    ///
-    /// Every member must be a `Subscriber<T, NoError>`.
-    @inlinable
-    func broadcast<T>(_ value: T, publishedAs sequence: UInt64) {
-        // Each member is used at +0 (its address, not its owning reference, is read), which saves a
-        // retain and a release, two atomic operations, per member and value.
-        self.entries.withUnsafeBufferPointer { entries in
-            for index in entries.indices {
-                guard let joinedAfter = entries[index].element?.joinedAfter, joinedAfter < sequence,
-                    let address = entries[index].element?.address, let object = UnsafeRawPointer(bitPattern: address)
-                else { continue }
-                Unmanaged<Subscriber<T, NoError>>.fromOpaque(object)._withUnsafeGuaranteedRef { subscriber in
-                    subscriber.putNext(value)
-                }
-            }
-        }
     }
 }
