@@ -44,6 +44,14 @@ import Testing
         }
     }
 
+    static func describe(_ registration: Machine.RegistrationAction) -> String {
+        switch registration {
+        case .none: return "none"
+        case .cancel: return "cancel"
+        case .letBegin(_, let superseded): return superseded == nil ? "let begin" : "let begin, cancelled"
+        }
+    }
+
     static func describe(_ step: Machine.RunnerStep) -> String {
         switch step {
         case .transform(let work, let after): return "transform \(work.value)@\(work.index) after \(describe(after))"
@@ -52,11 +60,16 @@ import Testing
         }
     }
 
-    /// Every command queued for the worker, taken.
-    static func commands(_ machine: inout Machine) -> [String] {
+    /// Every command queued for the worker, taken; each runner's task registered as the worker does,
+    /// unless `registering` is false (the test registers them itself).
+    static func commands(_ machine: inout Machine, registering: Bool = true) -> [String] {
         var taken: [String] = []
         while let command = machine.nextCommand(orWait: nil) {
             taken.append(describe(command))
+            if registering, case .spawn(let runner, _) = command {
+                let registration = describe(machine.runnerStarted(runner, task: idleTask))
+                if registration != "none" { taken.append("registration: \(registration)") }
+            }
             if case .stop = command { break }
         }
         return taken
@@ -165,8 +178,8 @@ import Testing
     @Test func aNewerValueCancelsTheRunningTransformOnceAndWaitsForIt() {
         var machine = Self.started(.latest)
         #expect(Self.receive([1], into: &machine) == ["none"])
-        #expect(Self.commands(&machine) == ["spawn #0 1@0"])
-        #expect(machine.runnerStarted(0, task: Self.idleTask) == nil)
+        #expect(Self.commands(&machine, registering: false) == ["spawn #0 1@0"])
+        #expect(Self.describe(machine.runnerStarted(0, task: Self.idleTask)) == "none")
         #expect(
             Self.receive([2, 3], into: &machine) == [
                 "supersede(cancel: task, release: none)", "supersede(cancel: none, release: 2)",
@@ -180,7 +193,7 @@ import Testing
     @Test func aTransformSupersededBeforeItsTaskWasRegisteredIsCancelledWhenItIs() {
         var machine = Self.started(.latest)
         _ = Self.receive([1, 2], into: &machine)
-        #expect(machine.runnerStarted(0, task: Self.idleTask) == Self.idleTask)
+        #expect(Self.describe(machine.runnerStarted(0, task: Self.idleTask)) == "cancel")
     }
 
     @Test func latestStartsTheNewestValueOnlyAfterTheLastResultWasDelivered() {
@@ -226,14 +239,71 @@ import Testing
         #expect(Self.commands(&machine) == ["spawn #1 2@1"])
     }
 
-    @Test func aRunnerThatExitsBeforeItsTaskIsRegisteredIsNotKept() {
+    @Test func aRunnerTransformsOnlyOnceItsTaskIsRegistered() async {
+        var machine = Self.started(.concurrent(max: 2, ordered: false))
+        _ = Self.receive([1, 2], into: &machine)
+        #expect(Self.commands(&machine, registering: false) == ["spawn #0 1@0", "spawn #1 2@1"])
+        #expect(Self.describe(machine.runnerStarted(0, task: Self.idleTask)) == "none")
+        #expect(machine.runnerBegins(0, orWait: nil) == true)
+        // Runner 1 begins before the worker registered it: it waits, and the registration lets it go.
+        #expect(machine.runnerBegins(1, orWait: nil) == nil)
+        let answer = await withUnsafeContinuation { (gate: Machine.RunnerGate) in
+            #expect(machine.runnerBegins(1, orWait: gate) == nil)
+            switch machine.runnerStarted(1, task: Self.idleTask) {
+            case .letBegin(let waiting, nil):
+                waiting.resume(returning: true)
+            case let other:
+                Issue.record("expected the waiting runner let go, got \(Self.describe(other))")
+                gate.resume(returning: false)
+            }
+        }
+        #expect(answer)
+    }
+
+    @Test func theEndLetsGoOfARunnerWaitingForItsRegistration() async {
         var machine = Self.started(.concurrent(max: 2, ordered: false))
         _ = Self.receive([1], into: &machine)
-        _ = Self.commands(&machine)
-        _ = Self.finished(&machine, runner: 0, index: 0, .success(nil))
-        _ = machine.runnerCheckOut(0)
-        #expect(machine.runnerStarted(0, task: Self.idleTask) == nil)
-        #expect(Self.describe(machine.dispose()) == "end(tasks: 0, values: [], results: 0, outgoing: 0, upstream: true, deliver: false)")
+        _ = Self.commands(&machine, registering: false)
+        let answer = await withUnsafeContinuation { (gate: Machine.RunnerGate) in
+            #expect(machine.runnerBegins(0, orWait: gate) == nil)
+            guard case .end(let teardown) = machine.dispose(), teardown.waitingRunners.count == 1 else {
+                Issue.record("dispose() did not hand back the waiting runner")
+                gate.resume(returning: true)
+                return
+            }
+            teardown.waitingRunners[0].resume(returning: false)
+        }
+        #expect(!answer)
+        // Its task, made after the end, is cancelled at once, and a runner that begins now leaves.
+        #expect(Self.describe(machine.runnerStarted(0, task: Self.idleTask)) == "cancel")
+        #expect(machine.runnerBegins(0, orWait: nil) == false)
+    }
+
+    @Test func aRunnerSupersededBeforeItsRegistrationBeginsCancelled() async {
+        var machine = Self.started(.latest)
+        _ = Self.receive([1], into: &machine)
+        _ = Self.commands(&machine, registering: false)
+        let answer = await withUnsafeContinuation { (gate: Machine.RunnerGate) in
+            #expect(machine.runnerBegins(0, orWait: gate) == nil)
+            #expect(Self.receive([2], into: &machine) == ["none"])
+            switch machine.runnerStarted(0, task: Self.idleTask) {
+            case .letBegin(let waiting, .some):
+                waiting.resume(returning: true)
+            case let other:
+                Issue.record("expected the runner let go with its task cancelled, got \(Self.describe(other))")
+                gate.resume(returning: false)
+            }
+        }
+        #expect(answer)
+    }
+
+    @Test func aRunnerFinishingWithoutItsRegistrationTraps() async {
+        await #expect(processExitsWith: .failure) {
+            var machine = AsyncTransformStateMachine<Int, Int, Never>(policy: .concurrent(max: 1, ordered: false))
+            _ = machine.valueArrived(1)
+            _ = machine.transformFinished(runner: 0, index: 0, result: .success(nil))
+            _ = machine.runnerCheckOut(0)
+        }
     }
 
     // MARK: - The end
@@ -276,8 +346,8 @@ import Testing
         var machine = Self.started(.concurrent(max: 2, ordered: true))
         _ = Self.receive([1, 2, 3, 4], into: &machine)
         #expect(Self.commands(&machine) == ["spawn #0 1@0", "spawn #1 2@1"])
-        #expect(machine.runnerStarted(0, task: Task {}) == nil)
-        #expect(machine.runnerStarted(1, task: Task {}) == nil)
+        #expect(Self.describe(machine.runnerStarted(0, task: Task {})) == "none")
+        #expect(Self.describe(machine.runnerStarted(1, task: Task {})) == "none")
         _ = machine.workerStarted(Task {})
         #expect(Self.finished(&machine, runner: 1, index: 1, .success("two")) == "check out after none")
         #expect(
@@ -294,7 +364,7 @@ import Testing
         // The deliverer has not taken "one" yet: the failure goes first, and "one" is handed back.
         #expect(
             Self.finished(&machine, runner: 1, index: 1, .failure(TestError()))
-                == "leave after end(tasks: 0, values: [], results: 0, outgoing: 1, upstream: true, deliver: false)")
+                == "leave after end(tasks: 1, values: [], results: 0, outgoing: 1, upstream: true, deliver: false)")
         #expect(Self.delivered(&machine) == ["error"])
     }
 
@@ -308,7 +378,7 @@ import Testing
         #expect(Self.describe(machine.upstreamFailed(TestError())) == "none")
         #expect(Self.finished(&machine, runner: 0, index: 0, .success("late")) == "leave after none")
         #expect(Self.describe(machine.runnerCheckOut(0)) == "leave after none")
-        #expect(machine.runnerStarted(0, task: Self.idleTask) == Self.idleTask)
+        #expect(Self.describe(machine.runnerStarted(0, task: Self.idleTask)) == "cancel")
         #expect(machine.workerStarted(Self.idleTask) == Self.idleTask)
         #expect(machine.upstreamStarted(EmptyDisposable) != nil)
         #expect(Self.commands(&machine) == ["stop"])
@@ -341,7 +411,7 @@ import Testing
         _ = Self.receive(Array(0..<8), into: &machine)
         let tasks = (0..<8).map { _ in Task<Void, Never> {} }
         for (runner, task) in tasks.enumerated().reversed() {
-            #expect(machine.runnerStarted(runner, task: task) == nil)
+            #expect(Self.describe(machine.runnerStarted(runner, task: task)) == "none")
         }
         guard case .end(let teardown) = machine.dispose() else {
             Issue.record("dispose() did not end the subscription")

@@ -34,7 +34,9 @@ import SwiftSignalKit
 /// - A transform that throws fails the result with its error as the next event (results not handed to
 ///   the subscriber yet are dropped) and cancels the other transforms. An upstream failure does the
 ///   same.
-/// - Disposing the subscription cancels every running transform and the upstream subscription; no
+/// - Disposing the subscription cancels every running transform and the upstream subscription before
+///   `dispose()` returns: a transform running then, or one already handed a value, sees
+///   `Task.isCancelled`, and a value not yet taken is never transformed. No
 ///   result that finishes after `dispose()` returns is delivered, even from a transform that ignores
 ///   cancellation. (A result another thread was already handing to the subscriber may still reach the
 ///   callback just after, as for every subscriber: see `Subscriber` in SwiftSignalKit.)

@@ -48,6 +48,9 @@ import SwiftSignalKit
     @usableFromInline typealias Command = AsyncTransformCommand<T>
     @usableFromInline typealias Outgoing = SignalEvent<R, E>
     @usableFromInline typealias Waiter = UnsafeContinuation<Command, Never>
+    /// A runner task that began before the worker registered it, waiting to learn whether it may
+    /// transform (true) or must leave (false).
+    @usableFromInline typealias RunnerGate = UnsafeContinuation<Bool, Never>
 
     /// The key of the worker when it runs transforms itself (the serial policy).
     @inlinable static var workerKey: Int { -1 }
@@ -77,9 +80,12 @@ import SwiftSignalKit
         /// `width`, so a slow consumer or a slow first value holds back the upstream's values in
         /// `waiting`, where the buffering policy applies, instead of piling up results.
         @usableFromInline var inFlight = 0
+        /// The runner tasks, registered by the worker once it has made each one. A runner transforms
+        /// only once registered (``runnerBegins(_:orWait:)``), so that the end of the subscription,
+        /// which cancels the tasks registered here, cancels every transform.
         @usableFromInline var runners: [Int: Task<Void, Never>] = [:]
-        /// Runners that finished before the worker registered their task.
-        @usableFromInline var exitedUnregistered: Set<Int> = []
+        /// Runners that began before their registration, waiting for it.
+        @usableFromInline var gates: [Int: RunnerGate] = [:]
         @usableFromInline var nextRunner = 0
         @usableFromInline var latest = Latest()
         /// The position the next value taken gets.
@@ -113,6 +119,8 @@ import SwiftSignalKit
         @usableFromInline var tasks: [Task<Void, Never>] = []
         /// The worker waits for a command: resume it with `.stop`.
         @usableFromInline var waitingWorker: Waiter?
+        /// Runners waiting for their registration: resume each with false, after the cancellations.
+        @usableFromInline var waitingRunners: [RunnerGate] = []
         @usableFromInline var upstream: Disposable?
         /// Values no transform will take, and results no subscriber will get.
         @usableFromInline var values: [T?] = []
@@ -215,15 +223,39 @@ import SwiftSignalKit
         return nil
     }
 
-    /// The worker started the task of `runner`; returns it to be cancelled when the subscription ended
-    /// or a newer value has superseded it.
-    @inlinable mutating func runnerStarted(_ runner: Int, task: Task<Void, Never>) -> Task<Void, Never>? {
-        guard case .running(var running) = self.phase else { return task }
+    /// What the worker does once it has registered a runner's task.
+    @usableFromInline enum RegistrationAction: Sendable {
+        case none
+        /// Cancel the task: the subscription has ended, or (the latest policy) a newer value has
+        /// superseded its transform already.
+        case cancel(Task<Void, Never>)
+        /// The runner began before its registration and waits: cancel `cancelling` if given (superseded),
+        /// then let the runner begin.
+        case letBegin(RunnerGate, cancelling: Task<Void, Never>?)
+    }
+
+    /// The worker made the task of `runner`.
+    @inlinable mutating func runnerStarted(_ runner: Int, task: Task<Void, Never>) -> RegistrationAction {
+        guard case .running(var running) = self.phase else { return .cancel(task) }
         self.phase = .modifying
-        defer { self.phase = .running(running) }
-        if running.exitedUnregistered.remove(runner) != nil { return nil }
         running.runners[runner] = task
-        if case .latest = self.mode, running.latest.current == runner, running.latest.superseded { return task }
+        let superseded = running.latest.current == runner && running.latest.superseded
+        let gate = running.gates.removeValue(forKey: runner)
+        self.phase = .running(running)
+        if let gate { return .letBegin(gate, cancelling: superseded ? task : nil) }
+        return superseded ? .cancel(task) : .none
+    }
+
+    /// A runner task begins: whether it may transform (true: its task is registered, so the end of the
+    /// subscription cancels it) or must leave (false: the subscription has ended); nil when its task is
+    /// not registered yet, after storing `gate`, which the registration or the end resumes.
+    @inlinable mutating func runnerBegins(_ runner: Int, orWait gate: RunnerGate?) -> Bool? {
+        guard case .running(var running) = self.phase else { return false }
+        if running.runners[runner] != nil { return true }
+        guard let gate else { return nil }
+        self.phase = .modifying
+        running.gates[runner] = gate
+        self.phase = .running(running)
         return nil
     }
 
@@ -518,7 +550,8 @@ import SwiftSignalKit
     @inlinable func runnerExited(_ runner: Int, _ running: inout Running) {
         if runner == Self.workerKey { return }
         if running.runners.removeValue(forKey: runner) == nil {
-            running.exitedUnregistered.insert(runner)
+            // A runner transforms only once registered (`runnerBegins`).
+            preconditionFailure("AsyncTransform: runner \(runner) finished a transform without being registered")
         }
     }
 
@@ -557,6 +590,7 @@ import SwiftSignalKit
             teardown.tasks.append(worker)
         }
         teardown.waitingWorker = running.waiter
+        teardown.waitingRunners = Array(running.gates.values)
         teardown.upstream = running.upstream
         teardown.values = running.waiting.removeAll()
         if let pending = running.latest.pending {

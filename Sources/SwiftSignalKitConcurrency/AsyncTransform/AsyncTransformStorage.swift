@@ -88,9 +88,18 @@ final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposabl
                 await self.run(work, as: Machine.workerKey)
             case .spawn(let runner, let work):
                 let task = TimelineExecutor.startTask(priority: self.priority) {
+                    guard await self.mayBegin(runner) else { return }
                     await self.run(work, as: runner)
                 }
-                self.state.withLock { $0.runnerStarted(runner, task: task) }?.cancel()
+                switch self.state.withLock({ $0.runnerStarted(runner, task: task) }) {
+                case .none:
+                    break
+                case .cancel(let task):
+                    task.cancel()
+                case .letBegin(let gate, let superseded):
+                    superseded?.cancel()
+                    gate.resume(returning: true)
+                }
             }
         }
     }
@@ -106,15 +115,36 @@ final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposabl
         }
     }
 
-    /// Transforms `work`, then every value the state hands this runner next.
+    /// Whether runner task `runner` may transform: it waits until the worker has registered it, so that
+    /// ending the subscription, which cancels the registered tasks, cancels every transform. False when
+    /// the subscription ended first.
+    @inlinable func mayBegin(_ runner: Int) async -> Bool {
+        if let answer = self.state.withLock({ $0.runnerBegins(runner, orWait: nil) }) {
+            return answer
+        }
+        return await withUnsafeContinuation { gate in
+            if let answer = self.state.withLock({ $0.runnerBegins(runner, orWait: gate) }) {
+                gate.resume(returning: answer)
+            }
+        }
+    }
+
+    /// Transforms `work`, then every value the state hands this runner next. A value taken after the
+    /// subscription ended (its task is cancelled) is not transformed: the end cancels the tasks before
+    /// `dispose()` returns, so no transform starts after it.
     @inlinable func run(_ work: AsyncTransformWork<T>, as runner: Int) async {
         var current = work
         while true {
             let result: Result<R?, E>
-            do throws(E) {
-                result = .success(try await self.transform(current.value))
-            } catch {
-                result = .failure(error)
+            if Task.isCancelled {
+                // Ended, or superseded (the latest policy): its result would be dropped.
+                result = .success(nil)
+            } else {
+                do throws(E) {
+                    result = .success(try await self.transform(current.value))
+                } catch {
+                    result = .failure(error)
+                }
             }
             if let demand = self.downstreamDemand, case .success(.some) = result {
                 // The output is full: hold this result, and with it this transform's place, until the
@@ -159,6 +189,9 @@ final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposabl
             teardown.waitingWorker?.resume(returning: .stop)
             for task in teardown.tasks {
                 task.cancel()
+            }
+            for gate in teardown.waitingRunners {
+                gate.resume(returning: false)
             }
             teardown.upstream?.dispose()
             deliver = teardown.deliver
