@@ -24,17 +24,29 @@ import Synchronization
 
 /// Runs `body` while `mutex` is locked: the library's one way to take a lock.
 ///
-/// How it waits. The first try is the mutex's own compare-and-swap, inlined here, the whole cost of an
-/// uncontended lock. If another thread holds the mutex, the thread tries again, first at once and then
-/// yielding its core between tries (``LockContention``), and only then sleeps in the kernel. It does not
-/// go to sleep at once because of how a `Mutex` wakes a sleeper on Linux: its futex is
-/// priority-inheriting, and an unlock with a sleeper hands the mutex to that sleeper in the kernel, so
-/// no running thread can take it until the sleeper has been scheduled. Once several threads share a lock
-/// (a pipe that every thread sends into), each lock then costs a wake-up and a context switch: on a
-/// 16-core machine, 16 threads sending into one pipe went from 16.6 million values per second on one
-/// thread to 0.1 million, where a `pthread_mutex_t`, which lets a running thread take the lock first,
-/// held 2.7 million (Benchmarks/README.md, "Threads"). Retrying first keeps the lock with the threads
-/// that run, as a pthread mutex does, and the sleep is still there for a holder that keeps it long.
+/// How it waits. A first try, which touches nothing, asks whether the mutex is free; if it is, the lock
+/// is taken with `Mutex.withLock`, whose compare-and-swap is inlined here. If another thread holds the
+/// mutex, the thread asks again, first at once and then yielding its core between tries
+/// (``LockContention``), and takes the lock once a try finds it free, or after the last try; only then
+/// can it sleep in the kernel. It does not go to sleep at once because of how a `Mutex` wakes a sleeper
+/// on Linux: its futex is priority-inheriting, and an unlock with a sleeper hands the mutex to that
+/// sleeper in the kernel, so no running thread can take it until the sleeper has been scheduled. Once
+/// several threads share a lock (a pipe that every thread sends into), each lock then costs a wake-up
+/// and a context switch: on a 16-core machine, 16 threads sending into one pipe went from 16.6 million
+/// values per second on one thread to 0.1 million, where a `pthread_mutex_t`, which lets a running
+/// thread take the lock first, held 2.7 million (Benchmarks/README.md, "Threads"). Trying first keeps
+/// the lock with the threads that run, as a pthread mutex does, and the sleep is still there for a
+/// holder that keeps it long.
+///
+/// Why the first try is a separate lock and unlock, and `body` appears once, inside `Mutex.withLock`:
+/// every other form measured cost more per lock, because `body` then had to be passed to, or copied
+/// into, a second path (callgrind, instructions per operation, Benchmarks/README.md, "Results"). Running
+/// `body` in the try and handing it to an out-of-line retry made `ValuePromise.set` to ten subscribers
+/// (W6) 1,264 instructions where a plain `Mutex.withLock` takes 862, and `combineLatest` of eight (W4)
+/// 636 where it takes 468; with the result returned directly, 988 and 642; with `body` in the try and
+/// again in a second `withLock`, 883 and 576, and a closure of `Subscriber` began allocating; with
+/// the retry in a loop around one `body`, 2,435 for W6. This form: 872 and 503, the cost of a second
+/// compare-and-swap pair.
 ///
 /// - Parameters:
 ///   - mutex: The lock, stored in `object` (a `Mutex` must not move, so it is always a stored `let`
@@ -48,54 +60,17 @@ func withLock<Result, Failure: Error>(
     _ mutex: borrowing Mutex<Void>, tracedAt object: UnsafeMutableRawPointer,
     _ body: () throws(Failure) -> Result
 ) throws(Failure) -> Result {
-    // The result leaves as the closure's result, with the tracing written out here: through a call to
-    // `whileTraced` with `object` it could not be the `sending` result `Mutex` asks for. The first form
-    // of this function passed it out through a captured local instead, and that cost: callgrind counted
-    // 1,264 instructions per `ValuePromise.set` to ten subscribers (W6), against 862 for a plain
-    // `Mutex.withLock` and 988 for this form (Benchmarks/README.md, "Results").
-    if let result = try mutex.withLockIfAvailable({ (_: inout Void) throws(Failure) -> Result in
+    if !LockContention.isFree(mutex) {
+        LockContention.waitForTurn(at: mutex)
+    }
+    // The tracing is written out here, not called with `object`: a result that passed through such a
+    // call could not be the `sending` result `Mutex.withLock` asks for.
+    return try mutex.withLock { (_: inout Void) throws(Failure) -> Result in
         let traced = threadSanitizerPresence.load(ordering: .relaxed) != ThreadSanitizerPresence.absent
         if traced { ThreadSanitizerPresence.locked(object) }
         defer { if traced { ThreadSanitizerPresence.unlocking(object) } }
         return try body()
-    }) {
-        return result
     }
-    return try withContendedLock(mutex, tracedAt: object, body)
-}
-
-/// ``withLock(_:tracedAt:_:)`` once the first try found the mutex held: out of line, so that the
-/// uncontended path inlined into every caller stays one compare-and-swap.
-@inlinable @inline(never)
-func withContendedLock<Result, Failure: Error>(
-    _ mutex: borrowing Mutex<Void>, tracedAt object: UnsafeMutableRawPointer,
-    _ body: () throws(Failure) -> Result
-) throws(Failure) -> Result {
-    var result: Result? = nil
-    for attempt in 1...LockContention.tries {
-        if attempt > LockContention.triesWithoutYielding { LockContention.yieldCore() }
-        let taken = try mutex.withLockIfAvailable { (_: inout Void) throws(Failure) -> Bool in
-            result = try whileTraced(object, body)
-            return true
-        }
-        if taken != nil { return result.unsafelyUnwrapped }
-    }
-    try mutex.withLock { (_: inout Void) throws(Failure) in
-        result = try whileTraced(object, body)
-    }
-    return result.unsafelyUnwrapped
-}
-
-/// Runs `body`, the part of a lock that runs with the mutex held, telling ThreadSanitizer of the lock
-/// and unlock when it is present.
-@inlinable @inline(__always)
-func whileTraced<Result, Failure: Error>(
-    _ object: UnsafeMutableRawPointer, _ body: () throws(Failure) -> Result
-) throws(Failure) -> Result {
-    let traced = threadSanitizerPresence.load(ordering: .relaxed) != ThreadSanitizerPresence.absent
-    if traced { ThreadSanitizerPresence.locked(object) }
-    defer { if traced { ThreadSanitizerPresence.unlocking(object) } }
-    return try body()
 }
 
 /// How a thread that finds a lock held tries again before it sleeps (see ``withLock(_:tracedAt:_:)``).
@@ -103,7 +78,7 @@ func whileTraced<Result, Failure: Error>(
 /// The library's critical sections are short (they copy a list, flip a state), so a holder on another
 /// core usually lets go within a few tries. After ``triesWithoutYielding`` tries the thread yields its
 /// core between tries, which lets a holder that was preempted run again on a machine with more
-/// threads than cores; after ``tries`` it sleeps until the mutex is unlocked.
+/// threads than cores; after ``tries`` it takes the lock, sleeping if it must.
 @usableFromInline enum LockContention {
     @usableFromInline static var triesWithoutYielding: Int { 16 }
     @usableFromInline static var tries: Int { 64 }
@@ -111,6 +86,32 @@ func whileTraced<Result, Failure: Error>(
     @usableFromInline static func yieldCore() {
         sched_yield()
     }
+
+    /// Whether `mutex` was free: takes and at once releases it, touching nothing under it.
+    @inlinable @inline(__always)
+    static func isFree(_ mutex: borrowing Mutex<Void>) -> Bool {
+        return mutex.withLockIfAvailable { (_: inout Void) -> Bool in true } != nil
+    }
+
+    /// Returns once a try has found `mutex` free, or after ``tries`` tries.
+    @usableFromInline @inline(never)
+    static func waitForTurn(at mutex: borrowing Mutex<Void>) {
+        for attempt in 1...Self.tries {
+            if attempt > Self.triesWithoutYielding { Self.yieldCore() }
+            if Self.isFree(mutex) { return }
+        }
+    }
+}
+
+/// Runs `body`, the part of a lock that runs with the mutex held, telling ThreadSanitizer of the lock
+/// and unlock when it is present: for ``LockStorage/tryWithLock(_:)``, whose result goes through a
+/// local (``withLock(_:tracedAt:_:)`` writes the same out, for its `sending` result).
+@inlinable @inline(__always)
+func whileTraced<Result>(_ object: UnsafeMutableRawPointer, _ body: () -> Result) -> Result {
+    let traced = threadSanitizerPresence.load(ordering: .relaxed) != ThreadSanitizerPresence.absent
+    if traced { ThreadSanitizerPresence.locked(object) }
+    defer { if traced { ThreadSanitizerPresence.unlocking(object) } }
+    return body()
 }
 
 /// Whether the process runs under ThreadSanitizer: ``unknown`` until the first lock asks, then
