@@ -161,6 +161,7 @@ final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposabl
                 self.perform(after)
                 current = next
             case .leave(let after), .checkOut(let after):
+                // (`runnerCheckOut` answers `.transform` or `.leave`; `.checkOut` is here for the switch.)
                 self.perform(after)
                 return
             }
