@@ -7,13 +7,26 @@ import Testing
 @Suite struct CombineLatestStateMachineTests {
     typealias Machine = CombineLatestStateMachine<Int, TestError>
 
-    func describe(_ submission: Machine.Submission?) -> String {
-        switch submission {
-        case nil: return "nothing"
-        case .deliverNow(let event)?: return "deliver now \(event)"
-        case .queued?: return "queued"
-        case .refused(let event)?: return "refused \(event)"
+    func describe(_ action: Machine.Action) -> String {
+        switch action {
+        case .none: return "nothing"
+        case .deliver(let event): return "deliver now \(event)"
+        case .release(let event): return "refused \(event)"
         }
+    }
+
+    func describe(_ action: Machine.SubscriptionAction) -> String {
+        switch action {
+        case .none: return "nothing"
+        case .dispose: return "dispose a source"
+        case .tearDown(let sources, let undelivered):
+            return "tear down \(sources.count) sources, \(undelivered.count) undelivered"
+        }
+    }
+
+    func tornDown(_ action: Machine.SubscriptionAction) -> (sources: [Disposable], undelivered: Int)? {
+        guard case .tearDown(let sources, let undelivered) = action else { return nil }
+        return (sources, undelivered.count)
     }
 
     @Test func aValueIsCombinedOnceEverySourceHasOne() {
@@ -26,7 +39,7 @@ import Testing
         #expect(describe(filled) == "deliver now Next(3)")
         // While that thread delivers, the next combined value is queued for it, in order.
         let next = machine.valueStored(filledSlot: false, arity: 2, combine: { 4 })
-        #expect(describe(next) == "queued")
+        #expect(describe(next) == "nothing", "queued for the thread that delivers")
         #expect(SwiftSignalKitTests.describe(machine.delivery.step(resuming: false)) == "deliver Next(4)")
     }
 
@@ -61,16 +74,18 @@ import Testing
         var machine = Machine(filledCount: 0, arity: 2)
         let source = ActionDisposable {}
         let kept = machine.sourceStarted(source)
-        #expect(kept == nil)
-        let (sources, undelivered) = machine.disposed()
-        #expect(sources.count == 1 && sources[0] === source)
-        #expect(undelivered.count == 0)
+        #expect(describe(kept) == "nothing")
+        let torn = tornDown(machine.disposed())
+        #expect(torn?.sources.count == 1 && torn?.sources[0] === source)
+        #expect(torn?.undelivered == 0)
         #expect(!machine.acceptsEvents)
         let late = ActionDisposable {}
-        let refused = machine.sourceStarted(late)
-        #expect(refused === late, "a source that starts after disposal is disposed at once")
-        let (none, _) = machine.disposed()
-        #expect(none.isEmpty, "disposal happens once")
+        guard case .dispose(let refused) = machine.sourceStarted(late) else {
+            Issue.record("a source that starts after disposal is disposed at once")
+            return
+        }
+        #expect(refused === late)
+        #expect(describe(machine.disposed()) == "nothing", "disposal happens once")
     }
 
     @Test func disposalHandsBackTheEventsNotYetDelivered() {
@@ -78,8 +93,7 @@ import Testing
         _ = machine.valueStored(filledSlot: false, arity: 2, combine: { 1 })  // being delivered
         _ = machine.valueStored(filledSlot: false, arity: 2, combine: { 2 })  // queued
         _ = machine.sourceCompleted(arity: 1)  // queued
-        let (_, undelivered) = machine.disposed()
-        #expect(undelivered.count == 2)
+        #expect(tornDown(machine.disposed())?.undelivered == 2)
         let after = machine.valueStored(filledSlot: false, arity: 2, combine: { 3 })
         #expect(describe(after).hasPrefix("refused"), "the delivery is closed")
     }

@@ -24,10 +24,7 @@
 
     /// Sends the combined initial values when every slot started filled.
     @inlinable func sendInitialIfFilled() {
-        let submission = self.state.withLock { state in
-            state.valueStored(filledSlot: false, arity: self.arity, combine: self.combine)
-        }
-        self.handle(submission)
+        self.act(self.state.withLock { $0.valueStored(filledSlot: false, arity: self.arity, combine: self.combine) })
     }
 
     /// Starts source `index`, storing its values in `slot`, and keeps its subscription for `dispose()`.
@@ -38,37 +35,60 @@
         if self.subscriber.isTerminated { return }
         let source = queue.map { signal |> deliverOnQueue($0) } ?? signal
         let subscription = source.run(CombineLatestSourceSubscriber(storage: self, index: index, slot: slot))
-        self.state.withLock { $0.sourceStarted(subscription) }?.dispose()
+        self.act(self.state.withLock { $0.sourceStarted(subscription) })
     }
 
     /// Disposes every source's subscription; later events are dropped.
     @usableFromInline func dispose() {
-        let (sources, undelivered) = self.state.withLock { $0.disposed() }
-        for source in sources {
-            source.dispose()
-        }
-        // Released here, outside the lock.
-        withExtendedLifetime(undelivered) {}
+        self.act(self.state.withLock { $0.disposed() })
     }
 
     @inlinable func received<V: Sendable>(index: Int, value: V, slot: CombineLatestSlot<V>) {
-        let (submission, replaced) = self.state.withLock { state -> (CombineLatestStateMachine<R, E>.Submission?, V?) in
-            guard state.acceptsEvents else { return (nil, nil) }
+        let (action, replaced) = self.state.withLock { state -> (CombineLatestStateMachine<R, E>.Action, V?) in
+            guard state.acceptsEvents else { return (.none, nil) }
             let replaced = slot.value
             slot.value = value
             return (state.valueStored(filledSlot: replaced == nil, arity: self.arity, combine: self.combine), replaced)
         }
         // The replaced value is released here, outside the lock.
         withExtendedLifetime(replaced) {}
-        self.handle(submission)
+        self.act(action)
     }
 
     @inlinable func failed(_ error: E) {
-        self.handle(self.state.withLock { $0.sourceFailed(error) })
+        self.act(self.state.withLock { $0.sourceFailed(error) })
     }
 
     @inlinable func completed(index: Int) {
-        self.handle(self.state.withLock { $0.sourceCompleted(arity: self.arity) })
+        self.act(self.state.withLock { $0.sourceCompleted(arity: self.arity) })
+    }
+
+    /// Runs an action of the machine, after unlocking.
+    @inlinable func act(_ action: CombineLatestStateMachine<R, E>.Action) {
+        switch action {
+        case .none:
+            break
+        case .deliver(let event):
+            self.deliverSerially(startingWith: event)
+        case .release(let event):
+            withExtendedLifetime(event) {}
+        }
+    }
+
+    /// Runs an action of the machine for the subscription's start or disposal, after unlocking.
+    @inlinable func act(_ action: CombineLatestStateMachine<R, E>.SubscriptionAction) {
+        switch action {
+        case .none:
+            break
+        case .dispose(let source):
+            source.dispose()
+        case .tearDown(let sources, let undelivered):
+            for source in sources {
+                source.dispose()
+            }
+            // Released here, outside the lock.
+            withExtendedLifetime(undelivered) {}
+        }
     }
 
     @inlinable func nextDelivery(resuming: Bool) -> SerialDeliveryStep<SignalEvent<R, E>> {
