@@ -214,8 +214,11 @@ import Testing
         #expect([first, second, failed] == [.none, .none, .deliver])
         let late = machine.sourceSent(3, index: 1)
         #expect(late == .none)
-        let dropped = machine.disposed()
-        #expect(dropped.buffers.map(\.count) == [2, 0])
+        guard case .release(let buffers, _) = machine.disposed() else {
+            Issue.record("disposal hands back what the machine held")
+            return
+        }
+        #expect(buffers.map(\.count) == [2, 0])
     }
 
     @Test func disposalDropsEverythingAndStopsTheDeliverer() {
@@ -225,12 +228,16 @@ import Testing
         #expect(machine.sourceSent(2, index: 0) == .none)
         #expect(machine.sourceSent(2, index: 1) == .none)
         #expect(machine.sourceSent(3, index: 0) == .none)
-        var dropped = machine.disposed()
-        #expect(dropped.undelivered.count == 2, "both rows: the deliverer had not taken the first yet")
-        #expect(dropped.buffers.map(\.count) == [1, 0])
-        #expect(dropped.buffers[0].popFirst() == 3)
+        guard case .release(var buffers, let undelivered) = machine.disposed() else {
+            Issue.record("disposal hands back what the machine held")
+            return
+        }
+        #expect(undelivered.count == 2, "both rows: the deliverer had not taken the first yet")
+        #expect(buffers.map(\.count) == [1, 0])
+        #expect(buffers[0].popFirst() == 3)
         #expect(describe(machine.nextDelivery()) == "idle")
         #expect(machine.sourceSent(4, index: 1) == .none)
+        if case .release = machine.disposed() { Issue.record("a second disposal hands back nothing") }
     }
 }
 

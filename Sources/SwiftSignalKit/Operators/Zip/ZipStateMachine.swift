@@ -14,12 +14,21 @@
 @usableFromInline struct ZipStateMachine<Element, E> {
     @usableFromInline typealias Event = SignalEvent<[Element], E>
 
-    /// What a thread that changed the state does next.
+    /// What a thread that ran a source's event does next, after unlocking. Trivial, as the events on
+    /// the per-value path need (see ``CombineLatestStateMachine/Action``).
     @usableFromInline enum Action: Equatable {
         /// It became the deliverer: run the delivery (``SerialDeliveryHost/deliverQueued()``).
         case deliver
         /// Nothing: no row was formed, or another thread is delivering and will send it.
         case none
+    }
+
+    /// What the thread that disposed the subscription does next, after unlocking.
+    @usableFromInline enum SubscriptionAction {
+        /// Nothing: nothing was held (a second disposal).
+        case none
+        /// Release the values not paired and the events not sent.
+        case release(buffers: [ValueRing<Element>], undelivered: ValueRing<SerialDelivery<Event>.Entry>)
     }
 
     /// The sources' side of the machine, with the data of each state in its case.
@@ -90,16 +99,18 @@
         return self.delivery.step(resuming: resuming)
     }
 
-    /// The subscription was disposed: returns the buffered values and the unsent events, to be released
-    /// after unlocking.
-    @inlinable mutating func disposed() -> (buffers: [ValueRing<Element>], undelivered: ValueRing<SerialDelivery<Event>.Entry>) {
+    /// The subscription was disposed: hands back the buffered values and the unsent events, to be
+    /// released after unlocking (empty after the first disposal).
+    @inlinable mutating func disposed() -> SubscriptionAction {
         let buffers: [ValueRing<Element>]
         switch self.input {
         case .open(let open, _): buffers = open
         case .closed(let leftover): buffers = leftover
         }
         self.input = .closed(leftover: [])
-        return (buffers, self.delivery.close())
+        let undelivered = self.delivery.close()
+        if buffers.isEmpty && undelivered.isEmpty { return .none }
+        return .release(buffers: buffers, undelivered: undelivered)
     }
 
     /// Queues the terminal event and closes the input, keeping `leftover` (values that can no longer be

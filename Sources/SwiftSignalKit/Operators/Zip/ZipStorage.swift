@@ -42,10 +42,12 @@
     /// The subscription's disposable: drops what is buffered and disposes the sources.
     @inlinable func disposable(disposing sources: DisposableSet) -> Disposable {
         return ActionDisposable {
-            let dropped = self.machine.withLock { $0.disposed() }
+            let action = self.machine.withLock { $0.disposed() }
             sources.dispose()
-            // Buffered values and unsent rows are released here, outside the lock.
-            withExtendedLifetime(dropped) {}
+            if case .release(let buffers, let undelivered) = action {
+                // Buffered values and unsent rows are released here, outside the lock.
+                withExtendedLifetime((buffers, undelivered)) {}
+            }
         }
     }
 
