@@ -201,11 +201,21 @@ private struct ProbeKey: Hashable, Sendable {
 @Suite struct SerialFoldStateMachineTests {
     typealias Machine = SerialFoldStateMachine<Int, TestError>
 
-    func describe(_ action: Machine.ReceivedAction) -> String {
+    func describe(_ action: Machine.Action) -> String {
         switch action {
         case .handle(let event): return "handle \(event)"
         case .none: return "none"
+        case .handOff: return "hand off"
         case .drop(let event): return "drop \(event)"
+        case .releaseState: return "release the state"
+        }
+    }
+
+    func describe(_ action: Machine.SubscriptionAction) -> String {
+        switch action {
+        case .none: return "none"
+        case .tearDown(let undelivered, let releasingState):
+            return "tear down, \(undelivered.count) undelivered\(releasingState ? ", releasing the state" : "")"
         }
     }
 
@@ -213,8 +223,8 @@ private struct ProbeKey: Hashable, Sendable {
         var machine = Machine()
         #expect(describe(machine.received(.Next(1))) == "handle Next(1)")
         #expect(describe(machine.received(.Next(2))) == "none", "queued for the deliverer")
-        #expect(SwiftSignalKitTests.describe(machine.nextDelivery(resuming: false).step) == "deliver Next(2)")
-        #expect(SwiftSignalKitTests.describe(machine.nextDelivery(resuming: false).step) == "idle")
+        #expect(describe(machine.nextDelivery(resuming: false)) == "handle Next(2)")
+        #expect(describe(machine.nextDelivery(resuming: false)) == "none", "idle")
         #expect(describe(machine.received(.Next(3))) == "handle Next(3)")
     }
 
@@ -224,19 +234,17 @@ private struct ProbeKey: Hashable, Sendable {
         #expect(describe(machine.received(.Completion)) == "none")
         #expect(describe(machine.received(.Next(2))) == "drop Next(2)")
         #expect(describe(machine.received(.Error(TestError()))).hasPrefix("drop Error"))
-        #expect(SwiftSignalKitTests.describe(machine.nextDelivery(resuming: false).step) == "deliver Completion")
-        let last = machine.nextDelivery(resuming: false)
-        #expect(SwiftSignalKitTests.describe(last.step) == "idle")
-        #expect(!last.releaseState, "the state is released at disposal, which the completion causes")
+        #expect(describe(machine.nextDelivery(resuming: false)) == "handle Completion")
+        #expect(
+            describe(machine.nextDelivery(resuming: false)) == "none",
+            "idle; the state is released at disposal, which the completion causes")
     }
 
     @Test func disposalWhileIdleLetsTheDisposerReleaseTheState() {
         var machine = Machine()
         _ = machine.received(.Next(1))
         _ = machine.nextDelivery(resuming: false)
-        let (undelivered, releaseState) = machine.disposed()
-        #expect(undelivered.isEmpty)
-        #expect(releaseState)
+        #expect(describe(machine.disposed()) == "tear down, 0 undelivered, releasing the state")
         #expect(describe(machine.received(.Next(2))) == "drop Next(2)")
     }
 
@@ -244,13 +252,11 @@ private struct ProbeKey: Hashable, Sendable {
         var machine = Machine()
         _ = machine.received(.Next(1))
         _ = machine.received(.Next(2))
-        let (undelivered, releaseState) = machine.disposed()
-        #expect(undelivered.count == 1)
-        #expect(!releaseState)
-        let last = machine.nextDelivery(resuming: false)
-        #expect(SwiftSignalKitTests.describe(last.step) == "idle")
-        #expect(last.releaseState, "the deliverer releases it, after unlocking")
-        #expect(machine.disposed().releaseState == false, "once")
+        #expect(describe(machine.disposed()) == "tear down, 1 undelivered")
+        #expect(
+            describe(machine.nextDelivery(resuming: false)) == "release the state",
+            "the deliverer releases it, after unlocking")
+        #expect(describe(machine.disposed()) == "none", "once")
     }
 }
 

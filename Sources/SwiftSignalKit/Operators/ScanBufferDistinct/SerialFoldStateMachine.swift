@@ -18,14 +18,32 @@
         case disposed
     }
 
-    /// What the thread that delivered an event does next, after unlocking.
-    @usableFromInline enum ReceivedAction {
-        /// It holds the deliverer's role now: handle the event, then take the queued ones.
-        case handle(Event)
-        /// Nothing: the event was queued for the current deliverer.
+    /// What the thread that ran an event does next, after unlocking.
+    @usableFromInline enum Action {
+        /// Nothing: the event was queued for the current deliverer; or, for the deliverer, the queue is
+        /// empty and it gave up its role.
         case none
+        /// The thread holds the deliverer's role: it handles this event, then asks for the next.
+        case handle(Event)
+        /// The deliverer hands its role to a task on the operator's scheduler
+        /// (``SerialDeliveryStep/handOff``).
+        case handOff
         /// Release the event: it came after the end.
         case drop(Event)
+        /// The deliverer gave up its role after disposal, and was the last one: it releases the fold's
+        /// state.
+        case releaseState
+    }
+
+    /// What the thread that disposed the subscription does next, after unlocking. Apart from
+    /// ``Action``, which stays trivial for values of trivial types (see
+    /// ``CombineLatestStateMachine/Action``).
+    @usableFromInline enum SubscriptionAction {
+        /// Nothing: the subscription was already disposed.
+        case none
+        /// Release the queued events and, when `releasingState` (nobody delivers, and nobody can start
+        /// to), the fold's state.
+        case tearDown(undelivered: ValueRing<SerialDelivery<Event>.Entry>, releasingState: Bool)
     }
 
     @usableFromInline var phase = Phase.open
@@ -34,7 +52,7 @@
     @inlinable init() {}
 
     /// The source sent `event`.
-    @inlinable mutating func received(_ event: Event) -> ReceivedAction {
+    @inlinable mutating func received(_ event: Event) -> Action {
         switch self.phase {
         case .closing, .disposed:
             return .drop(event)
@@ -57,24 +75,28 @@
         }
     }
 
-    /// The deliverer's next event; with `releaseState` when the fold's state is no longer wanted (the
-    /// subscription was disposed while this deliverer worked): the deliverer releases it after unlocking.
-    @inlinable mutating func nextDelivery(resuming: Bool) -> (step: SerialDeliveryStep<Event>, releaseState: Bool) {
-        let step = self.delivery.step(resuming: resuming)
-        if case .idle = step, case .disposed = self.phase {
-            return (step, true)
+    /// The deliverer asks for its next event (see ``SerialDelivery/step(resuming:)``); when the
+    /// subscription was disposed while it worked, it is the last deliverer and releases the fold's state.
+    @inlinable mutating func nextDelivery(resuming: Bool) -> Action {
+        switch self.delivery.step(resuming: resuming) {
+        case .deliver(let event):
+            return .handle(event)
+        case .handOff:
+            return .handOff
+        case .idle:
+            if case .disposed = self.phase { return .releaseState }
+            return .none
         }
-        return (step, false)
     }
 
-    /// The subscription was disposed: returns the queued events, to be released after unlocking, and
-    /// whether the caller releases the fold's state (nobody is delivering, and nobody can start to).
-    @inlinable mutating func disposed() -> (undelivered: ValueRing<SerialDelivery<Event>.Entry>, releaseState: Bool) {
+    /// The subscription was disposed: hands back the queued events, and the fold's state when nobody is
+    /// delivering (otherwise the deliverer releases it when it stops). Once.
+    @inlinable mutating func disposed() -> SubscriptionAction {
         if case .disposed = self.phase {
-            return (ValueRing(), false)
+            return .none
         }
         self.phase = .disposed
-        return (self.delivery.close(), !self.delivery.isDelivering)
+        return .tearDown(undelivered: self.delivery.close(), releasingState: !self.delivery.isDelivering)
     }
 }
 

@@ -51,34 +51,50 @@
                 self.received(.Completion)
             })
         return ActionDisposable {
-            let (undelivered, releaseState) = self.machine.withLock { $0.disposed() }
+            let action = self.machine.withLock { $0.disposed() }
             source.dispose()
-            // Released here, outside the lock.
-            withExtendedLifetime(undelivered) {}
-            if releaseState {
-                self.state = nil
+            if case .tearDown(let undelivered, let releasingState) = action {
+                // Released here, outside the lock.
+                withExtendedLifetime(undelivered) {}
+                if releasingState {
+                    self.state = nil
+                }
             }
         }
     }
 
     @inlinable func received(_ event: SignalEvent<T, E>) {
-        switch self.machine.withLock({ $0.received(event) }) {
+        self.act(self.machine.withLock { $0.received(event) })
+    }
+
+    /// Runs an action of the machine, after unlocking; the deliverer's own actions go through
+    /// ``nextDelivery(resuming:)``.
+    @inlinable func act(_ action: Machine.Action) {
+        switch action {
         case .handle(let event):
             self.deliverSerially(startingWith: event)
-        case .none:
+        case .none, .handOff:
             break
         case .drop(let event):
             withExtendedLifetime(event) {}
+        case .releaseState:
+            self.state = nil
         }
     }
 
     @inlinable func nextDelivery(resuming: Bool) -> SerialDeliveryStep<SignalEvent<T, E>> {
-        let (step, releaseState) = self.machine.withLock { $0.nextDelivery(resuming: resuming) }
-        if releaseState {
+        switch self.machine.withLock({ $0.nextDelivery(resuming: resuming) }) {
+        case .handle(let event):
+            return .deliver(event)
+        case .handOff:
+            return .handOff
+        case .releaseState:
             // This deliverer was the last one, after disposal: the state is released outside the lock.
             self.state = nil
+            return .idle
+        case .none, .drop:
+            return .idle
         }
-        return step
     }
 
     @inlinable func deliver(_ event: SignalEvent<T, E>) {
