@@ -196,38 +196,6 @@ import Testing
         #expect(sourceDisposed.count.value == 0)
         subscription.dispose()
     }
-
-    @Test func timeoutStateMachineDecidesTheRaceOnce() {
-        var race = TimeoutStateMachine<Int, NoError>(mode: .firstEvent)
-        let won = race.sourceSent(.Next(1))
-        #expect(won.submission != nil, "the source won")
-        let fired1 = race.timerFired(after: 0)
-        #expect(!fired1)
-        var lost = TimeoutStateMachine<Int, NoError>(mode: .firstEvent)
-        let fired2 = lost.timerFired(after: 0)
-        #expect(fired2)
-        let late = lost.sourceSent(.Next(1))
-        #expect(late.dropped != nil, "the timer won")
-        let alternate = lost.alternateSent(.Next(-1))
-        #expect(alternate.submission != nil)
-    }
-
-    @Test func perValueTimeoutStateMachineFollowsTheLatestValuesWait() {
-        var watch = TimeoutStateMachine<Int, NoError>(mode: .everyGap)
-        _ = watch.sourceSent(.Next(1))
-        let fired3 = watch.timerFired(after: 0)
-        #expect(!fired3, "replaced by the wait after value 1")
-        _ = watch.sourceSent(.Next(2))
-        let fired4 = watch.timerFired(after: 1)
-        #expect(!fired4)
-        let fired5 = watch.timerFired(after: 2)
-        #expect(fired5)
-        let late = watch.sourceSent(.Next(3))
-        #expect(late.dropped != nil)
-        _ = watch.alternateSent(.Completion)
-        let afterEnd = watch.alternateSent(.Next(4))
-        #expect(afterEnd.dropped != nil, "nothing after the terminal event")
-    }
 }
 
 @Suite struct TimingStressTests {

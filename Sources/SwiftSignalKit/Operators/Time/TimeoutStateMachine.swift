@@ -32,21 +32,23 @@
     /// An event on its way, with the number of the value it is (its wait starts once it is delivered).
     @usableFromInline typealias Item = (event: SignalEvent<T, E>, startsWait: UInt64?)
 
-    /// What the caller does after unlocking.
-    @usableFromInline struct Action {
-        @usableFromInline var submission: SerialDelivery<Item>.Submission?
-        /// A timer no longer wanted.
-        @usableFromInline var cancel: Disposable?
-        /// An event that came too late, to be released.
-        @usableFromInline var dropped: SignalEvent<T, E>?
-
-        @inlinable init(
-            submission: SerialDelivery<Item>.Submission? = nil, cancel: Disposable? = nil, dropped: SignalEvent<T, E>? = nil
-        ) {
-            self.submission = submission
-            self.cancel = cancel
-            self.dropped = dropped
-        }
+    /// What the thread that ran an event does next, after unlocking.
+    @usableFromInline enum Action {
+        /// Nothing: the event was queued for the thread that delivers, or a timer fired too late.
+        case none
+        /// Dispose `cancelling` (the timer of a wait the event ended), if any; then the thread is the
+        /// deliverer: it delivers `item`, then the queued ones.
+        case deliver(Item, cancelling: Disposable?)
+        /// Dispose this timer: the event that ended its wait was queued for the thread that delivers,
+        /// or the timer was scheduled after its wait ended.
+        case cancel(Disposable)
+        /// Release this event, which came too late, and dispose `cancelling`, if any.
+        case release(SignalEvent<T, E>, cancelling: Disposable?)
+        /// The timer won: dispose the source, then start the alternate.
+        case switchToAlternate
+        /// The subscription was disposed: dispose the timer, if any, and release the events not
+        /// delivered.
+        case tearDown(timer: Disposable?, undelivered: ValueRing<SerialDelivery<Item>.Entry>)
     }
 
     @usableFromInline let mode: Mode
@@ -57,12 +59,12 @@
         self.mode = mode
     }
 
-    /// The timer for the wait after value `generation` was scheduled: returns it when it is no longer
-    /// wanted, to be disposed.
-    @inlinable mutating func timerArmed(after generation: UInt64, _ timer: Disposable) -> Disposable? {
-        guard case .watching(let current, nil) = self.phase, current == generation else { return timer }
+    /// The timer for the wait after value `generation` was scheduled: it is disposed at once when that
+    /// wait already ended (a benign race).
+    @inlinable mutating func timerArmed(after generation: UInt64, _ timer: Disposable) -> Action {
+        guard case .watching(let current, nil) = self.phase, current == generation else { return .cancel(timer) }
         self.phase = .watching(generation: generation, timer: timer)
-        return nil
+        return .none
     }
 
     /// The source sent `event`.
@@ -71,30 +73,30 @@
         case .watching(let generation, let timer):
             if event.isTerminal {
                 self.phase = .finished
-                return Action(submission: self.delivery.submit((event, nil)), cancel: timer)
+                return self.submit((event, nil), cancelling: timer)
             }
             switch self.mode {
             case .firstEvent:
                 self.phase = .passing
-                return Action(submission: self.delivery.submit((event, nil)), cancel: timer)
+                return self.submit((event, nil), cancelling: timer)
             case .everyGap:
                 self.phase = .watching(generation: generation + 1, timer: nil)
-                return Action(submission: self.delivery.submit((event, generation + 1)), cancel: timer)
+                return self.submit((event, generation + 1), cancelling: timer)
             }
         case .passing:
             if event.isTerminal { self.phase = .finished }
-            return Action(submission: self.delivery.submit((event, nil)))
+            return self.submit((event, nil), cancelling: nil)
         case .timedOut, .finished:
-            return Action(dropped: event)
+            return .release(event, cancelling: nil)
         }
     }
 
-    /// The timer for the wait after value `generation` fired: returns whether to switch to the
-    /// alternate (the caller disposes the source and starts it).
-    @inlinable mutating func timerFired(after generation: UInt64) -> Bool {
-        guard case .watching(let current, _) = self.phase, current == generation else { return false }
+    /// The timer for the wait after value `generation` fired: the alternate takes over, unless the wait
+    /// ended meanwhile (a benign race).
+    @inlinable mutating func timerFired(after generation: UInt64) -> Action {
+        guard case .watching(let current, _) = self.phase, current == generation else { return .none }
         self.phase = .timedOut
-        return true
+        return .switchToAlternate
     }
 
     /// Whether the timer won and the subscription has not ended since: the alternate is to be started.
@@ -105,9 +107,9 @@
 
     /// The alternate sent `event`.
     @inlinable mutating func alternateSent(_ event: SignalEvent<T, E>) -> Action {
-        guard case .timedOut = self.phase else { return Action(dropped: event) }
+        guard case .timedOut = self.phase else { return .release(event, cancelling: nil) }
         if event.isTerminal { self.phase = .finished }
-        return Action(submission: self.delivery.submit((event, nil)))
+        return self.submit((event, nil), cancelling: nil)
     }
 
     /// The deliverer's next event (see ``SerialDelivery/step(resuming:)``).
@@ -115,15 +117,26 @@
         return self.delivery.step(resuming: resuming)
     }
 
-    /// The subscription was disposed: returns the timer to dispose and the undelivered events, to
-    /// release after unlocking.
-    @inlinable mutating func disposed() -> (timer: Disposable?, undelivered: ValueRing<SerialDelivery<Item>.Entry>) {
+    /// The subscription was disposed: hands back the timer and the undelivered events.
+    @inlinable mutating func disposed() -> Action {
         var timer: Disposable?
         if case .watching(_, let current) = self.phase {
             timer = current
         }
         self.phase = .finished
-        return (timer, self.delivery.close())
+        return .tearDown(timer: timer, undelivered: self.delivery.close())
+    }
+
+    /// Queues `item` for delivery, in the critical section that decided it.
+    @inlinable mutating func submit(_ item: Item, cancelling timer: Disposable?) -> Action {
+        switch self.delivery.submit(item) {
+        case .deliverNow(let item):
+            return .deliver(item, cancelling: timer)
+        case .queued:
+            return timer.map { .cancel($0) } ?? .none
+        case .refused(let item):
+            return .release(item.event, cancelling: timer)
+        }
     }
 }
 
@@ -163,37 +176,54 @@
     }
 
     @inlinable func dispose() {
-        let (timer, undelivered) = self.machine.withLock { $0.disposed() }
-        timer?.dispose()
-        self.source.dispose()
-        self.fallback.dispose()
-        // Released here, outside the lock.
-        withExtendedLifetime(undelivered) {}
+        self.perform(self.machine.withLock { $0.disposed() })
     }
 
     /// Starts the wait that follows value `generation` (0: the subscription).
     @inlinable func arm(after generation: UInt64) {
         // The scheduler is called outside the lock: it may be a user's own conformance.
         let timer = self.scheduler.schedule(after: self.seconds) {
-            guard self.machine.withLock({ $0.timerFired(after: generation) }) else { return }
-            self.source.dispose()
-            // The source's disposable is user code, and may take its time: a disposal of the whole
-            // subscription meanwhile must not start the alternate after it returned.
-            guard self.machine.withLock({ $0.isTimedOut }) else { return }
-            self.fallback.set(
-                self.alternate.start(
-                    linkedTo: self.subscriber,
-                    next: { value in self.perform(self.machine.withLock { $0.alternateSent(.Next(value)) }) },
-                    error: { error in self.perform(self.machine.withLock { $0.alternateSent(.Error(error)) }) },
-                    completed: { self.perform(self.machine.withLock { $0.alternateSent(.Completion) }) }))
+            self.perform(self.machine.withLock { $0.timerFired(after: generation) })
         }
-        self.machine.withLock { $0.timerArmed(after: generation, timer) }?.dispose()
+        self.perform(self.machine.withLock { $0.timerArmed(after: generation, timer) })
     }
 
+    /// Runs an action of the machine, after unlocking.
     @inlinable func perform(_ action: TimeoutStateMachine<T, E>.Action) {
-        action.cancel?.dispose()
-        withExtendedLifetime(action.dropped) {}
-        self.handle(action.submission)
+        switch action {
+        case .none:
+            break
+        case .deliver(let item, let timer):
+            timer?.dispose()
+            self.deliverSerially(startingWith: item)
+        case .cancel(let timer):
+            timer.dispose()
+        case .release(let event, let timer):
+            timer?.dispose()
+            withExtendedLifetime(event) {}
+        case .switchToAlternate:
+            self.switchToAlternate()
+        case .tearDown(let timer, let undelivered):
+            timer?.dispose()
+            self.source.dispose()
+            self.fallback.dispose()
+            // Released here, outside the lock.
+            withExtendedLifetime(undelivered) {}
+        }
+    }
+
+    /// The timer won: disposes the source and starts the alternate.
+    @inlinable func switchToAlternate() {
+        self.source.dispose()
+        // The source's disposable is user code, and may take its time: a disposal of the whole
+        // subscription meanwhile must not start the alternate after it returned.
+        guard self.machine.withLock({ $0.isTimedOut }) else { return }
+        self.fallback.set(
+            self.alternate.start(
+                linkedTo: self.subscriber,
+                next: { value in self.perform(self.machine.withLock { $0.alternateSent(.Next(value)) }) },
+                error: { error in self.perform(self.machine.withLock { $0.alternateSent(.Error(error)) }) },
+                completed: { self.perform(self.machine.withLock { $0.alternateSent(.Completion) }) }))
     }
 
     @usableFromInline var handOffScheduler: any SignalScheduler { self.scheduler }

@@ -1,0 +1,119 @@
+import Testing
+
+@testable import SwiftSignalKit
+
+/// `timeout`'s state machine, event by event: who wins the race between the source and the timer, which
+/// timer each event cancels, and what disposal hands back.
+@Suite struct TimeoutStateMachineTests {
+    typealias Machine = TimeoutStateMachine<Int, TestError>
+
+    func describe(_ action: Machine.Action) -> String {
+        switch action {
+        case .none:
+            return "none"
+        case .deliver(let item, let timer):
+            let wait = item.startsWait.map { ", then wait \($0)" } ?? ""
+            return "deliver \(item.event)\(wait)\(timer == nil ? "" : ", cancelling a timer")"
+        case .cancel:
+            return "cancel a timer"
+        case .release(let event, let timer):
+            return "release \(event)\(timer == nil ? "" : ", cancelling a timer")"
+        case .switchToAlternate:
+            return "switch to the alternate"
+        case .tearDown(let timer, let undelivered):
+            return "tear down\(timer == nil ? "" : ", cancelling a timer"), \(undelivered.count) undelivered"
+        }
+    }
+
+    /// The timer an action disposes, if any.
+    func timer(in action: Machine.Action) -> Disposable? {
+        switch action {
+        case .deliver(_, let timer), .release(_, let timer), .tearDown(let timer, _): return timer
+        case .cancel(let timer): return timer
+        case .none, .switchToAlternate: return nil
+        }
+    }
+
+    @Test func whenTheSourceWinsItsTimerIsCancelledAndItsEventsPass() {
+        var machine = Machine(mode: .firstEvent)
+        let timer = ActionDisposable {}
+        #expect(describe(machine.timerArmed(after: 0, timer)) == "none")
+        let first = machine.sourceSent(.Next(1))
+        #expect(describe(first) == "deliver Next(1), cancelling a timer")
+        #expect(self.timer(in: first) === timer)
+        #expect(describe(machine.timerFired(after: 0)) == "none", "the timer lost the race")
+        #expect(describe(machine.sourceSent(.Next(2))) == "none", "queued for the thread that delivers")
+        #expect(SwiftSignalKitTests.describe(machine.nextDelivery(resuming: false).map(\.event)) == "deliver Next(2)")
+        #expect(SwiftSignalKitTests.describe(machine.nextDelivery(resuming: false).map(\.event)) == "idle")
+        #expect(describe(machine.sourceSent(.Completion)) == "deliver Completion")
+        #expect(describe(machine.sourceSent(.Next(3))) == "release Next(3)", "nothing after the terminal event")
+    }
+
+    @Test func whenTheTimerWinsOnlyTheAlternatesEventsPass() {
+        var machine = Machine(mode: .firstEvent)
+        _ = machine.timerArmed(after: 0, ActionDisposable {})
+        #expect(describe(machine.timerFired(after: 0)) == "switch to the alternate")
+        #expect(machine.isTimedOut)
+        #expect(describe(machine.timerFired(after: 0)) == "none", "the race is decided once")
+        #expect(describe(machine.sourceSent(.Next(1))) == "release Next(1)", "the source lost")
+        #expect(describe(machine.alternateSent(.Next(-1))) == "deliver Next(-1)")
+        #expect(describe(machine.alternateSent(.Completion)) == "none", "queued behind -1")
+        #expect(!machine.isTimedOut)
+        #expect(describe(machine.alternateSent(.Next(-2))) == "release Next(-2)", "nothing after the terminal event")
+    }
+
+    @Test func theAlternateIsIgnoredWhileTheSourceIsWinning() {
+        var machine = Machine(mode: .firstEvent)
+        #expect(describe(machine.alternateSent(.Next(-1))) == "release Next(-1)")
+        _ = machine.sourceSent(.Next(1))
+        #expect(describe(machine.alternateSent(.Next(-1))) == "release Next(-1)")
+    }
+
+    @Test func everyGapModeFollowsTheWaitAfterTheLatestValue() {
+        var machine = Machine(mode: .everyGap)
+        let first = ActionDisposable {}
+        _ = machine.timerArmed(after: 0, first)
+        let sent = machine.sourceSent(.Next(1))
+        #expect(describe(sent) == "deliver Next(1), then wait 1, cancelling a timer")
+        #expect(self.timer(in: sent) === first)
+        #expect(describe(machine.timerFired(after: 0)) == "none", "replaced by the wait after value 1")
+        let late = ActionDisposable {}
+        let refused = machine.timerArmed(after: 0, late)
+        #expect(describe(refused) == "cancel a timer", "a timer scheduled after its wait ended")
+        #expect(self.timer(in: refused) === late)
+        let second = ActionDisposable {}
+        #expect(describe(machine.timerArmed(after: 1, second)) == "none")
+        let queued = machine.sourceSent(.Next(2))
+        #expect(describe(queued) == "cancel a timer", "value 2 is queued; the wait after value 1 is over")
+        #expect(self.timer(in: queued) === second)
+        #expect(describe(machine.timerFired(after: 1)) == "none")
+        #expect(describe(machine.timerFired(after: 2)) == "switch to the alternate")
+        #expect(describe(machine.sourceSent(.Next(3))) == "release Next(3)")
+    }
+
+    @Test func aTerminalEventFromTheSourceCancelsTheWait() {
+        var machine = Machine(mode: .everyGap)
+        _ = machine.timerArmed(after: 0, ActionDisposable {})
+        #expect(describe(machine.sourceSent(.Error(TestError(code: 1)))).hasPrefix("deliver Error("))
+        #expect(describe(machine.timerFired(after: 0)) == "none")
+        #expect(describe(machine.timerArmed(after: 0, ActionDisposable {})) == "cancel a timer")
+    }
+
+    @Test func disposalHandsBackTheTimerAndTheEventsNotDelivered() {
+        var machine = Machine(mode: .firstEvent)
+        let timer = ActionDisposable {}
+        _ = machine.timerArmed(after: 0, timer)
+        let disposed = machine.disposed()
+        #expect(describe(disposed) == "tear down, cancelling a timer, 0 undelivered")
+        #expect(self.timer(in: disposed) === timer)
+        #expect(describe(machine.timerFired(after: 0)) == "none")
+        #expect(describe(machine.sourceSent(.Next(1))) == "release Next(1)")
+
+        var delivering = Machine(mode: .firstEvent)
+        _ = delivering.sourceSent(.Next(1))  // being delivered
+        _ = delivering.sourceSent(.Next(2))  // queued
+        _ = delivering.sourceSent(.Completion)  // queued
+        #expect(describe(delivering.disposed()) == "tear down, 2 undelivered")
+        #expect(SwiftSignalKitTests.describe(delivering.nextDelivery(resuming: false).map(\.event)) == "idle")
+    }
+}
