@@ -13,32 +13,24 @@
         case throttle
     }
 
-    @usableFromInline enum ValueAction {
-        /// Nothing to schedule; release `dropped` after unlocking.
-        case none(dropped: T?)
-        /// Schedule timer `generation`, dispose `cancel`, release `dropped`.
-        case arm(generation: UInt64, cancel: Disposable?, dropped: T?)
-    }
-
-    @usableFromInline struct EndAction {
-        /// The timer to dispose.
-        @usableFromInline var cancel: Disposable?
-        /// A value dropped by an error or a disposal, to release after unlocking.
-        @usableFromInline var dropped: T?
-        /// Whether the caller must deliver the queued events.
-        @usableFromInline var deliver: Bool
-        /// Events a disposal dropped, to release after unlocking.
-        @usableFromInline var undelivered = ValueRing<SerialDelivery<SignalEvent<T, E>>.Entry>()
-
-        @inlinable init(
-            cancel: Disposable?, dropped: T?, deliver: Bool,
-            undelivered: ValueRing<SerialDelivery<SignalEvent<T, E>>.Entry> = ValueRing()
-        ) {
-            self.cancel = cancel
-            self.dropped = dropped
-            self.deliver = deliver
-            self.undelivered = undelivered
-        }
+    /// What the thread that ran an event does next, after unlocking.
+    @usableFromInline enum Action: Sendable {
+        /// Nothing: a timer that fired after it was replaced, or after the end.
+        case none
+        /// Release this value: replaced by a later one in a throttle window, or sent after the end.
+        case release(T)
+        /// Schedule timer `generation`, dispose `cancelling` (the timer it replaces) and release
+        /// `releasing` (the value it replaces).
+        case arm(generation: UInt64, cancelling: Disposable?, releasing: T?)
+        /// Dispose this timer: it was scheduled after its wait ended.
+        case cancel(Disposable)
+        /// The thread is the deliverer: it delivers the queued events.
+        case deliver
+        /// The result ended, or the subscription was disposed: dispose `timer`, release `dropped` and
+        /// `undelivered`, then deliver the queued events when `deliver` (the thread became the
+        /// deliverer).
+        case end(
+            timer: Disposable?, dropped: T?, undelivered: ValueRing<SerialDelivery<SignalEvent<T, E>>.Entry>, deliver: Bool)
     }
 
     /// The phase, carrying what it needs.
@@ -62,80 +54,84 @@
         self.mode = mode
     }
 
-    @inlinable mutating func valueArrived(_ value: T) -> ValueAction {
+    @inlinable mutating func valueArrived(_ value: T) -> Action {
         switch self.phase {
         case .finished:
-            return .none(dropped: value)
+            return .release(value)
         case .idle:
             self.generation += 1
             self.phase = .waiting(value: value, generation: self.generation, timer: nil)
-            return .arm(generation: self.generation, cancel: nil, dropped: nil)
+            return .arm(generation: self.generation, cancelling: nil, releasing: nil)
         case .waiting(let replaced, let generation, let timer):
             switch self.mode {
             case .debounce:
                 // The quiet period starts again.
                 self.generation += 1
                 self.phase = .waiting(value: value, generation: self.generation, timer: nil)
-                return .arm(generation: self.generation, cancel: timer, dropped: replaced)
+                return .arm(generation: self.generation, cancelling: timer, releasing: replaced)
             case .throttle:
                 // The window stays; its latest value changes.
                 self.phase = .waiting(value: value, generation: generation, timer: timer)
-                return .none(dropped: replaced)
+                return .release(replaced)
             }
         }
     }
 
-    /// Timer `generation` has been scheduled: returns it when it is no longer wanted, to be disposed.
-    @inlinable mutating func timerScheduled(_ generation: UInt64, _ timer: Disposable) -> Disposable? {
-        guard case .waiting(let value, let current, nil) = self.phase, current == generation else { return timer }
+    /// Timer `generation` has been scheduled: it is disposed at once when it was replaced, or the
+    /// result ended, meanwhile (a benign race).
+    @inlinable mutating func timerScheduled(_ generation: UInt64, _ timer: Disposable) -> Action {
+        guard case .waiting(let value, let current, nil) = self.phase, current == generation else { return .cancel(timer) }
         self.phase = .waiting(value: value, generation: generation, timer: timer)
-        return nil
+        return .none
     }
 
-    /// Timer `generation` fired: returns whether the caller must deliver the queued events.
-    @inlinable mutating func timerFired(_ generation: UInt64) -> Bool {
-        guard case .waiting(let value, let current, _) = self.phase, current == generation else { return false }
+    /// Timer `generation` fired: its value is sent, unless the timer was replaced or the result ended
+    /// meanwhile (a benign race).
+    @inlinable mutating func timerFired(_ generation: UInt64) -> Action {
+        guard case .waiting(let value, let current, _) = self.phase, current == generation else { return .none }
         self.phase = .idle
-        return self.delivery.post(.Next(value))
+        return self.delivery.post(.Next(value)) ? .deliver : .none
     }
 
     /// The source completed: the waiting value, if any, is sent at once, then the completion.
-    @inlinable mutating func sourceCompleted() -> EndAction {
+    @inlinable mutating func sourceCompleted() -> Action {
         switch self.phase {
         case .finished:
-            return EndAction(cancel: nil, dropped: nil, deliver: false)
+            return .none
         case .idle:
             self.phase = .finished
-            return EndAction(cancel: nil, dropped: nil, deliver: self.delivery.post(.Completion))
+            return self.delivery.post(.Completion) ? .deliver : .none
         case .waiting(let value, _, let timer):
             self.phase = .finished
             let deliver = self.delivery.post(.Next(value))
-            return EndAction(cancel: timer, dropped: nil, deliver: self.delivery.post(.Completion) || deliver)
+            return .end(
+                timer: timer, dropped: nil, undelivered: ValueRing(), deliver: self.delivery.post(.Completion) || deliver)
         }
     }
 
     /// The source failed: the waiting value is dropped, the error is sent.
-    @inlinable mutating func sourceFailed(_ error: E) -> EndAction {
+    @inlinable mutating func sourceFailed(_ error: E) -> Action {
         switch self.phase {
         case .finished:
-            return EndAction(cancel: nil, dropped: nil, deliver: false)
+            return .none
         case .idle:
             self.phase = .finished
-            return EndAction(cancel: nil, dropped: nil, deliver: self.delivery.post(.Error(error)))
+            return self.delivery.post(.Error(error)) ? .deliver : .none
         case .waiting(let value, _, let timer):
             self.phase = .finished
-            return EndAction(cancel: timer, dropped: value, deliver: self.delivery.post(.Error(error)))
+            return .end(timer: timer, dropped: value, undelivered: ValueRing(), deliver: self.delivery.post(.Error(error)))
         }
     }
 
-    /// The subscription was disposed.
-    @inlinable mutating func disposed() -> EndAction {
-        var action = EndAction(cancel: nil, dropped: nil, deliver: false, undelivered: self.delivery.close())
-        if case .waiting(let value, _, let timer) = self.phase {
-            action.cancel = timer
-            action.dropped = value
+    /// The subscription was disposed: hands back the timer, the waiting value and the events not
+    /// delivered.
+    @inlinable mutating func disposed() -> Action {
+        let undelivered = self.delivery.close()
+        guard case .waiting(let value, _, let timer) = self.phase else {
+            self.phase = .finished
+            return .end(timer: nil, dropped: nil, undelivered: undelivered, deliver: false)
         }
         self.phase = .finished
-        return action
+        return .end(timer: timer, dropped: value, undelivered: undelivered, deliver: false)
     }
 }

@@ -18,33 +18,36 @@
         self.source.set(
             signal.start(
                 linkedTo: self.subscriber,
-                next: { [self] value in self.valueArrived(value) },
-                error: { [self] error in self.end(self.state.withLock { $0.sourceFailed(error) }) },
-                completed: { [self] in self.end(self.state.withLock { $0.sourceCompleted() }) }))
+                next: { [self] value in self.act(self.state.withLock { $0.valueArrived(value) }) },
+                error: { [self] error in self.act(self.state.withLock { $0.sourceFailed(error) }) },
+                completed: { [self] in self.act(self.state.withLock { $0.sourceCompleted() }) }))
     }
 
-    @inlinable func valueArrived(_ value: T) {
-        switch self.state.withLock({ $0.valueArrived(value) }) {
-        case .none(let dropped):
-            withExtendedLifetime(dropped) {}
-        case .arm(let generation, let cancel, let dropped):
-            withExtendedLifetime(dropped) {}
-            cancel?.dispose()
+    /// Runs an action of the machine, after unlocking.
+    @inlinable func act(_ action: DebounceThrottleStateMachine<T, E>.Action) {
+        switch action {
+        case .none:
+            break
+        case .release(let value):
+            withExtendedLifetime(value) {}
+        case .arm(let generation, let cancelling, let releasing):
+            withExtendedLifetime(releasing) {}
+            cancelling?.dispose()
             // The scheduler is called outside the lock: it may be a user's own conformance.
             let timer = self.scheduler.schedule(after: self.interval) { [self] in
-                if self.state.withLock({ $0.timerFired(generation) }) {
-                    self.deliverQueued()
-                }
+                self.act(self.state.withLock { $0.timerFired(generation) })
             }
-            self.state.withLock { $0.timerScheduled(generation, timer) }?.dispose()
-        }
-    }
-
-    @inlinable func end(_ action: DebounceThrottleStateMachine<T, E>.EndAction) {
-        action.cancel?.dispose()
-        withExtendedLifetime((action.dropped, action.undelivered)) {}
-        if action.deliver {
+            self.act(self.state.withLock { $0.timerScheduled(generation, timer) })
+        case .cancel(let timer):
+            timer.dispose()
+        case .deliver:
             self.deliverQueued()
+        case .end(let timer, let dropped, let undelivered, let deliver):
+            timer?.dispose()
+            withExtendedLifetime((dropped, undelivered)) {}
+            if deliver {
+                self.deliverQueued()
+            }
         }
     }
 
@@ -59,7 +62,7 @@
     @usableFromInline var handOffScheduler: any SignalScheduler { self.scheduler }
 
     @inlinable func dispose() {
-        self.end(self.state.withLock { $0.disposed() })
+        self.act(self.state.withLock { $0.disposed() })
         self.source.dispose()
     }
 }
