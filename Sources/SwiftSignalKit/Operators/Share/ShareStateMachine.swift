@@ -32,29 +32,29 @@
         case ended(Event)
     }
 
-    @usableFromInline struct JoinAction: Sendable {
-        @usableFromInline let id: Int
-        /// The caller must deliver the member's queue.
-        @usableFromInline let deliver: Bool
-        /// The caller must connect, as this generation.
-        @usableFromInline let connect: UInt64?
-
-        @inlinable init(id: Int, deliver: Bool, connect: UInt64?) {
-            self.id = id
-            self.deliver = deliver
-            self.connect = connect
-        }
-    }
-
-    @usableFromInline struct BroadcastAction {
-        /// The members whose queue the caller must deliver.
-        @usableFromInline var deliver: [Int] = []
-        /// The upstream subscription to dispose.
-        @usableFromInline var disconnect: Disposable?
-        /// Values dropped from the replay buffer.
-        @usableFromInline var dropped: [T] = []
-
-        @inlinable init() {}
+    /// What the thread that ran an event does next, after unlocking.
+    @usableFromInline enum Action {
+        /// Nothing to do.
+        case none
+        /// Deliver the queues of these members, in joining order, then release `dropping` (values the
+        /// replay no longer keeps).
+        case deliver(to: [Int], dropping: [T])
+        /// Deliver member `id`'s queue: it joined, and the replay (and, after the upstream ended with
+        /// ``ShareConnection/stayConnected``, the terminal event) waits there.
+        case deliverReplay(to: Int)
+        /// Subscribe to the upstream as connection `generation`: the first subscriber joined.
+        case connect(generation: UInt64)
+        /// The connection ends: deliver these members' queues (the terminal event), dispose
+        /// `connection` (nil while it is still being made: it is disposed when it arrives), and release
+        /// the replay (`dropping`) and the member that left, if any.
+        case disconnect(deliveringTo: [Int], connection: Disposable?, dropping: [T], departed: Member?)
+        /// Release the member that left: its subscriber and the events it was not delivered.
+        case release(Member)
+        /// Dispose this connection: it was made after it was let go (a benign race).
+        case dispose(Disposable)
+        /// Someone joined or left while the caller looked at the subscribers outside the lock: look
+        /// again.
+        case lookAgain
     }
 
     @usableFromInline let replay: ShareReplay
@@ -74,9 +74,9 @@
         self.connectionPolicy = connection
     }
 
-    /// A subscriber arrives: it gets the replay (and, after the upstream ended with `.stayConnected`,
-    /// the terminal event), then the live events.
-    @inlinable mutating func join(_ subscriber: Subscriber<T, E>) -> JoinAction {
+    /// A subscriber arrives as member `id`: it gets the replay (and, after the upstream ended with
+    /// `.stayConnected`, the terminal event), then the live events. The first one connects.
+    @inlinable mutating func join(_ subscriber: Subscriber<T, E>) -> (id: Int, action: Action) {
         let id = self.nextID
         self.nextID += 1
         self.membership += 1
@@ -85,73 +85,79 @@
         for value in self.buffer.values {
             deliver = member.delivery.post(.Next(value)) || deliver
         }
-        var connect: UInt64?
+        var action = Action.none
         switch self.connection {
         case .ended(let event):
             deliver = member.delivery.post(event) || deliver
             member.isEnded = true
         case .idle:
+            // With no connection there is no replay: it goes when the connection goes.
             self.generation += 1
             self.connection = .connecting(generation: self.generation)
-            connect = self.generation
+            action = .connect(generation: self.generation)
         case .connecting, .connected:
             break
         }
         self.members.append((id, member))
-        return JoinAction(id: id, deliver: deliver, connect: connect)
+        if deliver {
+            guard case .none = action else {
+                preconditionFailure("share: a subscriber that connects found a replay (ShareStateMachine.join)")
+            }
+            action = .deliverReplay(to: id)
+        }
+        return (id, action)
     }
 
-    /// Connection `generation` has been made: returns it when it is no longer wanted, to be disposed.
-    @inlinable mutating func connected(_ generation: UInt64, _ disposable: Disposable) -> Disposable? {
-        guard case .connecting(let current) = self.connection, current == generation else { return disposable }
+    /// Connection `generation` has been made: it is disposed at once when it was let go meanwhile.
+    @inlinable mutating func connected(_ generation: UInt64, _ disposable: Disposable) -> Action {
+        guard case .connecting(let current) = self.connection, current == generation else { return .dispose(disposable) }
         self.connection = .connected(generation: generation, disposable)
-        return nil
+        return .none
     }
 
     /// The upstream of connection `generation` sent a value.
-    @inlinable mutating func upstreamSent(_ value: T, generation: UInt64) -> BroadcastAction {
-        guard self.isCurrent(generation) else { return BroadcastAction() }
-        var action = BroadcastAction()
-        action.dropped = self.buffer.append(value, keeping: self.replay)
-        self.post(.Next(value), into: &action)
-        return action
+    @inlinable mutating func upstreamSent(_ value: T, generation: UInt64) -> Action {
+        guard self.isCurrent(generation) else { return .none }
+        let dropped = self.buffer.append(value, keeping: self.replay)
+        let deliver = self.post(.Next(value))
+        if deliver.isEmpty && dropped.isEmpty { return .none }
+        return .deliver(to: deliver, dropping: dropped)
     }
 
     /// The upstream of connection `generation` failed or completed.
-    @inlinable mutating func upstreamEnded(_ event: Event, generation: UInt64) -> BroadcastAction {
-        guard self.isCurrent(generation) else { return BroadcastAction() }
-        var action = BroadcastAction()
-        self.post(event, into: &action)
+    @inlinable mutating func upstreamEnded(_ event: Event, generation: UInt64) -> Action {
+        guard self.isCurrent(generation) else { return .none }
+        let deliver = self.post(event)
         self.endAllMembers()
         switch self.connectionPolicy {
         case .whileSubscribed:
             // The next subscriber connects again, from an empty replay.
-            self.letConnectionGo(into: &action)
+            return self.letConnectionGo(deliveringTo: deliver, departed: nil)
         case .stayConnected:
-            if case .connected(_, let disposable) = self.connection {
-                action.disconnect = disposable
+            var disposable: Disposable?
+            if case .connected(_, let connection) = self.connection {
+                disposable = connection
             }
             self.connection = .ended(event)
+            return .disconnect(deliveringTo: deliver, connection: disposable, dropping: [], departed: nil)
         }
-        return action
     }
 
-    /// A subscriber left: returns its member (to release after unlocking), and the upstream subscription
-    /// to dispose when it was the last one and the policy is ``ShareConnection/whileSubscribed``.
-    @inlinable mutating func leave(_ id: Int) -> (removed: Member?, action: BroadcastAction) {
-        guard let index = self.index(of: id) else { return (nil, BroadcastAction()) }
+    /// Member `id` left: its member is released after unlocking, and the connection is let go when it
+    /// was the last one and the policy is ``ShareConnection/whileSubscribed``.
+    @inlinable mutating func leave(_ id: Int) -> Action {
+        guard let index = self.index(of: id) else { return .none }
         let removed = self.members.remove(at: index).member
         self.membership += 1
-        var action = BroadcastAction()
         if case .whileSubscribed = self.connectionPolicy, !self.members.contains(where: { !$0.member.isEnded }) {
             switch self.connection {
             case .connecting, .connected:
-                self.letConnectionGo(into: &action)
+                return self.letConnectionGo(deliveringTo: [], departed: removed)
             case .idle, .ended:
                 break
             }
         }
-        return (removed, action)
+        return .release(removed)
     }
 
     /// The next event for member `id`, with its subscriber (see ``SerialDelivery/step(resuming:)``);
@@ -182,14 +188,12 @@
 
     /// The second half: every subscriber looked at has ended. If they are still the subscribers there
     /// are, connection `generation` is let go for good (the next subscriber connects again, with an
-    /// empty replay) and the action disposes it; nil when someone joined or left meanwhile.
-    @inlinable mutating func abandon(_ generation: UInt64, membership: UInt64) -> BroadcastAction? {
-        guard self.isCurrent(generation) else { return BroadcastAction() }
-        guard membership == self.membership else { return nil }
-        var action = BroadcastAction()
+    /// empty replay) and the action disposes it.
+    @inlinable mutating func abandon(_ generation: UInt64, membership: UInt64) -> Action {
+        guard self.isCurrent(generation) else { return .none }
+        guard membership == self.membership else { return .lookAgain }
         self.endAllMembers()
-        self.letConnectionGo(into: &action)
-        return action
+        return self.letConnectionGo(deliveringTo: [], departed: nil)
     }
 
     /// No member takes broadcasts of this connection any more; each is removed when it leaves.
@@ -201,12 +205,13 @@
 
     /// Ends the current connection: the action disposes it and releases the replay, and the next
     /// subscriber connects again.
-    @inlinable mutating func letConnectionGo(into action: inout BroadcastAction) {
-        if case .connected(_, let disposable) = self.connection {
-            action.disconnect = disposable
+    @inlinable mutating func letConnectionGo(deliveringTo deliver: [Int], departed: Member?) -> Action {
+        var disposable: Disposable?
+        if case .connected(_, let connection) = self.connection {
+            disposable = connection
         }
         self.connection = .idle
-        action.dropped = self.buffer.removeAll()
+        return .disconnect(deliveringTo: deliver, connection: disposable, dropping: self.buffer.removeAll(), departed: departed)
     }
 
     /// Where member `id` is, by binary search over the increasing ids.
@@ -233,12 +238,16 @@
         }
     }
 
-    @inlinable mutating func post(_ event: Event, into action: inout BroadcastAction) {
+    /// Posts `event` to every member that takes broadcasts; returns those whose queue the caller must
+    /// deliver.
+    @inlinable mutating func post(_ event: Event) -> [Int] {
+        var deliver: [Int] = []
         for index in self.members.indices where !self.members[index].member.isEnded {
             if self.members[index].member.delivery.post(event) {
-                action.deliver.append(self.members[index].id)
+                deliver.append(self.members[index].id)
             }
         }
+        return deliver
     }
 }
 

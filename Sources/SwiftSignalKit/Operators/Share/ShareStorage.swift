@@ -9,18 +9,10 @@
     }
 
     @inlinable func subscribe(_ subscriber: Subscriber<T, E>) -> Disposable {
-        let join = self.state.withLock { $0.join(subscriber) }
-        if join.deliver {
-            self.deliver(to: join.id)
-        }
-        if let generation = join.connect {
-            self.connect(generation)
-        }
+        let (id, action) = self.state.withLock { $0.join(subscriber) }
+        self.perform(action)
         return ActionDisposable { [self] in
-            let (removed, action) = self.state.withLock { $0.leave(join.id) }
-            // The member's subscriber and undelivered events are released here, after unlocking.
-            withExtendedLifetime(removed) {}
-            self.perform(action)
+            self.perform(self.state.withLock { $0.leave(id) })
         }
     }
 
@@ -39,19 +31,41 @@
         // Stored before the upstream starts, so that the last subscriber leaving while a synchronous
         // upstream runs (`take(1)` downstream, say) disposes it: loops inside its generator see that
         // their subscriber has ended, as they would without the share.
-        if let unwanted = self.state.withLock({ $0.connected(generation, subscriber) }) {
-            unwanted.dispose()
-            return
+        switch self.state.withLock({ $0.connected(generation, subscriber) }) {
+        case .none:
+            _ = self.upstream.run(subscriber)
+        case let unwanted:
+            self.perform(unwanted)
         }
-        _ = self.upstream.run(subscriber)
     }
 
-    @inlinable func perform(_ action: ShareStateMachine<T, E>.BroadcastAction) {
-        withExtendedLifetime(action.dropped) {}
-        for id in action.deliver {
+    /// Runs an action of the machine, after unlocking.
+    @inlinable func perform(_ action: ShareStateMachine<T, E>.Action) {
+        switch action {
+        case .none, .lookAgain:
+            break
+        case .deliver(let members, let dropped):
+            withExtendedLifetime(dropped) {}
+            for id in members {
+                self.deliver(to: id)
+            }
+        case .deliverReplay(let id):
             self.deliver(to: id)
+        case .connect(let generation):
+            self.connect(generation)
+        case .disconnect(let members, let connection, let dropped, let departed):
+            // The replay and the departed member (its subscriber, its undelivered events) are released
+            // here, after unlocking.
+            withExtendedLifetime((dropped, departed)) {}
+            for id in members {
+                self.deliver(to: id)
+            }
+            connection?.dispose()
+        case .release(let departed):
+            withExtendedLifetime(departed) {}
+        case .dispose(let connection):
+            connection.dispose()
         }
-        action.disconnect?.dispose()
     }
 
     /// Delivers member `id`'s queue until it is empty or the member has left.
@@ -74,10 +88,8 @@
                 return false
             case .depends(let subscribers, let membership):
                 guard subscribers.allSatisfy({ $0.isTerminated }) else { return false }
-                guard let action = self.state.withLock({ $0.abandon(generation, membership: membership) }) else {
-                    // Someone joined or left meanwhile: look again.
-                    continue
-                }
+                let action = self.state.withLock { $0.abandon(generation, membership: membership) }
+                if case .lookAgain = action { continue }
                 self.perform(action)
                 return true
             }
