@@ -15,8 +15,15 @@ import Testing
     /// A machine whose worker and upstream subscription have started.
     static func started(_ policy: AsyncTransformPolicy, upstream: Disposable = EmptyDisposable) -> Machine {
         var machine = Machine(policy: policy)
-        #expect(machine.upstreamStarted(upstream) == nil)
+        #expect(describe(machine.upstreamStarted(upstream)) == "none")
         return machine
+    }
+
+    static func describe(_ action: Machine.CommandAction) -> String {
+        switch action {
+        case .take(let command): return "take \(describe(command))"
+        case .wait: return "wait"
+        }
     }
 
     static func describe(_ command: Machine.Command) -> String {
@@ -44,11 +51,20 @@ import Testing
         }
     }
 
+    static func describe(_ begin: Machine.BeginAction) -> String {
+        switch begin {
+        case .transform: return "transform"
+        case .leave: return "leave"
+        case .wait: return "wait"
+        }
+    }
+
     static func describe(_ registration: Machine.RegistrationAction) -> String {
         switch registration {
         case .none: return "none"
         case .cancel: return "cancel"
         case .letBegin(_, let superseded): return superseded == nil ? "let begin" : "let begin, cancelled"
+        case .dispose: return "dispose"
         }
     }
 
@@ -64,7 +80,7 @@ import Testing
     /// unless `registering` is false (the test registers them itself).
     static func commands(_ machine: inout Machine, registering: Bool = true) -> [String] {
         var taken: [String] = []
-        while let command = machine.nextCommand(orWait: nil) {
+        while case .take(let command) = machine.nextCommand(orWait: nil) {
             taken.append(describe(command))
             if registering, case .spawn(let runner, _) = command {
                 let registration = describe(machine.runnerStarted(runner, task: idleTask))
@@ -84,8 +100,7 @@ import Testing
     static func delivered(_ machine: inout Machine) -> [String] {
         var events: [String] = []
         while true {
-            let (step, then) = machine.nextOutgoing(resuming: false)
-            guard case .deliver(let event) = step else { return events }
+            guard case .deliver(let event, let then) = machine.nextOutgoing(resuming: false) else { return events }
             switch event {
             case .Next(let value): events.append(value)
             case .Error: events.append("error")
@@ -244,11 +259,11 @@ import Testing
         _ = Self.receive([1, 2], into: &machine)
         #expect(Self.commands(&machine, registering: false) == ["spawn #0 1@0", "spawn #1 2@1"])
         #expect(Self.describe(machine.runnerStarted(0, task: Self.idleTask)) == "none")
-        #expect(machine.runnerBegins(0, orWait: nil) == true)
+        #expect(Self.describe(machine.runnerBegins(0, orWait: nil)) == "transform")
         // Runner 1 begins before the worker registered it: it waits, and the registration lets it go.
-        #expect(machine.runnerBegins(1, orWait: nil) == nil)
+        #expect(Self.describe(machine.runnerBegins(1, orWait: nil)) == "wait")
         let answer = await withUnsafeContinuation { (gate: Machine.RunnerGate) in
-            #expect(machine.runnerBegins(1, orWait: gate) == nil)
+            #expect(Self.describe(machine.runnerBegins(1, orWait: gate)) == "wait")
             switch machine.runnerStarted(1, task: Self.idleTask) {
             case .letBegin(let waiting, nil):
                 waiting.resume(returning: true)
@@ -265,7 +280,7 @@ import Testing
         _ = Self.receive([1], into: &machine)
         _ = Self.commands(&machine, registering: false)
         let answer = await withUnsafeContinuation { (gate: Machine.RunnerGate) in
-            #expect(machine.runnerBegins(0, orWait: gate) == nil)
+            #expect(Self.describe(machine.runnerBegins(0, orWait: gate)) == "wait")
             guard case .end(let teardown) = machine.dispose(), teardown.waitingRunners.count == 1 else {
                 Issue.record("dispose() did not hand back the waiting runner")
                 gate.resume(returning: true)
@@ -276,7 +291,7 @@ import Testing
         #expect(!answer)
         // Its task, made after the end, is cancelled at once, and a runner that begins now leaves.
         #expect(Self.describe(machine.runnerStarted(0, task: Self.idleTask)) == "cancel")
-        #expect(machine.runnerBegins(0, orWait: nil) == false)
+        #expect(Self.describe(machine.runnerBegins(0, orWait: nil)) == "leave")
     }
 
     @Test func aRunnerSupersededBeforeItsRegistrationBeginsCancelled() async {
@@ -284,7 +299,7 @@ import Testing
         _ = Self.receive([1], into: &machine)
         _ = Self.commands(&machine, registering: false)
         let answer = await withUnsafeContinuation { (gate: Machine.RunnerGate) in
-            #expect(machine.runnerBegins(0, orWait: gate) == nil)
+            #expect(Self.describe(machine.runnerBegins(0, orWait: gate)) == "wait")
             #expect(Self.receive([2], into: &machine) == ["none"])
             switch machine.runnerStarted(0, task: Self.idleTask) {
             case .letBegin(let waiting, .some):
@@ -379,8 +394,8 @@ import Testing
         #expect(Self.finished(&machine, runner: 0, index: 0, .success("late")) == "leave after none")
         #expect(Self.describe(machine.runnerCheckOut(0)) == "leave after none")
         #expect(Self.describe(machine.runnerStarted(0, task: Self.idleTask)) == "cancel")
-        #expect(machine.workerStarted(Self.idleTask) == Self.idleTask)
-        #expect(machine.upstreamStarted(EmptyDisposable) != nil)
+        #expect(Self.describe(machine.workerStarted(Self.idleTask)) == "cancel")
+        #expect(Self.describe(machine.upstreamStarted(EmptyDisposable)) == "dispose")
         #expect(Self.commands(&machine) == ["stop"])
         #expect(Self.delivered(&machine) == ["error"])
     }
@@ -425,7 +440,7 @@ import Testing
     @Test func aWaitingWorkerIsResumedWithTheFirstCommandAndLaterOnesQueue() async {
         var machine = Self.started(.concurrent(max: 2, ordered: false))
         let command = await withUnsafeContinuation { (continuation: Machine.Waiter) in
-            #expect(machine.nextCommand(orWait: continuation) == nil)
+            #expect(Self.describe(machine.nextCommand(orWait: continuation)) == "wait")
             switch machine.valueArrived(1) {
             case .resumeWorker(let waiter, let command):
                 waiter.resume(returning: command)
@@ -442,7 +457,7 @@ import Testing
     @Test func theEndStopsAWaitingWorker() async {
         var machine = Self.started(.serial)
         let command = await withUnsafeContinuation { (continuation: Machine.Waiter) in
-            #expect(machine.nextCommand(orWait: continuation) == nil)
+            #expect(Self.describe(machine.nextCommand(orWait: continuation)) == "wait")
             guard case .end(let teardown) = machine.dispose(), let waiter = teardown.waitingWorker else {
                 Issue.record("dispose() did not hand back the waiting worker")
                 continuation.resume(returning: .run(AsyncTransformWork(index: 0, value: 0)))

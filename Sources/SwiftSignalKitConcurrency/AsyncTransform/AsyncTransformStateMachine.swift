@@ -205,30 +205,34 @@ import SwiftSignalKit
 
     // MARK: - Setup
 
-    /// The worker task was created; returns it to be cancelled at once when the subscription has ended.
-    @inlinable mutating func workerStarted(_ task: Task<Void, Never>) -> Task<Void, Never>? {
-        guard case .running(var running) = self.phase else { return task }
+    /// The worker task was created: it is cancelled at once when the subscription has ended (a benign
+    /// race).
+    @inlinable mutating func workerStarted(_ task: Task<Void, Never>) -> RegistrationAction {
+        guard case .running(var running) = self.phase else { return .cancel(task) }
         self.phase = .modifying
         running.worker = task
         self.phase = .running(running)
-        return nil
+        return .none
     }
 
-    /// The upstream subscription started; returns it to be disposed at once when it is not needed.
-    @inlinable mutating func upstreamStarted(_ disposable: Disposable) -> Disposable? {
-        guard case .running(var running) = self.phase else { return disposable }
+    /// The upstream subscription started: it is disposed at once when it is not needed (a benign race).
+    @inlinable mutating func upstreamStarted(_ disposable: Disposable) -> RegistrationAction {
+        guard case .running(var running) = self.phase else { return .dispose(disposable) }
         self.phase = .modifying
         running.upstream = disposable
         self.phase = .running(running)
-        return nil
+        return .none
     }
 
-    /// What the worker does once it has registered a runner's task.
+    /// What the thread that registered a task (the worker, a runner's) or the upstream subscription does
+    /// next, after unlocking.
     @usableFromInline enum RegistrationAction: Sendable {
         case none
         /// Cancel the task: the subscription has ended, or (the latest policy) a newer value has
         /// superseded its transform already.
         case cancel(Task<Void, Never>)
+        /// Dispose the upstream subscription: the subscription ended while it started.
+        case dispose(Disposable)
         /// The runner began before its registration and waits: cancel `cancelling` if given (superseded),
         /// then let the runner begin.
         case letBegin(RunnerGate, cancelling: Task<Void, Never>?)
@@ -246,17 +250,26 @@ import SwiftSignalKit
         return superseded ? .cancel(task) : .none
     }
 
-    /// A runner task begins: whether it may transform (true: its task is registered, so the end of the
-    /// subscription cancels it) or must leave (false: the subscription has ended); nil when its task is
-    /// not registered yet, after storing `gate`, which the registration or the end resumes.
-    @inlinable mutating func runnerBegins(_ runner: Int, orWait gate: RunnerGate?) -> Bool? {
-        guard case .running(var running) = self.phase else { return false }
-        if running.runners[runner] != nil { return true }
-        guard let gate else { return nil }
+    /// What a runner task does as it begins.
+    @usableFromInline enum BeginAction: Sendable {
+        /// Transform: its task is registered, so the end of the subscription cancels it.
+        case transform
+        /// Leave: the subscription has ended.
+        case leave
+        /// Wait: its task is not registered yet. With a gate given, the gate was stored, and the
+        /// registration or the end resumes it; without one, ask again with a gate.
+        case wait
+    }
+
+    /// A runner task begins (see ``BeginAction``).
+    @inlinable mutating func runnerBegins(_ runner: Int, orWait gate: RunnerGate?) -> BeginAction {
+        guard case .running(var running) = self.phase else { return .leave }
+        if running.runners[runner] != nil { return .transform }
+        guard let gate else { return .wait }
         self.phase = .modifying
         running.gates[runner] = gate
         self.phase = .running(running)
-        return nil
+        return .wait
     }
 
     // MARK: - Upstream events
@@ -321,17 +334,26 @@ import SwiftSignalKit
 
     // MARK: - Worker and runners
 
-    /// The worker asks for its next command: returns it, or nil after storing `waiter` to be resumed.
-    @inlinable mutating func nextCommand(orWait waiter: Waiter?) -> Command? {
-        guard case .running(var running) = self.phase else { return .stop }
+    /// What the worker does when it asks for its next command.
+    @usableFromInline enum CommandAction: Sendable {
+        /// Carry out this command.
+        case take(Command)
+        /// Wait: none is queued. With a waiter given, it was stored, to be resumed with the next command;
+        /// without one, ask again with a waiter.
+        case wait
+    }
+
+    /// The worker asks for its next command (see ``CommandAction``).
+    @inlinable mutating func nextCommand(orWait waiter: Waiter?) -> CommandAction {
+        guard case .running(var running) = self.phase else { return .take(.stop) }
         if !running.commands.isEmpty || waiter != nil {
             self.phase = .modifying
             defer { self.phase = .running(running) }
-            if !running.commands.isEmpty { return running.commands.removeFirst() }
+            if !running.commands.isEmpty { return .take(running.commands.removeFirst()) }
             if running.waiter != nil { preconditionFailure("AsyncTransform: two workers wait") }
             running.waiter = waiter
         }
-        return nil
+        return .wait
     }
 
     /// A transform finished with `result`: what its runner does next.
@@ -389,18 +411,33 @@ import SwiftSignalKit
 
     // MARK: - Delivery
 
-    /// The deliverer takes the next event to send (see ``SerialDelivery/step(resuming:)``), with what to
-    /// do after unlocking: a result handed on makes room for another value.
-    @inlinable mutating func nextOutgoing(resuming: Bool) -> (step: SerialDeliveryStep<Outgoing>, then: Action) {
-        let step = self.delivery.step(resuming: resuming)
-        guard case .deliver(.Next) = step, case .running(var running) = self.phase else { return (step, .none) }
+    /// What the deliverer does next (see ``SerialDelivery/step(resuming:)``).
+    @usableFromInline enum OutgoingAction {
+        /// Deliver this event; before that, `then` after unlocking: a result handed on makes room for
+        /// another value, which may wake the worker.
+        case deliver(Outgoing, then: Action)
+        /// Return: a task on the scheduler takes over.
+        case handOff
+        /// Return: the queue is empty and the role is given up.
+        case idle
+    }
+
+    /// The deliverer takes the next event to send.
+    @inlinable mutating func nextOutgoing(resuming: Bool) -> OutgoingAction {
+        let event: Outgoing
+        switch self.delivery.step(resuming: resuming) {
+        case .deliver(let next): event = next
+        case .handOff: return .handOff
+        case .idle: return .idle
+        }
+        guard case .Next = event, case .running(var running) = self.phase else { return .deliver(event, then: .none) }
         self.phase = .modifying
         running.inFlight -= 1
         var resume: (Waiter, Command)?
         self.fillRunners(&running, resuming: &resume)
         self.phase = .running(running)
-        guard let (waiter, command) = resume else { return (step, .none) }
-        return (step, .resumeWorker(waiter, command))
+        guard let (waiter, command) = resume else { return .deliver(event, then: .none) }
+        return .deliver(event, then: .resumeWorker(waiter, command))
     }
 
     // MARK: - Disposal

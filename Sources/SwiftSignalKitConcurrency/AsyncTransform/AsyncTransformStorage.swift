@@ -54,7 +54,7 @@ final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposabl
         let worker = TimelineExecutor.startTask(priority: self.priority) {
             await self.work()
         }
-        self.state.withLock { $0.workerStarted(worker) }?.cancel()
+        self.register(self.state.withLock { $0.workerStarted(worker) })
         let subscription: Disposable
         if self.inputBound != nil {
             subscription = upstream.start(
@@ -70,7 +70,7 @@ final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposabl
                 completed: { self.perform(self.state.withLock { $0.upstreamCompleted() }) }
             )
         }
-        self.state.withLock { $0.upstreamStarted(subscription) }?.dispose()
+        self.register(self.state.withLock { $0.upstreamStarted(subscription) })
     }
 
     @inlinable func dispose() {
@@ -91,25 +91,32 @@ final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposabl
                     guard await self.mayBegin(runner) else { return }
                     await self.run(work, as: runner)
                 }
-                switch self.state.withLock({ $0.runnerStarted(runner, task: task) }) {
-                case .none:
-                    break
-                case .cancel(let task):
-                    task.cancel()
-                case .letBegin(let gate, let superseded):
-                    superseded?.cancel()
-                    gate.resume(returning: true)
-                }
+                self.register(self.state.withLock { $0.runnerStarted(runner, task: task) })
             }
         }
     }
 
+    /// Runs what a registration asks, after unlocking.
+    @inlinable func register(_ action: Machine.RegistrationAction) {
+        switch action {
+        case .none:
+            break
+        case .cancel(let task):
+            task.cancel()
+        case .dispose(let upstream):
+            upstream.dispose()
+        case .letBegin(let gate, let superseded):
+            superseded?.cancel()
+            gate.resume(returning: true)
+        }
+    }
+
     @inlinable func nextCommand() async -> AsyncTransformCommand<T> {
-        if let ready = self.state.withLock({ $0.nextCommand(orWait: nil) }) {
+        if case .take(let ready) = self.state.withLock({ $0.nextCommand(orWait: nil) }) {
             return ready
         }
         return await withUnsafeContinuation { continuation in
-            if let ready = self.state.withLock({ $0.nextCommand(orWait: continuation) }) {
+            if case .take(let ready) = self.state.withLock({ $0.nextCommand(orWait: continuation) }) {
                 continuation.resume(returning: ready)
             }
         }
@@ -119,12 +126,16 @@ final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposabl
     /// ending the subscription, which cancels the registered tasks, cancels every transform. False when
     /// the subscription ended first.
     @inlinable func mayBegin(_ runner: Int) async -> Bool {
-        if let answer = self.state.withLock({ $0.runnerBegins(runner, orWait: nil) }) {
-            return answer
+        switch self.state.withLock({ $0.runnerBegins(runner, orWait: nil) }) {
+        case .transform: return true
+        case .leave: return false
+        case .wait: break
         }
         return await withUnsafeContinuation { gate in
-            if let answer = self.state.withLock({ $0.runnerBegins(runner, orWait: gate) }) {
-                gate.resume(returning: answer)
+            switch self.state.withLock({ $0.runnerBegins(runner, orWait: gate) }) {
+            case .transform: gate.resume(returning: true)
+            case .leave: gate.resume(returning: false)
+            case .wait: break
             }
         }
     }
@@ -221,9 +232,15 @@ final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposabl
     }
 
     @inlinable func nextDelivery(resuming: Bool) -> SerialDeliveryStep<SignalEvent<R, E>> {
-        let (step, then) = self.state.withLock { $0.nextOutgoing(resuming: resuming) }
-        self.perform(then)
-        return step
+        switch self.state.withLock({ $0.nextOutgoing(resuming: resuming) }) {
+        case .deliver(let event, let then):
+            self.perform(then)
+            return .deliver(event)
+        case .handOff:
+            return .handOff
+        case .idle:
+            return .idle
+        }
     }
 
     @inlinable func deliver(_ event: SignalEvent<R, E>) {
