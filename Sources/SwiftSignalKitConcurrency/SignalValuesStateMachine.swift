@@ -141,18 +141,26 @@ import SwiftSignalKit
 
     // MARK: Events
 
-    /// True for the first caller only: the iterator that takes the subscription made with its sequence.
-    @inlinable mutating func iteratorClaims() -> Bool {
-        defer { self.isClaimedByIterator = true }
-        return !self.isClaimedByIterator
+    /// What a caller that asked to take or to start the subscription does.
+    @usableFromInline enum ClaimAction: Equatable, Sendable {
+        /// It takes the subscription (an iterator), or starts it (the sequence): it is the first to ask.
+        case take
+        /// Nothing: another caller asked first.
+        case none
     }
 
-    /// The sequence is about to start the subscription: true when the caller must start it (once),
-    /// with the first `next()` counted as waiting.
-    @inlinable mutating func startClaimed() -> Bool {
-        guard case .idle = self.phase else { return false }
+    /// An iterator asks for the subscription made with its sequence: the first one takes it.
+    @inlinable mutating func iteratorClaims() -> ClaimAction {
+        defer { self.isClaimedByIterator = true }
+        return self.isClaimedByIterator ? .none : .take
+    }
+
+    /// The sequence is about to start the subscription: the first caller starts it, once, with the
+    /// first `next()` counted as waiting.
+    @inlinable mutating func startClaimed() -> ClaimAction {
+        guard case .idle = self.phase else { return .none }
         self.phase = .running(Running())
-        return true
+        return .take
     }
 
     @usableFromInline enum SubscribedAction {
@@ -345,26 +353,26 @@ import SwiftSignalKit
     }
 
     /// With the `.unbounded` policy, moves every buffered value into `batch` (which must be empty), last
-    /// first, and returns true; returns false when nothing is buffered, a hand-off waits (it goes
-    /// first, by `next()`), the loop was told of the end, or under another policy, whose limit must hold
-    /// for values the consumer has not taken one by one.
-    @inlinable mutating func takeBuffered(into batch: inout [T]) -> Bool {
-        guard case .unbounded = self.policy else { return false }
+    /// first, and answers ``ClaimAction/take``; answers ``ClaimAction/none`` when nothing is buffered,
+    /// a hand-off waits (it goes first, by `next()`), the loop was told of the end, or under another
+    /// policy, whose limit must hold for values the consumer has not taken one by one.
+    @inlinable mutating func takeBuffered(into batch: inout [T]) -> ClaimAction {
+        guard case .unbounded = self.policy else { return .none }
         switch self.phase {
         case .running(var running):
-            guard running.kept.handoff == nil, !running.kept.buffer.isEmpty else { return false }
+            guard running.kept.handoff == nil, !running.kept.buffer.isEmpty else { return .none }
             self.phase = .modifying
             running.kept.buffer.moveAllReversed(into: &batch)
             self.phase = .running(running)
-            return true
+            return .take
         case .ending(var kept, let terminal):
-            guard kept.handoff == nil, !kept.buffer.isEmpty else { return false }
+            guard kept.handoff == nil, !kept.buffer.isEmpty else { return .none }
             self.phase = .modifying
             kept.buffer.moveAllReversed(into: &batch)
             self.phase = .ending(kept, terminal)
-            return true
+            return .take
         case .idle, .finished, .modifying:
-            return false
+            return .none
         }
     }
 

@@ -47,12 +47,12 @@ import SwiftSignalKit
     /// See ``SignalValuesStateMachine/takeBuffered(into:)``.
     @inlinable func takeBuffered(into batch: inout [T]) -> Bool {
         guard case .unbounded = self.policy else { return false }
-        return self.state.withLock { $0.takeBuffered(into: &batch) }
+        return self.state.withLock { $0.takeBuffered(into: &batch) } == .take
     }
 
     /// True for the first caller only: the iterator that takes the subscription made with its sequence.
     func claimForIterator() -> Bool {
-        return self.state.withLock { $0.iteratorClaims() }
+        return self.state.withLock { $0.iteratorClaims() } == .take
     }
 
     /// See `SignalValues.Iterator.endReason`.
@@ -82,7 +82,7 @@ import SwiftSignalKit
     /// replaying source sends while it starts is not lost to a buffer of 0; later values are buffered
     /// under the policy.
     @inlinable func startNow() {
-        guard self.state.withLock({ $0.startClaimed() }) else { return }
+        guard self.state.withLock({ $0.startClaimed() }) == .take else { return }
         #if DEBUG
             let subscription = SequenceSubscription.marking { self.subscribe() }
         #else
