@@ -11,6 +11,7 @@
 import Foundation
 import SwiftSignalKit
 import SwiftSignalKitConcurrency
+import Synchronization
 
 typealias ReadCounter = @convention(c) (Int32) -> Int
 guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "lookup_counter_read") else {
@@ -50,6 +51,42 @@ print("|---|---:|---:|---:|")
     for value in 0..<warmUp { pipe.putNext(value) }
     let before = Counts.now()
     for value in warmUp..<(warmUp + measured) { pipe.putNext(value) }
+    let after = Counts.now()
+    subscription.dispose()
+    report(name, before, after)
+}
+
+/// Values that reached a subscriber on another thread, counted so that the main thread knows when a
+/// batch has gone through.
+final class Arrivals: Sendable {
+    let count = Synchronization.Atomic<Int>(0)
+    let reached = DispatchSemaphore(value: 0)
+    let target = Synchronization.Atomic<Int>(0)
+
+    func arrived() {
+        if self.count.add(1, ordering: .relaxed).newValue == self.target.load(ordering: .relaxed) {
+            self.reached.signal()
+        }
+    }
+
+    /// Sends `values` with `send`, and returns once they have all arrived.
+    func send(_ values: Range<Int>, _ send: (Int) -> Void) {
+        self.target.store(self.count.load(ordering: .relaxed) + values.count, ordering: .relaxed)
+        for value in values { send(value) }
+        self.reached.wait()
+    }
+}
+
+/// The same as ``check(_:_:)`` for a chain that hands values to tasks (the `mapAsync` family): waits,
+/// after the warm-up and after the measured values, until every value has reached the subscriber. The
+/// counts include what the concurrency runtime looks up to run the tasks, on every thread.
+@MainActor func checkAsync(_ name: String, _ make: (Signal<Int, NoError>) -> Signal<Int, NoError>) {
+    let pipe = ValuePipe<Int>()
+    let arrivals = Arrivals()
+    let subscription = make(pipe.signal()).start(next: { _ in arrivals.arrived() })
+    arrivals.send(0..<warmUp) { pipe.putNext($0) }
+    let before = Counts.now()
+    arrivals.send(warmUp..<(warmUp + measured)) { pipe.putNext($0) }
     let after = Counts.now()
     subscription.dispose()
     report(name, before, after)
@@ -105,6 +142,9 @@ check("delay") { $0 |> delay(1_000, scheduler: scheduler) }
 check("timeout with an alternate") { $0 |> timeout(1_000, scheduler: scheduler, alternate: .never()) }
 check("suspendAwareDelay") { $0 |> suspendAwareDelay(0, queue: scheduler) }
 check("Multicast.get") { Multicast<Int>().get(key: "feed", signal: $0) }
+checkAsync("mapAsync") { $0 |> mapAsync { $0 &+ 1 } }
+checkAsync("mapAsync(.concurrent(max: 4, ordered: true))") { $0 |> mapAsync(.concurrent(max: 4, ordered: true)) { $0 &+ 1 } }
+checkAsync("mapAsync |> filterAsync") { $0 |> mapAsync { $0 &+ 1 } |> filterAsync { $0 > 0 } }
 
 let promise = ValuePromise<Int>(0, ignoreRepeated: true)
 let promised = (promise.get() |> map { $0 &+ 1 }).start(next: { _ in })
