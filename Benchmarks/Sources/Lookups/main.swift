@@ -69,11 +69,15 @@ final class Arrivals: Sendable {
         }
     }
 
-    /// Sends `values` with `send`, and returns once they have all arrived.
+    /// Sends `values` with `send`, and returns once they have all arrived; stops the check when they
+    /// have not after a minute (a chain that loses values).
     func send(_ values: Range<Int>, _ send: (Int) -> Void) {
         self.target.store(self.count.load(ordering: .relaxed) + values.count, ordering: .relaxed)
         for value in values { send(value) }
-        self.reached.wait()
+        if self.reached.wait(timeout: .now() + 60) == .timedOut {
+            print("lookups: \(self.count.load(ordering: .relaxed)) values arrived of \(self.target.load(ordering: .relaxed))")
+            exit(1)
+        }
     }
 }
 
