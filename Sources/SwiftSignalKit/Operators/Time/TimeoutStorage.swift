@@ -1,0 +1,100 @@
+/// One subscription to a timeout: runs ``TimeoutStateMachine``'s actions outside its lock.
+@usableFromInline final class TimeoutStorage<T, E, S: SignalScheduler>: SerialDeliveryHost, @unchecked Sendable {
+    // Safe: the mutable state is the machine, behind its lock; the other stored properties are
+    // immutable and Sendable or thread-safe. Values of non-Sendable types cross threads here as they
+    // would without the operator (see ``SerialForwarder``).
+    @usableFromInline let machine: LockedState<TimeoutStateMachine<T, E>>
+    @usableFromInline let subscriber: Subscriber<T, E>
+    @usableFromInline let scheduler: S
+    @usableFromInline let seconds: Double
+    @usableFromInline let alternate: Signal<T, E>
+    @usableFromInline let source = MetaDisposable()
+    @usableFromInline let fallback = MetaDisposable()
+
+    @inlinable init(
+        mode: TimeoutStateMachine<T, E>.Mode, seconds: Double, scheduler: S, alternate: Signal<T, E>, subscriber: Subscriber<T, E>
+    ) {
+        self.machine = LockedState(TimeoutStateMachine(mode: mode))
+        self.seconds = seconds
+        self.scheduler = scheduler
+        self.alternate = alternate
+        self.subscriber = subscriber
+    }
+
+    /// Starts the first wait, then the source (so that a value the source sends synchronously cancels
+    /// the wait).
+    @inlinable func start(_ signal: Signal<T, E>) {
+        self.arm(after: 0)
+        self.source.set(
+            signal.start(
+                linkedTo: self.subscriber,
+                next: { value in self.perform(self.machine.withLock { $0.sourceSent(.Next(value)) }) },
+                error: { error in self.perform(self.machine.withLock { $0.sourceSent(.Error(error)) }) },
+                completed: { self.perform(self.machine.withLock { $0.sourceSent(.Completion) }) }))
+    }
+
+    @inlinable func dispose() {
+        self.perform(self.machine.withLock { $0.disposed() })
+    }
+
+    /// Starts the wait that follows value `generation` (0: the subscription).
+    @inlinable func arm(after generation: UInt64) {
+        // The scheduler is called outside the lock: it may be a user's own conformance.
+        let timer = self.scheduler.schedule(after: self.seconds) {
+            self.perform(self.machine.withLock { $0.timerFired(after: generation) })
+        }
+        self.perform(self.machine.withLock { $0.timerArmed(after: generation, timer) })
+    }
+
+    /// Runs an action of the machine, after unlocking.
+    @inlinable func perform(_ action: TimeoutStateMachine<T, E>.Action) {
+        switch action {
+        case .none:
+            break
+        case .deliver(let item, let timer):
+            timer?.dispose()
+            self.deliverSerially(startingWith: item)
+        case .cancel(let timer):
+            timer.dispose()
+        case .release(let event, let timer):
+            timer?.dispose()
+            withExtendedLifetime(event) {}
+        case .switchToAlternate:
+            self.switchToAlternate()
+        case .tearDown(let timer, let undelivered):
+            timer?.dispose()
+            self.source.dispose()
+            self.fallback.dispose()
+            // Released here, outside the lock.
+            withExtendedLifetime(undelivered) {}
+        }
+    }
+
+    /// The timer won: disposes the source and starts the alternate.
+    @inlinable func switchToAlternate() {
+        self.source.dispose()
+        // The source's disposable is user code, and may take its time: a disposal of the whole
+        // subscription meanwhile must not start the alternate after it returned.
+        guard self.machine.withLock({ $0.isTimedOut }) else { return }
+        self.fallback.set(
+            self.alternate.start(
+                linkedTo: self.subscriber,
+                next: { value in self.perform(self.machine.withLock { $0.alternateSent(.Next(value)) }) },
+                error: { error in self.perform(self.machine.withLock { $0.alternateSent(.Error(error)) }) },
+                completed: { self.perform(self.machine.withLock { $0.alternateSent(.Completion) }) }))
+    }
+
+    @usableFromInline var handOffScheduler: any SignalScheduler { self.scheduler }
+
+    @inlinable func nextDelivery(resuming: Bool) -> SerialDeliveryStep<TimeoutStateMachine<T, E>.Item> {
+        return self.machine.withLock { $0.nextDelivery(resuming: resuming) }
+    }
+
+    @inlinable func deliver(_ item: TimeoutStateMachine<T, E>.Item) {
+        self.subscriber.put(item.event)
+        if let generation = item.startsWait {
+            // The wait after a value starts once the value has been delivered.
+            self.arm(after: generation)
+        }
+    }
+}
