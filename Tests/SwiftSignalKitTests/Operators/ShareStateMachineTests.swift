@@ -25,7 +25,7 @@ import Testing
         case .deliver(let members, let dropped):
             var parts: [String] = []
             if !members.isEmpty { parts.append("deliver \(members)") }
-            if !dropped.isEmpty { parts.append("drop \(dropped)") }
+            if let dropped { parts.append("drop [\(dropped)]") }
             return parts.joined(separator: ", ")
         case .deliverReplay(let id):
             return "deliver the replay to \(id)"
@@ -96,6 +96,30 @@ import Testing
         #expect(Self.describe(machine.upstreamSent(2, generation: 1)) == "deliver [\(ids[0])], drop [1]")
         #expect(Self.delivered(to: ids[0], &machine) == ["2"])
         #expect(Self.delivered(to: ids[1], &machine) == ["1", "2"])
+    }
+
+    /// A broadcast hands back the members whose queue it found idle (their deliverer is the caller), in
+    /// joining order: all of them, usually, and then without building a list.
+    @Test func aBroadcastDeliversTheMembersWhoseQueueWasIdle() {
+        var (machine, ids) = Self.connected(.none, members: 3)
+        #expect(Self.describe(machine.upstreamSent(1, generation: 1)) == "deliver \(ids), drop [1]")
+        _ = Self.delivered(to: ids[0], &machine)
+        _ = Self.delivered(to: ids[2], &machine)
+        // Member 1 has not taken value 1 yet: its deliverer will take 2 after it.
+        #expect(Self.describe(machine.upstreamSent(2, generation: 1)) == "deliver [\(ids[0]), \(ids[2])], drop [2]")
+        _ = Self.delivered(to: ids[1], &machine)
+        _ = Self.delivered(to: ids[2], &machine)
+        #expect(Self.describe(machine.upstreamSent(3, generation: 1)) == "deliver [\(ids[1]), \(ids[2])], drop [3]")
+        #expect(Self.delivered(to: ids[0], &machine) == ["2", "3"])
+        _ = Self.delivered(to: ids[1], &machine)
+        _ = Self.delivered(to: ids[2], &machine)
+        // A member that left is not handed back, and the others still are, in order.
+        _ = machine.leave(ids[1])
+        #expect(Self.describe(machine.upstreamSent(4, generation: 1)) == "deliver [\(ids[0]), \(ids[2])], drop [4]")
+        let late = machine.join(Subscriber())
+        _ = Self.delivered(to: ids[0], &machine)
+        _ = Self.delivered(to: ids[2], &machine)
+        #expect(Self.describe(machine.upstreamSent(5, generation: 1)) == "deliver [\(ids[0]), \(ids[2]), \(late.id)], drop [5]")
     }
 
     @Test(arguments: [

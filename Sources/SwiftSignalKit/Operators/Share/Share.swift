@@ -58,6 +58,9 @@ public enum ShareConnection: Sendable, Equatable {
 /// > Note: A subscriber that arrives while values are being sent gets the replay and then every later
 /// > value, with no gap and no duplicate, whatever threads the source sends from. Each subscriber's
 /// > events are delivered one at a time, in order; the replay is delivered on the subscribing thread.
+/// > A value costs no allocation however many subscribers there are: each subscriber keeps room for
+/// > eight events from its first value on (160 bytes for an `Int`), and grows it only while its
+/// > callback falls behind.
 ///
 /// - Parameters:
 ///   - replay: What a new subscriber gets first. `.last` with a negative count is a precondition

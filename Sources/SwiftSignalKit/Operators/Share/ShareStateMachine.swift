@@ -12,7 +12,9 @@
 
     @usableFromInline struct Member: Sendable {
         @usableFromInline let subscriber: Subscriber<T, E>
-        @usableFromInline var delivery = SerialDelivery<Event>()
+        /// Keeps its queue's storage while idle: a member of a share takes an event per value, and
+        /// freeing the queue each time it empties cost an allocation per value and member.
+        @usableFromInline var delivery = SerialDelivery<Event>(keepingStorage: true)
         /// The member has been sent a terminal event and takes no more broadcasts.
         @usableFromInline var isEnded = false
 
@@ -36,9 +38,9 @@
     @usableFromInline enum Action {
         /// Nothing to do.
         case none
-        /// Deliver the queues of these members, in joining order, then release `dropping` (values the
-        /// replay no longer keeps).
-        case deliver(to: [Int], dropping: [T])
+        /// Deliver the queues of these members, in joining order, then release `dropping` (the value
+        /// the replay no longer keeps, or the value itself when it keeps none).
+        case deliver(to: [Int], dropping: T?)
         /// Deliver member `id`'s queue: it joined, and the replay (and, after the upstream ended with
         /// ``ShareConnection/stayConnected``, the terminal event) waits there.
         case deliverReplay(to: Int)
@@ -61,6 +63,10 @@
     @usableFromInline let connectionPolicy: ShareConnection
     /// In joining order (increasing ids), so that every event reaches the subscribers in that order.
     @usableFromInline var members: [(id: Int, member: Member)] = []
+    /// The ids of `members`, in the same order, changed only when a subscriber joins or leaves: a
+    /// broadcast whose every member is to be delivered (the usual case) hands out this array, which
+    /// costs a retain, where building a list cost an allocation per value.
+    @usableFromInline var memberIDs: [Int] = []
     @usableFromInline var nextID = 0
     /// Changes whenever a subscriber joins or leaves, so that a check made outside the lock can tell
     /// whether the subscribers it looked at are still the ones there are.
@@ -99,6 +105,7 @@
             break
         }
         self.members.append((id, member))
+        self.memberIDs.append(id)
         if deliver {
             guard case .none = action else {
                 preconditionFailure("share: a subscriber that connects found a replay (ShareStateMachine.join)")
@@ -120,7 +127,7 @@
         guard self.isCurrent(generation) else { return .none }
         let dropped = self.buffer.append(value, keeping: self.replay)
         let deliver = self.post(.Next(value))
-        if deliver.isEmpty && dropped.isEmpty { return .none }
+        if deliver.isEmpty && dropped == nil { return .none }
         return .deliver(to: deliver, dropping: dropped)
     }
 
@@ -148,6 +155,7 @@
     @inlinable mutating func leave(_ id: Int) -> Action {
         guard let index = self.index(of: id) else { return .none }
         let removed = self.members.remove(at: index).member
+        self.memberIDs.remove(at: index)
         self.membership += 1
         if case .whileSubscribed = self.connectionPolicy, !self.members.contains(where: { !$0.member.isEnded }) {
             switch self.connection {
@@ -241,13 +249,24 @@
     /// Posts `event` to every member that takes broadcasts; returns those whose queue the caller must
     /// deliver.
     @inlinable mutating func post(_ event: Event) -> [Int] {
-        var deliver: [Int] = []
-        for index in self.members.indices where !self.members[index].member.isEnded {
-            if self.members[index].member.delivery.post(event) {
-                deliver.append(self.members[index].id)
+        // Nil while every member so far is to be delivered: then the answer is `memberIDs` itself.
+        var some: [Int]?
+        for index in self.members.indices {
+            let claimed = !self.members[index].member.isEnded && self.members[index].member.delivery.post(event)
+            if claimed {
+                some?.append(self.members[index].id)
+            } else if some == nil {
+                // The first member not to deliver: the ones before it are, and room for the rest is
+                // made at once (growing one by one cost four allocations per value for ten members).
+                var list = [Int]()
+                if index > 0 || index + 1 < self.members.count {
+                    list.reserveCapacity(self.members.count - 1)
+                }
+                list.append(contentsOf: self.memberIDs[..<index])
+                some = list
             }
         }
-        return deliver
+        return some ?? self.memberIDs
     }
 }
 
@@ -255,26 +274,26 @@
 @usableFromInline struct ValueWindow<T: Sendable>: Sendable {
     @usableFromInline var values: [T] = []
 
-    /// Appends `value` and drops what `policy` does not keep; returns the dropped values.
-    @inlinable mutating func append(_ value: T, keeping policy: ShareReplay) -> [T] {
+    /// Appends `value` and drops what `policy` does not keep: at most one value, since the window
+    /// held no more than the policy keeps before. Returns the dropped value (without an array, which
+    /// cost an allocation per value).
+    @inlinable mutating func append(_ value: T, keeping policy: ShareReplay) -> T? {
         let limit: Int
         switch policy {
         case .none:
-            return [value]
+            return value
         case .latest:
             limit = 1
         case .last(let count):
             limit = count
         case .all:
             self.values.append(value)
-            return []
+            return nil
         }
-        guard limit > 0 else { return [value] }
+        guard limit > 0 else { return value }
         self.values.append(value)
-        guard self.values.count > limit else { return [] }
-        let dropped = Array(self.values.prefix(self.values.count - limit))
-        self.values.removeFirst(self.values.count - limit)
-        return dropped
+        guard self.values.count > limit else { return nil }
+        return self.values.removeFirst()
     }
 
     @inlinable mutating func removeAll() -> [T] {
