@@ -145,6 +145,36 @@ func w3ValuePipe() -> [Workload] {
             ))
     }
 
+    // The same fan-out through `share`: each subscriber has a queue of its own, which the share fills
+    // under its lock and delivers outside it. It allocated 16 times per value for ten subscribers
+    // (each queue's storage, freed whenever it emptied, the list of queues to deliver, the value the
+    // replay dropped) before the allocation check had this workload.
+    for subscribers in [10] {
+        let puts = deliveries / subscribers
+        workloads.append(
+            workload(
+                "W3 share(replay: .latest) delivery to \(subscribers) subscribers per delivery",
+                operations: million,
+                [
+                    (
+                        .signalKit,
+                        { (benchmark: any MeasurementWindow) in
+                            let pipe = ValuePipe<Int>()
+                            let shared = pipe.signal() |> share(replay: .latest)
+                            let sum = Sum()
+                            let disposables = (0..<subscribers).map { _ in shared.start(next: { sum.value &+= $0 }) }
+                            benchmark.startMeasurement()
+                            for value in 0..<puts { pipe.putNext(value) }
+                            benchmark.stopMeasurement()
+                            disposables.forEach { $0.dispose() }
+                            blackHole(sum.value)
+                        }
+                    ),
+                    (.limit, stageFanOut(subscribers: subscribers, sends: puts, stage: LimitStage.init)),
+                ]
+            ))
+    }
+
     let total = million
     for subscribers in [10, 100, 1000, 10_000] {
         let rounds = total / subscribers
