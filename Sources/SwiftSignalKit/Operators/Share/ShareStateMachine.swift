@@ -257,11 +257,10 @@
                 some?.append(self.members[index].id)
             } else if some == nil {
                 // The first member not to deliver: the ones before it are, and room for the rest is
-                // made at once (growing one by one cost four allocations per value for ten members).
+                // made at once (growing one by one cost four allocations per value for ten members; a
+                // capacity of 0 allocates nothing).
                 var list = [Int]()
-                if index > 0 || index + 1 < self.members.count {
-                    list.reserveCapacity(self.members.count - 1)
-                }
+                list.reserveCapacity(self.members.count - 1)
                 list.append(contentsOf: self.memberIDs[..<index])
                 some = list
             }
