@@ -97,21 +97,33 @@ import Testing
         var streams: [EventStream] = []
         try await withServer { server in
             for _ in 0..<3 { streams.append(try await StreamingTests().ready(server)) }
-            // Eight publishers, so that several trades are in flight when the shutdown begins.
+            // Eight publishers, so that several trades are in flight when the shutdown begins. Each
+            // stops at its first failed POST and says why, so that a failure before the shutdown
+            // names its cause instead of only starving the count below.
+            let stops = Atomic<[String]>(value: [])
             let publishers = (0..<8).map { _ in
                 Task {
                     var seqs: [Int] = []
                     while true {
-                        guard
-                            let reply = try? await server.post(
-                                "trades", body: #"{"symbol": "ACME", "price": 10, "size": 1}"#, timeout: .seconds(5)),
-                            reply.status == 201, let trade = try? reply.decoded(Trade.self)
-                        else { return seqs }
+                        let reply: TestServer.Reply
+                        do {
+                            reply = try await server.post(
+                                "trades", body: #"{"symbol": "ACME", "price": 10, "size": 1}"#, timeout: .seconds(5))
+                        } catch {
+                            _ = stops.modify { $0 + ["after \(seqs.count) trades: \(error)"] }
+                            return seqs
+                        }
+                        guard reply.status == 201, let trade = try? reply.decoded(Trade.self) else {
+                            _ = stops.modify { $0 + ["after \(seqs.count) trades: \(reply.status) \(reply.body)"] }
+                            return seqs
+                        }
                         seqs.append(trade.seq)
                     }
                 }
             }
-            try await eventually("some trades are published") { try await server.metrics().tradesPublished >= 100 }
+            try await eventually("some trades are published; publishers that stopped: \(stops.with { $0 })") {
+                try await server.metrics().tradesPublished >= 100
+            }
             await server.group.triggerGracefulShutdown()
             for publisher in publishers { acknowledged += await publisher.value }
         }
