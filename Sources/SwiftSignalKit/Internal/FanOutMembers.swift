@@ -1,7 +1,7 @@
 // The subscribers of a hot source, broadcast to outside its lock: the one member list and delivery
-// loop behind ``ValuePipe``, ``Multicast`` and the replaying fan-out of ``Promise``, ``ValuePromise``
-// and ``ReplayingValuePipe`` (``ReplayingFanOut``), which orders its broadcasts through a
-// ``SerialDelivery`` on top of it.
+// loop behind ``ValuePipe``, ``Multicast`` and the fan-out engine with replay (``FanOutState``, behind
+// ``Promise``, ``ValuePromise``, ``ReplayingValuePipe`` and ``share(replay:connection:)``), which
+// orders its broadcasts through a ``SerialDelivery`` on top of it.
 //
 // A source keeps an `OrderedSlots<FanOutMember>` under its lock, copies it in the critical section
 // that decides on an event (the copy only retains the list's storage), and calls ``OrderedSlots/broadcast(_:publishedAs:failing:)``
@@ -26,6 +26,17 @@
         self.object = subscriber
         self.address = UInt(bitPattern: Unmanaged.passUnretained(subscriber).toOpaque())
         self.joinedAfter = joinedAfter
+    }
+
+    @inlinable init(object: any AnyObject & Sendable, address: UInt, joinedAfter: UInt64) {
+        self.object = object
+        self.address = address
+        self.joinedAfter = joinedAfter
+    }
+
+    /// The same member, ended: no broadcast reaches it any more.
+    @inlinable func ended() -> FanOutMember {
+        return FanOutMember(object: self.object, address: self.address, joinedAfter: .max)
     }
 
     /// The subscriber, which must be a `Subscriber<T, E>`.

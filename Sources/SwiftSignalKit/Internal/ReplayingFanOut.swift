@@ -1,70 +1,17 @@
-/// Shared delivery machinery of ``Promise`` and ``ValuePromise``: a latest value replayed to each new
-/// subscriber and broadcast values, delivered to every subscriber in the order they were published.
+/// The promises' front on the fan-out engine: ``Promise``, ``ValuePromise`` and ``ReplayingValuePipe``
+/// keep a ``FanOutState`` that replays the latest value, beside what a promise alone decides under the
+/// same lock (its source and the generation that versions it).
 ///
-/// Broadcasts go through a ``SerialDelivery``: whichever publisher finds nobody delivering delivers its
-/// own value, then what others published meanwhile, outside the lock, handing the rest to a global
-/// Dispatch queue after 64 values published by other threads (values the subscribers' callbacks publish
-/// on the delivering thread do not count). So a subscriber never sees an older value after a newer one,
-/// and neither `set` nor `start` keeps its caller delivering for other threads without end.
-///
-/// A new subscriber's replay is delivered at once, on the subscribing thread, as the original library
-/// does, also from inside a callback of the same promise and while another thread is delivering. Until
-/// that thread has delivered the replay, the subscriber is a *replaying* member: broadcasts published
-/// meanwhile are not delivered to it by the broadcasting thread but posted to its own backlog (a
-/// ``SerialDelivery`` whose deliverer is the subscribing thread), which the subscribing thread delivers
-/// after the replay, before the member joins the ordinary broadcasts. So each subscriber still sees
-/// every value once, in order. Values that leave the state (a replaced latest value, a delivered
-/// broadcast, a backlog) are released after unlocking.
-@usableFromInline struct ReplayingFanOut<T: Sendable>: Sendable {
-    /// A published value with its sequence number.
-    @usableFromInline struct Broadcast: Sendable {
-        @usableFromInline let value: T
-        @usableFromInline let sequence: UInt64
-
-        @inlinable init(value: T, sequence: UInt64) {
-            self.value = value
-            self.sequence = sequence
-        }
-    }
-
-    /// One broadcast taken off the queue, to run unlocked on a snapshot of the members.
-    @usableFromInline struct Work: Sendable {
-        @usableFromInline let value: T
-        @usableFromInline let sequence: UInt64
-        @usableFromInline let members: OrderedSlots<FanOutMember>
-
-        @inlinable init(value: T, sequence: UInt64, members: OrderedSlots<FanOutMember>) {
-            self.value = value
-            self.sequence = sequence
-            self.members = members
-        }
-    }
-
-    /// A member whose replay the subscribing thread has not finished delivering. Its ``FanOutMember``
-    /// carries `joinedAfter == .max` meanwhile, so that broadcasts skip it.
-    @usableFromInline struct Replaying: Sendable {
-        @usableFromInline let key: Int
-        /// The sequence number of the last broadcast the member must not get: the one its replay
-        /// stands for, then the last one posted to `backlog`.
-        @usableFromInline var lastCovered: UInt64
-        /// Broadcasts published since the member joined, in order, for the subscribing thread, which
-        /// holds the deliverer's role from the start.
-        @usableFromInline var backlog = SerialDelivery<T>()
-
-        @inlinable init(key: Int, lastCovered: UInt64) {
-            self.key = key
-            self.lastCovered = lastCovered
-            self.backlog.claim()
-        }
-    }
+/// See ``FanOutState`` for the order of delivery and the replay: a new subscriber's replay is
+/// delivered at once, on the subscribing thread, as the original library does, also from inside a
+/// callback of the same promise and while another thread is delivering. Values that leave the state (a
+/// replaced latest value, a delivered broadcast, a backlog) are released after unlocking.
+@usableFromInline struct ReplayingFanOut<T: Sendable>: FanOutOwner {
+    @usableFromInline typealias Value = T
+    @usableFromInline typealias Failure = NoError
 
     @usableFromInline struct State: Sendable {
-        @usableFromInline var value: T?
-        @usableFromInline var members = OrderedSlots<FanOutMember>()
-        @usableFromInline var sequence: UInt64 = 0
-        @usableFromInline var delivery = SerialDelivery<Broadcast>()
-        /// Members still receiving their replay; usually empty, which is all a broadcast checks.
-        @usableFromInline var replaying: [Replaying] = []
+        @usableFromInline var fanOut: FanOutState<T, NoError>
         /// The version of the owner's source (``replaceSource(_:)``) or of its value (a compare-then-set
         /// through ``publish(_:ifGeneration:advancing:)``); changed only by those two.
         @usableFromInline var generation: UInt64 = 0
@@ -74,23 +21,7 @@
         @usableFromInline var source: (any AnyObject & Sendable)?
 
         @usableFromInline init(value: T?) {
-            self.value = value
-        }
-
-        /// A broadcast of `value` as number `sequence` is about to go to a snapshot of the members: posts
-        /// it to the backlog of each replaying member that must get it.
-        @inlinable mutating func backlog(_ value: T, sequence: UInt64) {
-            for index in self.replaying.indices where self.replaying[index].lastCovered < sequence {
-                _ = self.replaying[index].backlog.post(value)
-                self.replaying[index].lastCovered = sequence
-            }
-        }
-
-        /// The broadcast `broadcast` leaves the queue: the work that delivers it to the current members.
-        @inlinable mutating func work(for broadcast: Broadcast) -> Work {
-            if !self.replaying.isEmpty { self.backlog(broadcast.value, sequence: broadcast.sequence) }
-            // Copying the members only retains their storage; they are iterated after unlocking.
-            return Work(value: broadcast.value, sequence: broadcast.sequence, members: self.members)
+            self.fanOut = FanOutState(value: value)
         }
     }
 
@@ -100,27 +31,22 @@
         self.state = .init(State(value: value))
     }
 
+    @inlinable func withFanOut<R: Sendable>(_ body: (inout FanOutState<T, NoError>) -> R) -> R {
+        return self.state.withLock { body(&$0.fanOut) }
+    }
+
     /// Adds a subscriber and, if there is a current value, delivers it to the subscriber before
-    /// returning, followed by whatever was published meanwhile (see the type's documentation).
+    /// returning, followed by whatever was published meanwhile.
     func subscribe(_ subscriber: Subscriber<T, NoError>) -> Int {
-        let (key, replay) = self.state.withLock { state -> (Int, T?) in
-            guard let value = state.value else {
-                return (state.members.add(FanOutMember(subscriber, joinedAfter: state.sequence)), nil)
-            }
-            let key = state.members.add(FanOutMember(subscriber, joinedAfter: .max))
-            state.replaying.append(Replaying(key: key, lastCovered: state.sequence))
-            return (key, value)
-        }
-        guard let replay else { return key }
-        subscriber.putNext(replay)
-        ReplayBacklogDelivery(core: self, key: key, subscriber: subscriber).deliverQueued()
+        let (key, replay) = self.withFanOut { $0.join(subscriber) }
+        replay?.deliver(to: subscriber, key: key, of: self)
         return key
     }
 
     /// The current value and generation, for an owner's compare-then-set (see
     /// ``publish(_:ifGeneration:advancing:)``).
     @inlinable func current() -> (value: T?, generation: UInt64) {
-        return self.state.withLock { ($0.value, $0.generation) }
+        return self.state.withLock { ($0.fanOut.log.latest, $0.generation) }
     }
 
     /// Starts a new generation without a value, with a new source made for it by `makeSource` (library
@@ -131,12 +57,11 @@
     @inlinable func replaceSource<Source: AnyObject & Sendable>(
         _ makeSource: (UInt64) -> Source
     ) -> (
-        source: Source, previous: (any AnyObject & Sendable)?, cleared: T?
+        source: Source, previous: (any AnyObject & Sendable)?, cleared: FanOutState<T, NoError>.Log
     ) {
         return self.state.withLock { state in
             state.generation += 1
-            let cleared = state.value
-            state.value = nil
+            let cleared = state.fanOut.clearLog()
             let previous = state.source
             let source = makeSource(state.generation)
             state.source = source
@@ -154,25 +79,9 @@
     }
 
     func unsubscribe(_ key: Int) {
-        let (removed, backlog) = self.state.withLock { state -> (FanOutMember?, Replaying?) in
-            let removed = state.members.remove(key)
-            guard let index = state.replaying.firstIndex(where: { $0.key == key }) else { return (removed, nil) }
-            let replaying = state.replaying.remove(at: index)
-            Self.releaseReplayingIfEmpty(&state)
-            return (removed, replaying)
-        }
+        let departure = self.withFanOut { $0.leave(key) }
         // Released here, after unlocking.
-        withExtendedLifetime((removed, backlog)) {}
-    }
-
-    /// Frees the list of replaying subscribers once nobody replays: every subscriber of a replaying
-    /// fan-out replays when it joins, and a promise with one subscriber would otherwise keep the list's
-    /// buffer (64 bytes) for good. The list is empty, so freeing it runs no deinit of a user value.
-    @usableFromInline
-    static func releaseReplayingIfEmpty(_ state: inout State) {
-        if state.replaying.isEmpty && state.replaying.capacity > 0 {
-            state.replaying = []
-        }
+        withExtendedLifetime(departure) {}
     }
 
     /// Publishes `value`, unless `generation` is given and no longer current.
@@ -184,75 +93,22 @@
     /// - Returns: Whether the value was published.
     @inlinable @discardableResult
     func publish(_ value: T, ifGeneration generation: UInt64? = nil, advancing: Bool = false) -> Bool {
-        let (published, work, replaced) = self.state.withLock { state -> (Bool, Work?, T?) in
+        let (published, work, replaced) = self.state.withLock {
+            state -> (Bool, FanOutState<T, NoError>.Work?, T?) in
             if let generation, state.generation != generation {
                 return (false, nil, nil)
             }
             if advancing {
                 state.generation += 1
             }
-            let replaced = state.value
-            state.value = value
-            state.sequence += 1
-            switch state.delivery.submit(Broadcast(value: value, sequence: state.sequence)) {
-            case .deliverNow(let broadcast):
-                return (true, state.work(for: broadcast), replaced)
-            case .queued, .refused:
-                // Another thread is delivering; it takes this value from the queue in order. (The
-                // fan-out's delivery is never closed.)
-                return (true, nil, replaced)
-            }
+            let (work, replaced) = state.fanOut.publish(value, keeping: 1)
+            return (true, work, replaced)
         }
         withExtendedLifetime(replaced) {}
         if let work {
-            FanOutDelivery(core: self).deliverSerially(startingWith: work)
+            self.deliver(work)
         }
         return published
-    }
-}
-
-/// The broadcasts of a ``ReplayingFanOut``, for ``SerialDeliveryHost``.
-@usableFromInline struct FanOutDelivery<T: Sendable>: SerialDeliveryHost {
-    @usableFromInline let core: ReplayingFanOut<T>
-
-    @inlinable init(core: ReplayingFanOut<T>) {
-        self.core = core
-    }
-
-    @inlinable func nextDelivery(resuming: Bool) -> SerialDeliveryStep<ReplayingFanOut<T>.Work> {
-        return self.core.state.withLock { state in
-            state.delivery.step(resuming: resuming).map { state.work(for: $0) }
-        }
-    }
-
-    @inlinable func deliver(_ work: ReplayingFanOut<T>.Work) {
-        work.members.broadcast(work.value, publishedAs: work.sequence)
-    }
-}
-
-/// A replaying member's backlog, for ``SerialDeliveryHost``: when it is empty, the member joins the
-/// ordinary broadcasts, after the last one it got from its backlog (in the same critical section).
-struct ReplayBacklogDelivery<T: Sendable>: SerialDeliveryHost {
-    let core: ReplayingFanOut<T>
-    let key: Int
-    let subscriber: Subscriber<T, NoError>
-
-    func nextDelivery(resuming: Bool) -> SerialDeliveryStep<T> {
-        return self.core.state.withLock { state in
-            // The member left: nothing more to deliver.
-            guard let index = state.replaying.firstIndex(where: { $0.key == self.key }) else { return .idle }
-            let step = state.replaying[index].backlog.step(resuming: resuming)
-            if case .idle = step {
-                let finished = state.replaying.remove(at: index)
-                ReplayingFanOut.releaseReplayingIfEmpty(&state)
-                state.members.replace(self.key, with: FanOutMember(self.subscriber, joinedAfter: finished.lastCovered))
-            }
-            return step
-        }
-    }
-
-    func deliver(_ value: T) {
-        self.subscriber.putNext(value)
     }
 }
 

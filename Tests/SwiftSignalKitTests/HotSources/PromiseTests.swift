@@ -124,10 +124,10 @@ import Testing
         // subscriber must not keep the replay list's buffer afterwards (memory per live subscription).
         let promise = ValuePromise<Int>(1)
         let subscription = promise.get().start()
-        #expect(promise.core.state.withLock { $0.replaying.capacity } == 0)
-        #expect(promise.core.state.withLock { $0.members.entries.count } == 1)
+        #expect(promise.core.state.withLock { $0.fanOut.replaying.capacity } == 0)
+        #expect(promise.core.state.withLock { $0.fanOut.members.entries.count } == 1)
         subscription.dispose()
-        #expect(promise.core.state.withLock { $0.members.entries.capacity } == 0, "the last member leaving frees the list")
+        #expect(promise.core.state.withLock { $0.fanOut.members.entries.capacity } == 0, "the last member leaving frees the list")
     }
 
     /// The source's subscriber holds its own callback (a cycle that saves an allocation per `set`); releasing

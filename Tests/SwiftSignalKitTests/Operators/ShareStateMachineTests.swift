@@ -3,8 +3,9 @@ import Testing
 @testable import SwiftSignalKit
 
 /// `share(replay:connection:)`'s state machine, event by event, without an upstream: who connects, what
-/// a subscriber that joins late gets, which members' queues a broadcast fills, and what the end and the
-/// last departure hand back.
+/// a subscriber that joins late gets, what a broadcast delivers to whom, and what the end and the last
+/// departure hand back. The machine runs on the fan-out engine; the tests carry out its actions the way
+/// `ShareStorage` does, on one thread, and read what each subscriber got.
 @Suite struct ShareStateMachineTests {
     typealias Machine = ShareStateMachine<Int, TestError>
 
@@ -18,24 +19,43 @@ import Testing
         var description: String { self.name }
     }
 
+    /// What the subscribers of one test got, each event as "name:value", in delivery order.
+    final class Log: Sendable {
+        let events = Atomic<[String]>(value: [])
+
+        func subscriber(_ name: String) -> Subscriber<Int, TestError> {
+            return Subscriber(
+                next: { value in _ = self.events.modify { $0 + ["\(name):\(value)"] } },
+                error: { _ in _ = self.events.modify { $0 + ["\(name):error"] } },
+                completed: { _ = self.events.modify { $0 + ["\(name):completed"] } })
+        }
+
+        /// The events since the last call.
+        func take() -> [String] {
+            return self.events.swap([])
+        }
+    }
+
     static func describe(_ action: Machine.Action) -> String {
         switch action {
         case .none:
             return "nothing"
-        case .deliver(let members, let dropped):
+        case .deliver(let work, let dropped):
             var parts: [String] = []
-            if !members.isEmpty { parts.append("deliver \(members)") }
+            if work != nil { parts.append("deliver") }
             if let dropped { parts.append("drop [\(dropped)]") }
             return parts.joined(separator: ", ")
-        case .deliverReplay(let id):
-            return "deliver the replay to \(id)"
+        case .replay(let replay, let key, _):
+            return "replay \(replay.values) to \(key)"
+        case .replayEnded(let log, let event, _):
+            return "replay \(log.values) and \(event.isTerminal ? "the end" : "?")"
         case .connect(let generation):
             return "connect \(generation)"
-        case .disconnect(let members, let connection, let dropped, let departed):
+        case .disconnect(let work, let connection, let dropped, let departed):
             var parts = ["end"]
-            if !members.isEmpty { parts.append("deliver \(members)") }
+            if work != nil { parts.append("deliver") }
             if let connection { parts.append("disconnect \(connection)") }
-            if !dropped.isEmpty { parts.append("drop \(dropped)") }
+            if !dropped.values.isEmpty { parts.append("drop \(dropped.values)") }
             if departed != nil { parts.append("release the member") }
             return parts.joined(separator: ", ")
         case .release:
@@ -47,211 +67,329 @@ import Testing
         }
     }
 
-    /// Every event member `id` takes now, until its queue is empty.
-    static func delivered(to id: Int, _ machine: inout Machine) -> [String] {
-        var events: [String] = []
-        while case .deliver(let (_, event)) = machine.nextDelivery(for: id, resuming: false) {
-            switch event {
-            case .Next(let value): events.append("\(value)")
-            case .Error: events.append("error")
-            case .Completion: events.append("completed")
+    /// Carries out `action` as the storage would, delivering on this thread what it says to deliver
+    /// (and what was queued meanwhile), and returns its description.
+    @discardableResult
+    static func perform(_ action: Machine.Action, _ machine: inout Machine) -> String {
+        let description = Self.describe(action)
+        switch action {
+        case .deliver(let work?, _), .disconnect(let work?, _, _, _):
+            Self.deliver(work, &machine)
+        case .replay(let replay, let key, let subscriber):
+            replay.replay(to: subscriber)
+            while case .deliver(let event) = machine.fanOut.nextReplay(key: key, subscriber: subscriber, resuming: false) {
+                subscriber.put(event)
             }
+        case .replayEnded(let log, let event, let subscriber):
+            log.replay(to: subscriber)
+            subscriber.put(event)
+        default:
+            break
         }
-        return events
+        return description
     }
 
-    /// A machine with subscribers joined, connected as generation 1, the subscribers' ids returned.
+    static func deliver(_ work: FanOutState<Int, TestError>.Work, _ machine: inout Machine) {
+        work.deliver()
+        while case .deliver(let next) = machine.fanOut.nextWork(resuming: false) {
+            next.deliver()
+        }
+    }
+
+    /// A machine with subscribers joined, connected as generation 1, and the subscribers' keys.
     static func connected(
-        _ replay: ShareReplay, _ policy: ShareConnection = .whileSubscribed, members: Int,
+        _ replay: ShareReplay, _ names: [String], _ policy: ShareConnection = .whileSubscribed, log: Log,
         connection: Disposable = Connection("first")
     ) -> (Machine, [Int]) {
         var machine = Machine(replay: replay, connection: policy)
-        var ids: [Int] = []
-        for _ in 0..<members {
-            ids.append(machine.join(Subscriber()).id)
+        var keys: [Int] = []
+        for name in names {
+            let (key, action) = machine.join(log.subscriber(name))
+            keys.append(key!)
+            Self.perform(action, &machine)
         }
         #expect(describe(machine.connected(1, connection)) == "nothing")
-        return (machine, ids)
+        return (machine, keys)
     }
 
     @Test func theFirstSubscriberConnectsAndTheOthersShareTheConnection() {
+        let log = Log()
         var machine = Machine(replay: .none, connection: .whileSubscribed)
-        let first = machine.join(Subscriber())
-        #expect(Self.describe(first.action) == "connect 1")
-        let second = machine.join(Subscriber())
-        #expect(Self.describe(second.action) == "nothing", "a connection is being made")
+        #expect(Self.describe(machine.join(log.subscriber("a")).action) == "connect 1")
+        #expect(Self.describe(machine.join(log.subscriber("b")).action) == "nothing", "a connection is being made")
         #expect(Self.describe(machine.connected(1, Connection("first"))) == "nothing")
         // A connection made for a generation that is no longer being made is handed back to dispose.
-        let late = machine.connected(1, Connection("late"))
-        #expect(Self.describe(late) == "dispose late")
-        let third = machine.join(Subscriber())
-        #expect(Self.describe(third.action) == "nothing", "a connection is live")
+        #expect(Self.describe(machine.connected(1, Connection("late"))) == "dispose late")
+        #expect(Self.describe(machine.join(log.subscriber("c")).action) == "nothing", "a connection is live")
     }
 
-    @Test func aValueGoesToEveryMemberInJoiningOrderThroughItsOwnQueue() {
-        var (machine, ids) = Self.connected(.latest, members: 2)
-        #expect(Self.describe(machine.upstreamSent(1, generation: 1)) == "deliver \(ids)")
-        // The first member's queue is delivered; the second's deliverer has not taken its value yet.
-        #expect(Self.delivered(to: ids[0], &machine) == ["1"])
-        #expect(Self.describe(machine.upstreamSent(2, generation: 1)) == "deliver [\(ids[0])], drop [1]")
-        #expect(Self.delivered(to: ids[0], &machine) == ["2"])
-        #expect(Self.delivered(to: ids[1], &machine) == ["1", "2"])
+    @Test func aValueGoesToEveryMemberInJoiningOrder() {
+        let log = Log()
+        var (machine, _) = Self.connected(.latest, ["a", "b"], log: log)
+        #expect(Self.perform(machine.upstreamSent(1, generation: 1), &machine) == "deliver")
+        #expect(log.take() == ["a:1", "b:1"])
+        #expect(Self.perform(machine.upstreamSent(2, generation: 1), &machine) == "deliver, drop [1]")
+        #expect(log.take() == ["a:2", "b:2"])
     }
 
-    /// A broadcast hands back the members whose queue it found idle (their deliverer is the caller), in
-    /// joining order: all of them, usually, and then without building a list.
-    @Test func aBroadcastDeliversTheMembersWhoseQueueWasIdle() {
-        var (machine, ids) = Self.connected(.none, members: 3)
-        #expect(Self.describe(machine.upstreamSent(1, generation: 1)) == "deliver \(ids), drop [1]")
-        _ = Self.delivered(to: ids[0], &machine)
-        _ = Self.delivered(to: ids[2], &machine)
-        // Member 1 has not taken value 1 yet: its deliverer will take 2 after it.
-        #expect(Self.describe(machine.upstreamSent(2, generation: 1)) == "deliver [\(ids[0]), \(ids[2])], drop [2]")
-        _ = Self.delivered(to: ids[1], &machine)
-        _ = Self.delivered(to: ids[2], &machine)
-        #expect(Self.describe(machine.upstreamSent(3, generation: 1)) == "deliver [\(ids[1]), \(ids[2])], drop [3]")
-        #expect(Self.delivered(to: ids[0], &machine) == ["2", "3"])
-        _ = Self.delivered(to: ids[1], &machine)
-        _ = Self.delivered(to: ids[2], &machine)
-        // A member that left is not handed back, and the others still are, in order.
-        _ = machine.leave(ids[1])
-        #expect(Self.describe(machine.upstreamSent(4, generation: 1)) == "deliver [\(ids[0]), \(ids[2])], drop [4]")
-        let late = machine.join(Subscriber())
-        _ = Self.delivered(to: ids[0], &machine)
-        _ = Self.delivered(to: ids[2], &machine)
-        #expect(Self.describe(machine.upstreamSent(5, generation: 1)) == "deliver [\(ids[0]), \(ids[2]), \(late.id)], drop [5]")
+    /// While a thread delivers, later values wait in the one queue, in order, for that thread: a value
+    /// sent meanwhile is not delivered by its sender.
+    @Test func aValueSentWhileAnotherIsDeliveredWaitsForTheDeliverer() {
+        let log = Log()
+        var (machine, _) = Self.connected(.none, ["a", "b"], log: log)
+        guard case .deliver(let first?, _) = machine.upstreamSent(1, generation: 1) else {
+            Issue.record("the first value is delivered by its sender")
+            return
+        }
+        #expect(Self.describe(machine.upstreamSent(2, generation: 1)) == "nothing", "the deliverer takes it")
+        #expect(Self.describe(machine.upstreamSent(3, generation: 1)) == "nothing")
+        Self.deliver(first, &machine)
+        #expect(log.take() == ["a:1", "b:1", "a:2", "b:2", "a:3", "b:3"])
     }
 
     @Test(arguments: [
-        (ShareReplay.none, [String]()), (.latest, ["3"]), (.last(2), ["2", "3"]), (.all, ["1", "2", "3"]), (.last(0), []),
+        (ShareReplay.none, [String]()), (.latest, ["late:3"]), (.last(2), ["late:2", "late:3"]),
+        (.all, ["late:1", "late:2", "late:3"]), (.last(0), []),
     ])
     func aLateSubscriberGetsTheReplayThenTheLiveValues(replay: ShareReplay, expected: [String]) {
-        var (machine, ids) = Self.connected(replay, members: 1)
+        let log = Log()
+        var (machine, _) = Self.connected(replay, ["a"], log: log)
         for value in 1...3 {
-            _ = machine.upstreamSent(value, generation: 1)
+            Self.perform(machine.upstreamSent(value, generation: 1), &machine)
         }
-        _ = Self.delivered(to: ids[0], &machine)
-        let late = machine.join(Subscriber())
-        #expect(Self.describe(late.action) == (expected.isEmpty ? "nothing" : "deliver the replay to \(late.id)"))
-        _ = machine.upstreamSent(4, generation: 1)
-        #expect(Self.delivered(to: late.id, &machine) == expected + ["4"])
+        _ = log.take()
+        let (key, action) = machine.join(log.subscriber("late"))
+        #expect(Self.describe(action).hasPrefix(expected.isEmpty ? "nothing" : "replay"))
+        Self.perform(action, &machine)
+        Self.perform(machine.upstreamSent(4, generation: 1), &machine)
+        #expect(log.take() == expected + ["a:4", "late:4"], "member \(key!)")
+    }
+
+    /// A subscriber that joins while another thread delivers gets its replay, then the values sent
+    /// after it joined from its backlog, then joins the broadcasts: no gap, and no duplicate of the
+    /// replayed value, even while that value still waits in the queue.
+    @Test func aSubscriberJoiningDuringADeliveryGetsTheValuesSentMeanwhileAfterItsReplay() {
+        let log = Log()
+        var (machine, _) = Self.connected(.latest, ["a"], log: log)
+        guard case .deliver(let first?, _) = machine.upstreamSent(1, generation: 1) else {
+            Issue.record("the value is delivered by its sender")
+            return
+        }
+        #expect(Self.describe(machine.upstreamSent(2, generation: 1)) == "drop [1]", "2 waits in the queue")
+        // `late` joins while 2 waits: its replay is 2, and it must not get 2 again from the queue.
+        let (_, join) = machine.join(log.subscriber("late"))
+        #expect(Self.describe(join) == "replay [2] to 1")
+        _ = machine.upstreamSent(3, generation: 1)
+        // The deliverer empties the queue before the subscribing thread delivers the replay.
+        Self.deliver(first, &machine)
+        Self.perform(join, &machine)
+        Self.perform(machine.upstreamSent(4, generation: 1), &machine)
+        #expect(log.take() == ["a:1", "a:2", "a:3", "late:2", "late:3", "a:4", "late:4"])
+    }
+
+    /// A subscriber still receiving its replay when the end reaches its backlog has ended too: it is not
+    /// a listener of the next connection.
+    @Test func aMemberThatGotTheEndInItsBacklogIsNotAListenerOfTheNextConnection() {
+        let log = Log()
+        var (machine, _) = Self.connected(.latest, ["a"], log: log)
+        guard case .deliver(let first?, _) = machine.upstreamSent(1, generation: 1) else {
+            Issue.record("the value is delivered by its sender")
+            return
+        }
+        let (_, join) = machine.join(log.subscriber("late"))
+        #expect(Self.describe(machine.upstreamEnded(.Completion, generation: 1)) == "end, disconnect first, drop [1]")
+        // The deliverer posts the end to `late`'s backlog before `late` has its replay.
+        Self.deliver(first, &machine)
+        let (_, next) = machine.join(log.subscriber("next"))
+        #expect(Self.describe(next) == "connect 2")
+        _ = machine.connected(2, Connection("second"))
+        guard case .depends(let subscribers, _) = machine.listenerCheck(2) else {
+            Issue.record("expected the check to depend on the subscribers")
+            return
+        }
+        #expect(subscribers.count == 1, "only the member that joined after the end")
+        Self.perform(join, &machine)
+        #expect(log.take() == ["a:1", "a:completed", "late:1", "late:completed"])
+    }
+
+    /// Members abandoned by the listener check (every one had terminated) do not keep the next
+    /// connection when they have not left yet.
+    @Test func abandonedMembersDoNotKeepTheNextConnection() {
+        let log = Log()
+        var (machine, _) = Self.connected(.none, ["a"], log: log)
+        guard case .depends(_, let membership) = machine.listenerCheck(1) else {
+            Issue.record("expected the check to depend on the subscribers")
+            return
+        }
+        #expect(Self.describe(machine.abandon(1, membership: membership)) == "end, disconnect first")
+        let (nextKey, next) = machine.join(log.subscriber("next"))
+        #expect(Self.describe(next) == "connect 2")
+        #expect(Self.describe(machine.connected(2, Connection("second"))) == "nothing")
+        #expect(Self.describe(machine.leave(nextKey!)) == "end, disconnect second, release the member")
     }
 
     @Test func valuesThatLeaveTheReplayAreHandedBackToRelease() {
-        var (machine, _) = Self.connected(.last(2), members: 1)
-        _ = machine.upstreamSent(1, generation: 1)
-        _ = machine.upstreamSent(2, generation: 1)
-        #expect(Self.describe(machine.upstreamSent(3, generation: 1)) == "drop [1]")
-        // Nothing is kept: each value is handed back once the members' queues have it.
-        var (none, ids) = Self.connected(.none, members: 1)
-        #expect(Self.describe(none.upstreamSent(1, generation: 1)) == "deliver \(ids), drop [1]")
+        let log = Log()
+        var (machine, _) = Self.connected(.last(2), ["a"], log: log)
+        Self.perform(machine.upstreamSent(1, generation: 1), &machine)
+        Self.perform(machine.upstreamSent(2, generation: 1), &machine)
+        #expect(Self.describe(machine.upstreamSent(3, generation: 1)) == "deliver, drop [1]")
+        // Nothing is kept without a replay, so nothing is dropped: the value goes with the broadcast.
+        var (none, _) = Self.connected(.none, ["b"], log: log)
+        #expect(Self.describe(none.upstreamSent(1, generation: 1)) == "deliver")
     }
 
     @Test func eventsOfAnotherConnectionAreIgnored() {
-        var (machine, ids) = Self.connected(.all, members: 1)
+        let log = Log()
+        var (machine, _) = Self.connected(.all, ["a"], log: log)
         #expect(Self.describe(machine.upstreamSent(1, generation: 2)) == "nothing")
         #expect(Self.describe(machine.upstreamEnded(.Completion, generation: 0)) == "nothing")
-        #expect(Self.delivered(to: ids[0], &machine) == [])
-        let late = machine.join(Subscriber())
-        #expect(Self.describe(late.action) == "nothing", "nothing was kept for replay")
+        #expect(log.take() == [])
+        #expect(Self.describe(machine.join(log.subscriber("late")).action) == "nothing", "nothing was kept for replay")
     }
 
     @Test func theEndUnderWhileSubscribedLetsTheConnectionGoAndTheNextSubscriberStartsAfresh() {
-        var (machine, ids) = Self.connected(.all, members: 2)
-        _ = machine.upstreamSent(1, generation: 1)
+        let log = Log()
+        var (machine, _) = Self.connected(.all, ["a", "b"], log: log)
+        Self.perform(machine.upstreamSent(1, generation: 1), &machine)
         #expect(
-            Self.describe(machine.upstreamEnded(.Error(TestError()), generation: 1)) == "end, disconnect first, drop [1]",
-            "the members' queues wait for their deliverers, who take the error after 1")
-        #expect(Self.delivered(to: ids[0], &machine) == ["1", "error"])
-        #expect(Self.delivered(to: ids[1], &machine) == ["1", "error"])
-        let next = machine.join(Subscriber())
-        #expect(Self.describe(next.action) == "connect 2", "and no replay: it went with the connection")
+            Self.perform(machine.upstreamEnded(.Error(TestError()), generation: 1), &machine)
+                == "end, deliver, disconnect first, drop [1]")
+        #expect(log.take() == ["a:1", "b:1", "a:error", "b:error"])
+        let (_, next) = machine.join(log.subscriber("next"))
+        #expect(Self.describe(next) == "connect 2", "and no replay: it went with the connection")
         // Ended members take nothing of the new connection.
         #expect(Self.describe(machine.connected(2, Connection("second"))) == "nothing")
-        #expect(Self.describe(machine.upstreamSent(5, generation: 2)) == "deliver [\(next.id)]")
-        #expect(Self.delivered(to: ids[0], &machine) == [])
+        Self.perform(machine.upstreamSent(5, generation: 2), &machine)
+        #expect(log.take() == ["next:5"])
+    }
+
+    /// An end sent while another thread delivers reaches the members that joined before it, after the
+    /// values before it, even when the next connection's first subscriber joins before it is delivered.
+    @Test func anEndWaitingForTheDelivererReachesOnlyTheMembersBeforeIt() {
+        let log = Log()
+        var (machine, _) = Self.connected(.none, ["a"], log: log)
+        guard case .deliver(let first?, _) = machine.upstreamSent(1, generation: 1) else {
+            Issue.record("the value is delivered by its sender")
+            return
+        }
+        #expect(Self.describe(machine.upstreamEnded(.Completion, generation: 1)) == "end, disconnect first")
+        let (nextKey, next) = machine.join(log.subscriber("next"))
+        #expect(Self.describe(next) == "connect 2")
+        #expect(Self.describe(machine.connected(2, Connection("second"))) == "nothing")
+        _ = machine.upstreamSent(2, generation: 2)
+        Self.deliver(first, &machine)
+        #expect(log.take() == ["a:1", "a:completed", "next:2"])
+        // The new member is the one that keeps the new connection.
+        #expect(Self.describe(machine.leave(nextKey!)) == "end, disconnect second, release the member")
     }
 
     @Test func theEndUnderStayConnectedIsReplayedToLateSubscribers() {
-        var (machine, ids) = Self.connected(.latest, .stayConnected, members: 1)
-        _ = machine.upstreamSent(1, generation: 1)
-        #expect(Self.describe(machine.upstreamEnded(.Completion, generation: 1)) == "end, disconnect first")
-        #expect(Self.delivered(to: ids[0], &machine) == ["1", "completed"])
-        let late = machine.join(Subscriber())
-        #expect(
-            Self.describe(late.action) == "deliver the replay to \(late.id)", "no connection: the share stays as it ended")
-        #expect(Self.delivered(to: late.id, &machine) == ["1", "completed"])
-        // Its departure, the last one, disconnects nothing.
-        #expect(Self.describe(machine.leave(late.id)) == "release the member")
+        let log = Log()
+        var (machine, keys) = Self.connected(.latest, ["a"], .stayConnected, log: log)
+        Self.perform(machine.upstreamSent(1, generation: 1), &machine)
+        #expect(Self.perform(machine.upstreamEnded(.Completion, generation: 1), &machine) == "end, deliver, disconnect first")
+        #expect(log.take() == ["a:1", "a:completed"])
+        let (lateKey, late) = machine.join(log.subscriber("late"))
+        #expect(Self.perform(late, &machine) == "replay [1] and the end", "no connection: the share stays as it ended")
+        #expect(lateKey == nil, "it does not join")
+        #expect(log.take() == ["late:1", "late:completed"])
+        // The last departure disconnects nothing.
+        #expect(Self.describe(machine.leave(keys[0])) == "release the member")
     }
 
     @Test func theLastSubscriberLeavingDisconnectsUnderWhileSubscribedOnly() {
-        var (machine, ids) = Self.connected(.latest, members: 2)
-        _ = machine.upstreamSent(1, generation: 1)
-        #expect(Self.describe(machine.leave(ids[0])) == "release the member")
-        #expect(Self.describe(machine.leave(ids[1])) == "end, disconnect first, drop [1], release the member")
-        #expect(Self.describe(machine.leave(ids[1])) == "nothing", "an unknown member")
-        #expect(Self.describe(machine.join(Subscriber()).action) == "connect 2")
+        let log = Log()
+        var (machine, keys) = Self.connected(.latest, ["a", "b"], log: log)
+        Self.perform(machine.upstreamSent(1, generation: 1), &machine)
+        #expect(Self.describe(machine.leave(keys[0])) == "release the member")
+        #expect(Self.describe(machine.leave(keys[1])) == "end, disconnect first, drop [1], release the member")
+        #expect(Self.describe(machine.leave(keys[1])) == "nothing", "an unknown member")
+        #expect(Self.describe(machine.join(log.subscriber("c")).action) == "connect 2")
 
-        var (kept, keptIDs) = Self.connected(.latest, .stayConnected, members: 1)
-        #expect(Self.describe(kept.leave(keptIDs[0])) == "release the member")
+        var (kept, keptKeys) = Self.connected(.latest, ["d"], .stayConnected, log: log)
+        #expect(Self.describe(kept.leave(keptKeys[0])) == "release the member")
     }
 
     @Test func membersThatEndedDoNotKeepTheNextConnection() {
-        var (machine, ids) = Self.connected(.none, members: 1)
-        #expect(
-            Self.describe(machine.upstreamEnded(.Completion, generation: 1)) == "end, deliver \(ids), disconnect first",
-            "an empty queue gets the completion: its deliverer is the caller")
+        let log = Log()
+        var (machine, keys) = Self.connected(.none, ["a"], log: log)
+        #expect(Self.perform(machine.upstreamEnded(.Completion, generation: 1), &machine) == "end, deliver, disconnect first")
         // The ended member has not left yet (its disposal is on its way) when another one joins.
-        let next = machine.join(Subscriber())
-        #expect(Self.describe(next.action) == "connect 2")
+        let (nextKey, next) = machine.join(log.subscriber("next"))
+        #expect(Self.describe(next) == "connect 2")
         #expect(Self.describe(machine.connected(2, Connection("second"))) == "nothing")
-        #expect(Self.describe(machine.leave(next.id)) == "end, disconnect second, release the member")
-        #expect(Self.describe(machine.leave(ids[0])) == "release the member")
+        #expect(Self.describe(machine.leave(nextKey!)) == "end, disconnect second, release the member")
+        #expect(Self.describe(machine.leave(keys[0])) == "release the member")
     }
 
     @Test func leavingWhileTheConnectionIsBeingMadeLetsItGo() {
+        let log = Log()
         var machine = Machine(replay: .none, connection: .whileSubscribed)
-        let only = machine.join(Subscriber())
-        #expect(
-            Self.describe(machine.leave(only.id)) == "end, release the member",
-            "the connection is let go before it arrives")
+        let (key, _) = machine.join(log.subscriber("a"))
+        #expect(Self.describe(machine.leave(key!)) == "end, release the member", "the connection is let go before it arrives")
         // The connection arrives for a generation that was let go: it is handed back to dispose.
         #expect(Self.describe(machine.connected(1, Connection("first"))) == "dispose first")
     }
 
-    @Test func aDepartedMembersQueueIsNotDelivered() {
-        var (machine, ids) = Self.connected(.none, members: 3)
-        _ = machine.upstreamSent(1, generation: 1)
-        #expect(Self.describe(machine.leave(ids[1])) == "release the member")
-        #expect(Self.delivered(to: ids[1], &machine) == [])
-        // The members around it are still found.
-        #expect(Self.delivered(to: ids[0], &machine) == ["1"])
-        #expect(Self.delivered(to: ids[2], &machine) == ["1"])
+    @Test func aMemberThatLeftDuringADeliveryGetsNothingMore() {
+        let log = Log()
+        var (machine, keys) = Self.connected(.none, ["a", "b", "c"], log: log)
+        guard case .deliver(let first?, _) = machine.upstreamSent(1, generation: 1) else {
+            Issue.record("the value is delivered by its sender")
+            return
+        }
+        _ = machine.upstreamSent(2, generation: 1)
+        #expect(Self.describe(machine.leave(keys[1])) == "release the member")
+        Self.deliver(first, &machine)
+        // The first value's snapshot had `b`; the second, taken after it left, does not.
+        #expect(log.take() == ["a:1", "b:1", "c:1", "a:2", "c:2"])
     }
 
     @Test func theListenerCheckAbandonsTheConnectionOnlyIfNobodyJoinedOrLeftMeanwhile() {
-        var (machine, _) = Self.connected(.latest, members: 1)
-        _ = machine.upstreamSent(1, generation: 1)
+        let log = Log()
+        var (machine, _) = Self.connected(.latest, ["a"], log: log)
+        Self.perform(machine.upstreamSent(1, generation: 1), &machine)
         guard case .depends(let subscribers, let membership) = machine.listenerCheck(1) else {
             Issue.record("expected the check to depend on the subscribers")
             return
         }
         #expect(subscribers.count == 1)
-        let joined = machine.join(Subscriber())
+        let (joinedKey, joined) = machine.join(log.subscriber("b"))
+        Self.perform(joined, &machine)
         #expect(Self.describe(machine.abandon(1, membership: membership)) == "look again", "someone joined")
         guard case .depends(let now, let current) = machine.listenerCheck(1) else {
             Issue.record("expected the check to depend on the subscribers")
             return
         }
         #expect(now.count == 2)
-        let abandoned = machine.abandon(1, membership: current)
-        #expect(Self.describe(abandoned) == "end, disconnect first, drop [1]")
+        #expect(Self.describe(machine.abandon(1, membership: current)) == "end, disconnect first, drop [1]")
         if case .abandoned = machine.listenerCheck(1) {} else { Issue.record("a let-go connection stays let go") }
-        #expect(Self.describe(machine.leave(joined.id)) == "release the member")
+        #expect(Self.describe(machine.leave(joinedKey!)) == "release the member")
 
-        var (kept, _) = Self.connected(.none, .stayConnected, members: 1)
+        var (kept, _) = Self.connected(.none, ["c"], .stayConnected, log: log)
         if case .kept = kept.listenerCheck(1) {} else { Issue.record("stayConnected keeps its connection") }
         #expect(Self.describe(kept.abandon(2, membership: 0)) == "nothing", "another connection's check")
+    }
+
+    /// The members of a connection that ended are not listeners of the next one, even while the end
+    /// waits for another thread to deliver it.
+    @Test func theListenerCheckCountsOnlyTheMembersOfTheCurrentConnection() {
+        let log = Log()
+        var (machine, _) = Self.connected(.none, ["a"], log: log)
+        guard case .deliver(let first?, _) = machine.upstreamSent(1, generation: 1) else {
+            Issue.record("the value is delivered by its sender")
+            return
+        }
+        _ = machine.upstreamEnded(.Completion, generation: 1)
+        let (_, next) = machine.join(log.subscriber("next"))
+        #expect(Self.describe(next) == "connect 2")
+        _ = machine.connected(2, Connection("second"))
+        guard case .depends(let subscribers, _) = machine.listenerCheck(2) else {
+            Issue.record("expected the check to depend on the subscribers")
+            return
+        }
+        #expect(subscribers.count == 1, "only the member that joined after the end")
+        Self.deliver(first, &machine)
     }
 }

@@ -56,11 +56,11 @@ public enum ShareConnection: Sendable, Equatable {
 /// thread for good.
 ///
 /// > Note: A subscriber that arrives while values are being sent gets the replay and then every later
-/// > value, with no gap and no duplicate, whatever threads the source sends from. Each subscriber's
-/// > events are delivered one at a time, in order; the replay is delivered on the subscribing thread.
-/// > A value costs no allocation however many subscribers there are: each subscriber keeps room for
-/// > eight events from its first value on (160 bytes for an `Int`), and grows it only while its
-/// > callback falls behind.
+/// > value, with no gap and no duplicate, whatever threads the source sends from. Every subscriber
+/// > gets the events in the same order, one at a time; the replay is delivered on the subscribing
+/// > thread. A value costs no allocation however many subscribers there are, and a subscriber keeps no
+/// > queue of its own: events sent while another thread delivers wait in the share's one queue for
+/// > that thread.
 ///
 /// - Parameters:
 ///   - replay: What a new subscriber gets first. `.last` with a negative count is a precondition

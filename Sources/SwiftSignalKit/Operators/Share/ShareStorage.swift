@@ -1,5 +1,8 @@
 /// The shared part of one ``share(replay:connection:)``: its state, and the upstream it connects to.
-@usableFromInline final class ShareStorage<T: Sendable, E: Sendable>: Sendable {
+@usableFromInline final class ShareStorage<T: Sendable, E: Sendable>: FanOutOwner {
+    @usableFromInline typealias Value = T
+    @usableFromInline typealias Failure = E
+
     @usableFromInline let state: LockedState<ShareStateMachine<T, E>>
     @usableFromInline let upstream: Signal<T, E>
 
@@ -8,11 +11,17 @@
         self.state = LockedState(ShareStateMachine(replay: replay, connection: connection))
     }
 
+    @inlinable func withFanOut<R: Sendable>(_ body: (inout FanOutState<T, E>) -> R) -> R {
+        return self.state.withLock { body(&$0.fanOut) }
+    }
+
     @inlinable func subscribe(_ subscriber: Subscriber<T, E>) -> Disposable {
-        let (id, action) = self.state.withLock { $0.join(subscriber) }
+        let (key, action) = self.state.withLock { $0.join(subscriber) }
         self.perform(action)
+        // A subscriber that arrived after the end got it, and did not join.
+        guard let key else { return EmptyDisposable }
         return ActionDisposable { [self] in
-            self.perform(self.state.withLock { $0.leave(id) })
+            self.perform(self.state.withLock { $0.leave(key) })
         }
     }
 
@@ -44,37 +53,27 @@
         switch action {
         case .none, .lookAgain:
             break
-        case .deliver(let members, let dropped):
+        case .deliver(let work, let dropped):
             withExtendedLifetime(dropped) {}
-            for id in members {
-                self.deliver(to: id)
-            }
-        case .deliverReplay(let id):
-            self.deliver(to: id)
+            if let work { self.deliver(work) }
+        case .replay(let replay, let key, let subscriber):
+            replay.deliver(to: subscriber, key: key, of: self)
+        case .replayEnded(let log, let event, let subscriber):
+            log.replay(to: subscriber)
+            subscriber.put(event)
         case .connect(let generation):
             self.connect(generation)
-        case .disconnect(let members, let connection, let dropped, let departed):
+        case .disconnect(let work, let connection, let dropped, let departed):
             // The replay and the departed member (its subscriber, its undelivered events) are released
             // here, after unlocking.
             withExtendedLifetime((dropped, departed)) {}
-            for id in members {
-                self.deliver(to: id)
-            }
+            if let work { self.deliver(work) }
             connection?.dispose()
         case .release(let departed):
             withExtendedLifetime(departed) {}
         case .dispose(let connection):
             connection.dispose()
         }
-    }
-
-    /// Delivers member `id`'s queue until it is empty or the member has left.
-    @inlinable func deliver(to id: Int) {
-        ShareMemberDelivery(storage: self, id: id).deliverQueued()
-    }
-
-    @inlinable func nextDelivery(for id: Int, resuming: Bool) -> SerialDeliveryStep<(Subscriber<T, E>, SignalEvent<T, E>)> {
-        return self.state.withLock { $0.nextDelivery(for: id, resuming: resuming) }
     }
 
     /// Whether anyone still listens to connection `generation` (see ``ShareListeners``). Once the answer
@@ -94,25 +93,6 @@
                 return true
             }
         }
-    }
-}
-
-/// One member's ``SerialDelivery``.
-@usableFromInline struct ShareMemberDelivery<T: Sendable, E: Sendable>: SerialDeliveryHost {
-    @usableFromInline let storage: ShareStorage<T, E>
-    @usableFromInline let id: Int
-
-    @inlinable init(storage: ShareStorage<T, E>, id: Int) {
-        self.storage = storage
-        self.id = id
-    }
-
-    @inlinable func nextDelivery(resuming: Bool) -> SerialDeliveryStep<(Subscriber<T, E>, SignalEvent<T, E>)> {
-        return self.storage.nextDelivery(for: self.id, resuming: resuming)
-    }
-
-    @inlinable func deliver(_ delivery: (Subscriber<T, E>, SignalEvent<T, E>)) {
-        delivery.0.put(delivery.1)
     }
 }
 

@@ -1,0 +1,392 @@
+// The one fan-out engine with replay: the state behind ``Promise``, ``ValuePromise``,
+// ``ReplayingValuePipe`` (through ``ReplayingFanOut``) and ``share(replay:connection:)`` (through
+// ``ShareStateMachine``). ``ValuePipe`` and ``Multicast`` keep no replay and do not order their
+// broadcasts; they use the same member list and broadcast loop (`FanOutMembers.swift`) without this
+// state.
+//
+// The state is a value its owner keeps under the owner's own lock, beside whatever else the owner
+// decides in the same critical section (a promise's source, a share's connection). Its methods run
+// under that lock and return what to do after unlocking; the delivery hosts at the end of this file
+// reach it only through the owner's ``FanOutOwner/withFanOut(_:)``.
+
+/// A hot source's subscribers, its replay log, and the order its events reach them in.
+///
+/// - **Order.** Every event gets a sequence number and goes through one ``SerialDelivery``: whichever
+///   thread finds nobody delivering delivers it to a snapshot of the members, outside the lock, then
+///   what others published meanwhile (handing the rest to a global Dispatch queue after 64 events
+///   published by other threads). So every subscriber sees the events in the same order, and a
+///   subscriber that publishes from its own callback gets its event after the current one.
+/// - **Cursors.** Each member carries the sequence number of the last event it must not get from a
+///   broadcast: the one published just before it joined. A broadcast skips members whose cursor is not
+///   below its number, so a member never gets an event twice or one from before it joined.
+/// - **Replay.** The log keeps the latest value or, for a longer replay, the last values. A
+///   member that joins while the log holds values is *replaying*: the subscribing thread delivers the
+///   log at once, then the events published meanwhile, which broadcasts post to that member's own
+///   backlog instead of delivering them; when the backlog is empty the member joins the broadcasts,
+///   in the same critical section. So a replay is never interleaved with live events.
+/// - **Terminal events.** An error or completion is broadcast like a value, to the members that joined
+///   before it. Their subscribers have ended, so later broadcasts (a share that reconnects, say) do not
+///   reach them, and they stay members until they leave. The owner keeps the terminal event's sequence
+///   number to tell them from the members that joined after it (``hasLiveMembers(since:)``).
+@usableFromInline struct FanOutState<T: Sendable, E: Sendable>: Sendable {
+    @usableFromInline typealias Event = SignalEvent<T, E>
+
+    /// A published event with its sequence number.
+    @usableFromInline struct Broadcast: Sendable {
+        @usableFromInline let event: Event
+        @usableFromInline let sequence: UInt64
+
+        @inlinable init(event: Event, sequence: UInt64) {
+            self.event = event
+            self.sequence = sequence
+        }
+    }
+
+    /// One broadcast taken off the queue, to run unlocked on a snapshot of the members (the snapshot
+    /// owns them while it runs).
+    @usableFromInline struct Work: Sendable {
+        @usableFromInline let event: Event
+        @usableFromInline let sequence: UInt64
+        @usableFromInline let members: OrderedSlots<FanOutMember>
+
+        @inlinable init(event: Event, sequence: UInt64, members: OrderedSlots<FanOutMember>) {
+            self.event = event
+            self.sequence = sequence
+            self.members = members
+        }
+
+        /// Delivers the event to each member that joined before it. Call outside every lock.
+        @inlinable func deliver() {
+            switch self.event {
+            case .Next(let value):
+                self.members.broadcast(value, publishedAs: self.sequence, failing: E.self)
+            case .Error, .Completion:
+                for member in self.members where member.joinedAfter < self.sequence {
+                    member.subscriber(of: T.self, failing: E.self).put(self.event)
+                }
+            }
+        }
+    }
+
+    /// The values a replay delivers, oldest first: the log, and what a member that joins while it holds
+    /// values gets first.
+    ///
+    /// One value is kept inline, so that a promise's log takes no storage of its own (a promise is
+    /// counted in bytes per subscription).
+    @usableFromInline enum Log: Sendable {
+        case empty
+        case one(T)
+        case many([T])
+
+        /// The latest value.
+        @inlinable var latest: T? {
+            switch self {
+            case .empty:
+                return nil
+            case .one(let value):
+                return value
+            case .many(let values):
+                return values.last
+            }
+        }
+
+        /// The values, oldest first.
+        @inlinable var values: [T] {
+            switch self {
+            case .empty:
+                return []
+            case .one(let value):
+                return [value]
+            case .many(let values):
+                return values
+            }
+        }
+
+        /// Delivers the values to `subscriber`, oldest first. Call outside every lock.
+        @inlinable func replay(to subscriber: Subscriber<T, E>) {
+            switch self {
+            case .empty:
+                break
+            case .one(let value):
+                subscriber.putNext(value)
+            case .many(let values):
+                for value in values {
+                    subscriber.putNext(value)
+                }
+            }
+        }
+
+        /// Delivers the replay on the calling (subscribing) thread, then the member's backlog, after
+        /// which the member joins the broadcasts. Call outside every lock.
+        @inlinable func deliver<Owner: FanOutOwner>(
+            to subscriber: Subscriber<T, E>, key: Int, of owner: Owner
+        ) where Owner.Value == T, Owner.Failure == E {
+            self.replay(to: subscriber)
+            ReplayBacklogDelivery(owner: owner, key: key, subscriber: subscriber).deliverQueued()
+        }
+    }
+
+    /// A member whose replay the subscribing thread has not finished delivering. Its ``FanOutMember``
+    /// carries `joinedAfter == .max` meanwhile, so that broadcasts skip it.
+    @usableFromInline struct Replaying: Sendable {
+        @usableFromInline let key: Int
+        /// The member's cursor: the sequence number of the last broadcast it must not get, the one
+        /// its replay stands for, then the last one posted to `backlog` (`.max` once a terminal event
+        /// was posted).
+        @usableFromInline var lastCovered: UInt64
+        /// Events published since the member joined, in order, for the subscribing thread, which holds
+        /// the deliverer's role from the start.
+        @usableFromInline var backlog = SerialDelivery<Event>()
+
+        @inlinable init(key: Int, lastCovered: UInt64) {
+            self.key = key
+            self.lastCovered = lastCovered
+            self.backlog.claim()
+        }
+    }
+
+    /// What leaves with a member, to be released after unlocking.
+    @usableFromInline struct Departure: Sendable {
+        @usableFromInline let member: FanOutMember?
+        @usableFromInline let replaying: Replaying?
+
+        @inlinable init(member: FanOutMember?, replaying: Replaying?) {
+            self.member = member
+            self.replaying = replaying
+        }
+    }
+
+    /// The values a new member gets first.
+    @usableFromInline var log: Log
+    @usableFromInline var members = OrderedSlots<FanOutMember>()
+    @usableFromInline var sequence: UInt64 = 0
+    @usableFromInline var delivery = SerialDelivery<Broadcast>()
+    /// Members still receiving their replay; usually empty, which is all a broadcast checks.
+    @usableFromInline var replaying: [Replaying] = []
+
+    @inlinable init(value: T?) {
+        self.log = value.map { .one($0) } ?? .empty
+    }
+
+    /// Adds `subscriber`. Returns its key and, if the log holds values, the replay the subscribing
+    /// thread must deliver (``Log/deliver(to:key:of:)``) after unlocking.
+    @inlinable mutating func join(_ subscriber: Subscriber<T, E>) -> (key: Int, replay: Log?) {
+        if case .empty = self.log {
+            return (self.members.add(FanOutMember(subscriber, joinedAfter: self.sequence)), nil)
+        }
+        let key = self.members.add(FanOutMember(subscriber, joinedAfter: .max))
+        self.replaying.append(Replaying(key: key, lastCovered: self.sequence))
+        return (key, self.log)
+    }
+
+    /// Removes the member `key`; what it returns is released after unlocking.
+    @inlinable mutating func leave(_ key: Int) -> Departure {
+        let member = self.members.remove(key)
+        guard !self.replaying.isEmpty, let index = self.replaying.firstIndex(where: { $0.key == key }) else {
+            return Departure(member: member, replaying: nil)
+        }
+        let replaying = self.replaying.remove(at: index)
+        self.releaseReplayingIfEmpty()
+        return Departure(member: member, replaying: replaying)
+    }
+
+    /// Logs `value`, keeping at most `limit` values (`0`: none; `Int.max`: all), and publishes it.
+    /// Returns the work to deliver at once, if this thread is to deliver, and the value the log let go,
+    /// both for after unlocking.
+    @inlinable mutating func publish(_ value: T, keeping limit: Int) -> (work: Work?, dropped: T?) {
+        var dropped: T?
+        if limit == 1 {
+            if case .one(let previous) = self.log { dropped = previous }
+            self.log = .one(value)
+        } else if limit > 1 {
+            switch self.log {
+            case .empty:
+                self.log = .one(value)
+            case .one(let previous):
+                self.log = .many([previous, value])
+            case .many(var values):
+                // Emptied first, so that the array is not copied when it grows.
+                self.log = .empty
+                values.append(value)
+                if values.count > limit {
+                    dropped = values.removeFirst()
+                }
+                self.log = .many(values)
+            }
+        }
+        return (self.submit(.Next(value)), dropped)
+    }
+
+    /// Publishes a terminal event to the current members (see the type's documentation). Returns the
+    /// work to deliver at once, if this thread is to deliver, and the sequence number the event has:
+    /// members whose cursor is below it are ending.
+    @inlinable mutating func end(_ event: Event) -> (work: Work?, sequence: UInt64) {
+        let work = self.submit(event)
+        return (work, self.sequence)
+    }
+
+    @inlinable mutating func submit(_ event: Event) -> Work? {
+        self.sequence += 1
+        switch self.delivery.submit(Broadcast(event: event, sequence: self.sequence)) {
+        case .deliverNow(let broadcast):
+            return self.work(for: broadcast)
+        case .queued, .refused:
+            // Another thread is delivering; it takes this event from the queue in order. (The
+            // delivery is never closed.)
+            return nil
+        }
+    }
+
+    /// Empties the log (an owner starting afresh); the values are released after unlocking.
+    @inlinable mutating func clearLog() -> Log {
+        let cleared = self.log
+        self.log = .empty
+        return cleared
+    }
+
+    /// The next broadcast for the thread delivering them.
+    @inlinable mutating func nextWork(resuming: Bool) -> SerialDeliveryStep<Work> {
+        return self.delivery.step(resuming: resuming).map { self.work(for: $0) }
+    }
+
+    /// The broadcast `broadcast` leaves the queue: the work that delivers it to the current members.
+    @inlinable mutating func work(for broadcast: Broadcast) -> Work {
+        if !self.replaying.isEmpty { self.backlog(broadcast) }
+        // Copying the members only retains their storage; they are iterated after unlocking.
+        return Work(event: broadcast.event, sequence: broadcast.sequence, members: self.members)
+    }
+
+    /// A broadcast is about to go to a snapshot of the members: posts it to the backlog of each
+    /// replaying member that must get it.
+    @inlinable mutating func backlog(_ broadcast: Broadcast) {
+        let isTerminal = broadcast.event.isTerminal
+        for index in self.replaying.indices where self.replaying[index].lastCovered < broadcast.sequence {
+            _ = self.replaying[index].backlog.post(broadcast.event)
+            self.replaying[index].lastCovered = isTerminal ? .max : broadcast.sequence
+        }
+    }
+
+    /// Every member ends without a terminal event (an owner whose subscribers have all terminated):
+    /// no later broadcast reaches them, and the replaying ones get nothing more in their backlogs.
+    @usableFromInline mutating func endAllMembers() {
+        var ending: [(key: Int, member: FanOutMember)] = []
+        for entry in self.members.entries {
+            if let member = entry.element { ending.append((entry.key, member)) }
+        }
+        for (key, member) in ending {
+            self.members.replace(key, with: member.ended())
+        }
+        for index in self.replaying.indices {
+            self.replaying[index].lastCovered = .max
+        }
+    }
+
+    /// The step of a replaying member's backlog: when it is empty, the member joins the broadcasts
+    /// after the last one its backlog had, in this critical section.
+    @usableFromInline mutating func nextReplay(
+        key: Int, subscriber: Subscriber<T, E>, resuming: Bool
+    ) -> SerialDeliveryStep<Event> {
+        // The member left: nothing more to deliver.
+        guard let index = self.replaying.firstIndex(where: { $0.key == key }) else { return .idle }
+        let step = self.replaying[index].backlog.step(resuming: resuming)
+        if case .idle = step {
+            let finished = self.replaying.remove(at: index)
+            self.releaseReplayingIfEmpty()
+            self.members.replace(key, with: FanOutMember(subscriber, joinedAfter: finished.lastCovered))
+        }
+        return step
+    }
+
+    /// The member's cursor (for a replaying member, its backlog's).
+    @usableFromInline func cursor(of key: Int, _ member: FanOutMember) -> UInt64 {
+        guard member.joinedAfter == .max else { return member.joinedAfter }
+        return self.replaying.first(where: { $0.key == key })?.lastCovered ?? .max
+    }
+
+    /// Whether a member that has not ended (its cursor at or after `endedThrough`, the sequence number
+    /// of the owner's last terminal event, and below `.max`) is left.
+    @usableFromInline func hasLiveMembers(since endedThrough: UInt64) -> Bool {
+        return self.members.entries.contains { entry in
+            guard let member = entry.element else { return false }
+            let cursor = self.cursor(of: entry.key, member)
+            return cursor != .max && cursor >= endedThrough
+        }
+    }
+
+    /// The subscribers of the members that have not ended (see ``hasLiveMembers(since:)``).
+    @usableFromInline func liveSubscribers(since endedThrough: UInt64) -> [Subscriber<T, E>] {
+        var subscribers: [Subscriber<T, E>] = []
+        for entry in self.members.entries {
+            guard let member = entry.element else { continue }
+            let cursor = self.cursor(of: entry.key, member)
+            if cursor != .max && cursor >= endedThrough {
+                subscribers.append(member.subscriber(of: T.self, failing: E.self))
+            }
+        }
+        return subscribers
+    }
+
+    /// Frees the list of replaying members once nobody replays: every subscriber of a promise replays
+    /// when it joins, and a promise with one subscriber would otherwise keep the list's buffer (64
+    /// bytes) for good. The list is empty, so freeing it runs no deinit of a user value.
+    @inlinable mutating func releaseReplayingIfEmpty() {
+        if self.replaying.isEmpty && self.replaying.capacity > 0 {
+            self.replaying = []
+        }
+    }
+}
+
+/// The owner of a ``FanOutState``: a type that keeps it under its lock and lends it to the delivery
+/// hosts.
+@usableFromInline protocol FanOutOwner: Sendable {
+    associatedtype Value: Sendable
+    associatedtype Failure: Sendable
+
+    /// Runs `body` on the fan-out state, under the owner's lock.
+    func withFanOut<R: Sendable>(_ body: (inout FanOutState<Value, Failure>) -> R) -> R
+}
+
+extension FanOutOwner {
+    /// Delivers `work`, then what was published meanwhile. Call outside every lock.
+    @inlinable func deliver(_ work: FanOutState<Value, Failure>.Work) {
+        FanOutDelivery(owner: self).deliverSerially(startingWith: work)
+    }
+}
+
+/// The broadcasts of a ``FanOutState``, for ``SerialDeliveryHost``.
+@usableFromInline struct FanOutDelivery<Owner: FanOutOwner>: SerialDeliveryHost {
+    @usableFromInline let owner: Owner
+
+    @inlinable init(owner: Owner) {
+        self.owner = owner
+    }
+
+    @inlinable func nextDelivery(resuming: Bool) -> SerialDeliveryStep<FanOutState<Owner.Value, Owner.Failure>.Work> {
+        return self.owner.withFanOut { $0.nextWork(resuming: resuming) }
+    }
+
+    @inlinable func deliver(_ work: FanOutState<Owner.Value, Owner.Failure>.Work) {
+        work.deliver()
+    }
+}
+
+/// A replaying member's backlog, for ``SerialDeliveryHost``.
+@usableFromInline struct ReplayBacklogDelivery<Owner: FanOutOwner>: SerialDeliveryHost {
+    @usableFromInline let owner: Owner
+    @usableFromInline let key: Int
+    @usableFromInline let subscriber: Subscriber<Owner.Value, Owner.Failure>
+
+    @inlinable init(owner: Owner, key: Int, subscriber: Subscriber<Owner.Value, Owner.Failure>) {
+        self.owner = owner
+        self.key = key
+        self.subscriber = subscriber
+    }
+
+    @inlinable func nextDelivery(resuming: Bool) -> SerialDeliveryStep<SignalEvent<Owner.Value, Owner.Failure>> {
+        return self.owner.withFanOut { $0.nextReplay(key: self.key, subscriber: self.subscriber, resuming: resuming) }
+    }
+
+    @inlinable func deliver(_ event: SignalEvent<Owner.Value, Owner.Failure>) {
+        self.subscriber.put(event)
+    }
+}
