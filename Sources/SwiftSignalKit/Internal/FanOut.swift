@@ -58,7 +58,7 @@
         }
 
         /// Delivers the event to each member that joined before it. Call outside every lock.
-        @inlinable func deliver() {
+        @inlinable @inline(__always) func deliver() {
             switch self.event {
             case .Next(let value):
                 self.members.broadcast(value, publishedAs: self.sequence, failing: E.self)
