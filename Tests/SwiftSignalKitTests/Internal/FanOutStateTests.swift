@@ -10,21 +10,7 @@ import Testing
 
     struct TestError: Error {}
 
-    /// What the subscribers of one test got, each event as "name:value", in delivery order.
-    final class Log: Sendable {
-        let events = Atomic<[String]>(value: [])
-
-        func subscriber(_ name: String) -> Subscriber<Int, TestError> {
-            return Subscriber(
-                next: { value in _ = self.events.modify { $0 + ["\(name):\(value)"] } },
-                error: { _ in _ = self.events.modify { $0 + ["\(name):error"] } },
-                completed: { _ = self.events.modify { $0 + ["\(name):completed"] } })
-        }
-
-        func take() -> [String] {
-            return self.events.swap([])
-        }
-    }
+    typealias Log = EventLog<TestError>
 
     /// Delivers `work`, then the queue, as the thread that took the deliverer's role does.
     static func deliver(_ work: State.Work?, _ state: inout State) {

@@ -19,22 +19,7 @@ import Testing
         var description: String { self.name }
     }
 
-    /// What the subscribers of one test got, each event as "name:value", in delivery order.
-    final class Log: Sendable {
-        let events = Atomic<[String]>(value: [])
-
-        func subscriber(_ name: String) -> Subscriber<Int, TestError> {
-            return Subscriber(
-                next: { value in _ = self.events.modify { $0 + ["\(name):\(value)"] } },
-                error: { _ in _ = self.events.modify { $0 + ["\(name):error"] } },
-                completed: { _ = self.events.modify { $0 + ["\(name):completed"] } })
-        }
-
-        /// The events since the last call.
-        func take() -> [String] {
-            return self.events.swap([])
-        }
-    }
+    typealias Log = EventLog<TestError>
 
     static func describe(_ action: Machine.Action) -> String {
         switch action {
@@ -96,6 +81,19 @@ import Testing
         }
     }
 
+    /// Sends `value` on connection 1 and returns the work its sender is to deliver; the test holds it,
+    /// so that what follows happens while the value is being delivered.
+    static func inFlight(_ value: Int, _ machine: inout Machine) -> FanOutState<Int, TestError>.Work? {
+        guard case .deliver(let work?, _) = machine.upstreamSent(value, generation: 1) else { return nil }
+        return work
+    }
+
+    /// The subscribers the listener check of connection `generation` depends on, and the membership.
+    static func listeners(_ machine: Machine, _ generation: UInt64) -> ([Subscriber<Int, TestError>], UInt64)? {
+        guard case .depends(let subscribers, let membership) = machine.listenerCheck(generation) else { return nil }
+        return (subscribers, membership)
+    }
+
     /// A machine with subscribers joined, connected as generation 1, and the subscribers' keys.
     static func connected(
         _ replay: ShareReplay, _ names: [String], _ policy: ShareConnection = .whileSubscribed, log: Log,
@@ -134,13 +132,10 @@ import Testing
 
     /// While a thread delivers, later values wait in the one queue, in order, for that thread: a value
     /// sent meanwhile is not delivered by its sender.
-    @Test func aValueSentWhileAnotherIsDeliveredWaitsForTheDeliverer() {
+    @Test func aValueSentWhileAnotherIsDeliveredWaitsForTheDeliverer() throws {
         let log = Log()
         var (machine, _) = Self.connected(.none, ["a", "b"], log: log)
-        guard case .deliver(let first?, _) = machine.upstreamSent(1, generation: 1) else {
-            Issue.record("the first value is delivered by its sender")
-            return
-        }
+        let first = try #require(Self.inFlight(1, &machine), "the value is delivered by its sender")
         #expect(Self.describe(machine.upstreamSent(2, generation: 1)) == "nothing", "the deliverer takes it")
         #expect(Self.describe(machine.upstreamSent(3, generation: 1)) == "nothing")
         Self.deliver(first, &machine)
@@ -168,13 +163,10 @@ import Testing
     /// A subscriber that joins while another thread delivers gets its replay, then the values sent
     /// after it joined from its backlog, then joins the broadcasts: no gap, and no duplicate of the
     /// replayed value, even while that value still waits in the queue.
-    @Test func aSubscriberJoiningDuringADeliveryGetsTheValuesSentMeanwhileAfterItsReplay() {
+    @Test func aSubscriberJoiningDuringADeliveryGetsTheValuesSentMeanwhileAfterItsReplay() throws {
         let log = Log()
         var (machine, _) = Self.connected(.latest, ["a"], log: log)
-        guard case .deliver(let first?, _) = machine.upstreamSent(1, generation: 1) else {
-            Issue.record("the value is delivered by its sender")
-            return
-        }
+        let first = try #require(Self.inFlight(1, &machine), "the value is delivered by its sender")
         #expect(Self.describe(machine.upstreamSent(2, generation: 1)) == "drop [1]", "2 waits in the queue")
         // `late` joins while 2 waits: its replay is 2, and it must not get 2 again from the queue.
         let (_, join) = machine.join(log.subscriber("late"))
@@ -189,13 +181,10 @@ import Testing
 
     /// A subscriber still receiving its replay when the end reaches its backlog has ended too: it is not
     /// a listener of the next connection.
-    @Test func aMemberThatGotTheEndInItsBacklogIsNotAListenerOfTheNextConnection() {
+    @Test func aMemberThatGotTheEndInItsBacklogIsNotAListenerOfTheNextConnection() throws {
         let log = Log()
         var (machine, _) = Self.connected(.latest, ["a"], log: log)
-        guard case .deliver(let first?, _) = machine.upstreamSent(1, generation: 1) else {
-            Issue.record("the value is delivered by its sender")
-            return
-        }
+        let first = try #require(Self.inFlight(1, &machine), "the value is delivered by its sender")
         let (_, join) = machine.join(log.subscriber("late"))
         #expect(Self.describe(machine.upstreamEnded(.Completion, generation: 1)) == "end, disconnect first, drop [1]")
         // The deliverer posts the end to `late`'s backlog before `late` has its replay.
@@ -203,10 +192,7 @@ import Testing
         let (_, next) = machine.join(log.subscriber("next"))
         #expect(Self.describe(next) == "connect 2")
         _ = machine.connected(2, Connection("second"))
-        guard case .depends(let subscribers, _) = machine.listenerCheck(2) else {
-            Issue.record("expected the check to depend on the subscribers")
-            return
-        }
+        let (subscribers, _) = try #require(Self.listeners(machine, 2), "the check depends on the subscribers")
         #expect(subscribers.count == 1, "only the member that joined after the end")
         Self.perform(join, &machine)
         #expect(log.take() == ["a:1", "a:completed", "late:1", "late:completed"])
@@ -214,13 +200,10 @@ import Testing
 
     /// Members abandoned by the listener check (every one had terminated) do not keep the next
     /// connection when they have not left yet.
-    @Test func abandonedMembersDoNotKeepTheNextConnection() {
+    @Test func abandonedMembersDoNotKeepTheNextConnection() throws {
         let log = Log()
         var (machine, _) = Self.connected(.none, ["a"], log: log)
-        guard case .depends(_, let membership) = machine.listenerCheck(1) else {
-            Issue.record("expected the check to depend on the subscribers")
-            return
-        }
+        let (_, membership) = try #require(Self.listeners(machine, 1), "the check depends on the subscribers")
         #expect(Self.describe(machine.abandon(1, membership: membership)) == "end, disconnect first")
         let (nextKey, next) = machine.join(log.subscriber("next"))
         #expect(Self.describe(next) == "connect 2")
@@ -266,13 +249,10 @@ import Testing
 
     /// An end sent while another thread delivers reaches the members that joined before it, after the
     /// values before it, even when the next connection's first subscriber joins before it is delivered.
-    @Test func anEndWaitingForTheDelivererReachesOnlyTheMembersBeforeIt() {
+    @Test func anEndWaitingForTheDelivererReachesOnlyTheMembersBeforeIt() throws {
         let log = Log()
         var (machine, _) = Self.connected(.none, ["a"], log: log)
-        guard case .deliver(let first?, _) = machine.upstreamSent(1, generation: 1) else {
-            Issue.record("the value is delivered by its sender")
-            return
-        }
+        let first = try #require(Self.inFlight(1, &machine), "the value is delivered by its sender")
         #expect(Self.describe(machine.upstreamEnded(.Completion, generation: 1)) == "end, disconnect first")
         let (nextKey, next) = machine.join(log.subscriber("next"))
         #expect(Self.describe(next) == "connect 2")
@@ -332,13 +312,10 @@ import Testing
         #expect(Self.describe(machine.connected(1, Connection("first"))) == "dispose first")
     }
 
-    @Test func aMemberThatLeftDuringADeliveryGetsNothingMore() {
+    @Test func aMemberThatLeftDuringADeliveryGetsNothingMore() throws {
         let log = Log()
         var (machine, keys) = Self.connected(.none, ["a", "b", "c"], log: log)
-        guard case .deliver(let first?, _) = machine.upstreamSent(1, generation: 1) else {
-            Issue.record("the value is delivered by its sender")
-            return
-        }
+        let first = try #require(Self.inFlight(1, &machine), "the value is delivered by its sender")
         _ = machine.upstreamSent(2, generation: 1)
         #expect(Self.describe(machine.leave(keys[1])) == "release the member")
         Self.deliver(first, &machine)
@@ -346,22 +323,16 @@ import Testing
         #expect(log.take() == ["a:1", "b:1", "c:1", "a:2", "c:2"])
     }
 
-    @Test func theListenerCheckAbandonsTheConnectionOnlyIfNobodyJoinedOrLeftMeanwhile() {
+    @Test func theListenerCheckAbandonsTheConnectionOnlyIfNobodyJoinedOrLeftMeanwhile() throws {
         let log = Log()
         var (machine, _) = Self.connected(.latest, ["a"], log: log)
         Self.perform(machine.upstreamSent(1, generation: 1), &machine)
-        guard case .depends(let subscribers, let membership) = machine.listenerCheck(1) else {
-            Issue.record("expected the check to depend on the subscribers")
-            return
-        }
+        let (subscribers, membership) = try #require(Self.listeners(machine, 1), "the check depends on the subscribers")
         #expect(subscribers.count == 1)
         let (joinedKey, joined) = machine.join(log.subscriber("b"))
         Self.perform(joined, &machine)
         #expect(Self.describe(machine.abandon(1, membership: membership)) == "look again", "someone joined")
-        guard case .depends(let now, let current) = machine.listenerCheck(1) else {
-            Issue.record("expected the check to depend on the subscribers")
-            return
-        }
+        let (now, current) = try #require(Self.listeners(machine, 1), "the check depends on the subscribers")
         #expect(now.count == 2)
         #expect(Self.describe(machine.abandon(1, membership: current)) == "end, disconnect first, drop [1]")
         if case .abandoned = machine.listenerCheck(1) {} else { Issue.record("a let-go connection stays let go") }
@@ -374,21 +345,15 @@ import Testing
 
     /// The members of a connection that ended are not listeners of the next one, even while the end
     /// waits for another thread to deliver it.
-    @Test func theListenerCheckCountsOnlyTheMembersOfTheCurrentConnection() {
+    @Test func theListenerCheckCountsOnlyTheMembersOfTheCurrentConnection() throws {
         let log = Log()
         var (machine, _) = Self.connected(.none, ["a"], log: log)
-        guard case .deliver(let first?, _) = machine.upstreamSent(1, generation: 1) else {
-            Issue.record("the value is delivered by its sender")
-            return
-        }
+        let first = try #require(Self.inFlight(1, &machine), "the value is delivered by its sender")
         _ = machine.upstreamEnded(.Completion, generation: 1)
         let (_, next) = machine.join(log.subscriber("next"))
         #expect(Self.describe(next) == "connect 2")
         _ = machine.connected(2, Connection("second"))
-        guard case .depends(let subscribers, _) = machine.listenerCheck(2) else {
-            Issue.record("expected the check to depend on the subscribers")
-            return
-        }
+        let (subscribers, _) = try #require(Self.listeners(machine, 2), "the check depends on the subscribers")
         #expect(subscribers.count == 1, "only the member that joined after the end")
         Self.deliver(first, &machine)
     }
