@@ -271,11 +271,7 @@
     /// Every member ends without a terminal event (an owner whose subscribers have all terminated):
     /// no later broadcast reaches them, and the replaying ones get nothing more in their backlogs.
     @usableFromInline mutating func endAllMembers() {
-        var ending: [(key: Int, member: FanOutMember)] = []
-        for entry in self.members.entries {
-            if let member = entry.element { ending.append((entry.key, member)) }
-        }
-        for (key, member) in ending {
+        for (key, member) in self.members.keyedElements {
             self.members.replace(key, with: member.ended())
         }
         for index in self.replaying.indices {
@@ -299,33 +295,28 @@
         return step
     }
 
-    /// The member's cursor (for a replaying member, its backlog's).
-    @usableFromInline func cursor(of key: Int, _ member: FanOutMember) -> UInt64 {
-        guard member.joinedAfter == .max else { return member.joinedAfter }
-        return self.replaying.first(where: { $0.key == key })?.lastCovered ?? .max
+    /// Whether member `key` has not ended: its cursor (for a replaying member, its backlog's) is below
+    /// `.max` and at or after `endedThrough`, the sequence number of the owner's last terminal event.
+    @usableFromInline func isLive(_ key: Int, _ member: FanOutMember, since endedThrough: UInt64) -> Bool {
+        var cursor = member.joinedAfter
+        if cursor == .max {
+            cursor = self.replaying.first(where: { $0.key == key })?.lastCovered ?? .max
+        }
+        return cursor != .max && cursor >= endedThrough
     }
 
-    /// Whether a member that has not ended (its cursor at or after `endedThrough`, the sequence number
-    /// of the owner's last terminal event, and below `.max`) is left.
+    /// Whether a member that has not ended (``isLive(_:_:since:)``) is left.
     @usableFromInline func hasLiveMembers(since endedThrough: UInt64) -> Bool {
+        // Through the entries, not `keyedElements`: a departure asks this, and need not build a list.
         return self.members.entries.contains { entry in
-            guard let member = entry.element else { return false }
-            let cursor = self.cursor(of: entry.key, member)
-            return cursor != .max && cursor >= endedThrough
+            entry.element.map { self.isLive(entry.key, $0, since: endedThrough) } ?? false
         }
     }
 
-    /// The subscribers of the members that have not ended (see ``hasLiveMembers(since:)``).
+    /// The subscribers of the members that have not ended (``isLive(_:_:since:)``).
     @usableFromInline func liveSubscribers(since endedThrough: UInt64) -> [Subscriber<T, E>] {
-        var subscribers: [Subscriber<T, E>] = []
-        for entry in self.members.entries {
-            guard let member = entry.element else { continue }
-            let cursor = self.cursor(of: entry.key, member)
-            if cursor != .max && cursor >= endedThrough {
-                subscribers.append(member.subscriber(of: T.self, failing: E.self))
-            }
-        }
-        return subscribers
+        return self.members.keyedElements.filter { self.isLive($0.key, $0.element, since: endedThrough) }
+            .map { $0.element.subscriber(of: T.self, failing: E.self) }
     }
 
     /// Frees the list of replaying members once nobody replays: every subscriber of a promise replays
