@@ -190,8 +190,8 @@ def main():
             print(f"  - {problem}")
         print(
             "Put each missing name in the column where it belongs: does its subscriber hand each value on at once, "
-            "on the sending thread, and report the downstream's demand (start(forwardingTo:), start(linkedTo: "
-            "passingDemand: true), ...)? If it passes the bound on, add a case to `PassingOperator` in "
+            "on the sending thread, and report the downstream's demand (a stage such as Forwarding, "
+            "ForwardingTerminals, or Linked(to:passingDemand: true))? If it passes the bound on, add a case to `PassingOperator` in "
             "Tests/SwiftSignalKitConcurrencyTests/FlowControlTests.swift. A public function that is no operator "
             "goes in NOT_OPERATORS in this script, with the reason."
         )

@@ -105,7 +105,7 @@ public final class Signal<T, E>: Sendable {
         if let fusion = self.fusion {
             return fusion.start(next, error, completed, nil)
         }
-        return self.run(SubscriptionSubscriber<T, E>(next: next, error: error, completed: completed))
+        return self.subscribe(CallbacksOnly(), next: next, error: error, completed: completed)
     }
 
     /// Subscribes for a consumer that paces its producers: a producer that can wait (an async generator,
@@ -120,27 +120,8 @@ public final class Signal<T, E>: Sendable {
         if let fusion = self.fusion {
             return fusion.start(next, error, completed, demand)
         }
-        return self.run(SubscriptionSubscriber<T, E>(next: next, error: error, completed: completed, demand: demand))
-    }
-
-    /// Starts the signal for an operator whose events go on to `downstream`, so that loops inside the
-    /// operator can tell when `downstream` has ended (see `Subscriber.isTerminated`).
-    ///
-    /// - Parameter passingDemand: Whether `next` hands each value to `downstream` on the calling thread,
-    ///   so that a producer upstream may wait for the room of the consumer below (see ``SignalDemand``).
-    ///   Never for an operator that buffers, hops threads or combines.
-    @inlinable func start<R, F>(
-        linkedTo downstream: Subscriber<R, F>,
-        passingDemand: Bool = false,
-        next: (@Sendable (T) -> Void)? = nil,
-        error: (@Sendable (E) -> Void)? = nil,
-        completed: (@Sendable () -> Void)? = nil
-    ) -> Disposable {
-        if passingDemand {
-            return self.run(
-                DemandPassingLinkedSubscriber<T, E>(downstream: downstream, next: next, error: error, completed: completed))
-        }
-        return self.run(LinkedSubscriber<T, E>(downstream: downstream, next: next, error: error, completed: completed))
+        return self.run(
+            OperatorSubscriber(CallbacksOnly(), next: next, error: error, completed: completed, demand: demand))
     }
 
     /// Runs the generator for `subscriber` and returns the subscription's disposable: the subscriber, or

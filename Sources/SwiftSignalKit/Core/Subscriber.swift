@@ -305,7 +305,7 @@ public class Subscriber<T, E>: CustomStringConvertible {
     }
 
     /// Whether a value sent now would be delivered: neither terminated nor disposed. An operator that
-    /// runs two closures for one value asks between them (see `MapFilterSubscriber`). One load of the
+    /// runs two closures for one value asks between them (see `MappingAndFiltering`). One load of the
     /// gate, not a lock round trip: the gate is closed in the same lock round trip that terminates the
     /// state machine, and a first-event-only subscriber's is closed from the start.
     @inlinable final var admitsValues: Bool {

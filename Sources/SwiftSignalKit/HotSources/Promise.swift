@@ -87,7 +87,7 @@ public final class Promise<T: Sendable>: Sendable {
         // deinit finds and disposes it; values it sends after being replaced are dropped by the
         // generation check.
         let (source, previous, cleared) = self.core.replaceSource { generation in
-            PromiseSource(core: self.core, generation: generation)
+            PromiseSource(PublishingToPromise(core: self.core, generation: generation))
         }
         withExtendedLifetime(cleared) {}
         // Only `PromiseSource<T>` objects are stored as the source.
@@ -181,25 +181,26 @@ public final class ValuePromise<T: Equatable & Sendable>: Sendable {
     }
 }
 
-/// The subscription of a ``Promise`` to the signal it was set to: publishes each value to the promise's
-/// subscribers unless a later `set` replaced this source. It is its own disposable, and its callback
-/// captures only itself (a closure capturing a single object needs no context allocation), so a `set`
-/// costs one object for the subscription.
-///
-/// `@unchecked Sendable`: restated from ``Subscriber``; the two stored properties are immutable and
-/// Sendable.
-@usableFromInline final class PromiseSource<T: Sendable>: SubscriptionSubscriber<T, NoError>, @unchecked Sendable {
+/// The subscription of a ``Promise`` to the signal it was set to. It is its own disposable, and its
+/// value callback captures only itself (see ``ValueStage``), so a `set` costs one object for the
+/// subscription.
+@usableFromInline typealias PromiseSource<T: Sendable> = OperatorSubscriber<PublishingToPromise<T>>
+
+/// What a ``PromiseSource`` does: publishes each value to the promise's subscribers unless a later `set`
+/// replaced this source.
+@usableFromInline struct PublishingToPromise<T: Sendable>: ValueStage {
+    @usableFromInline typealias Input = T
+    @usableFromInline typealias Failure = NoError
+
     @usableFromInline let core: ReplayingFanOut<T>
     @usableFromInline let generation: UInt64
 
     @inlinable init(core: ReplayingFanOut<T>, generation: UInt64) {
         self.core = core
         self.generation = generation
-        super.init(operatorNext: nil)
-        // The callback holds the source; the source releases it when it terminates or is disposed.
-        // Set before the source is shared, like an initialiser's stores.
-        self.next = ValueCallback { value in
-            self.core.publish(value, ifGeneration: self.generation)
-        }
+    }
+
+    @inlinable func receive(_ value: T, by subscriber: Subscriber<T, NoError>) {
+        self.core.publish(value, ifGeneration: self.generation)
     }
 }

@@ -17,8 +17,8 @@
 
     /// Starts `signal` into the forwarder; the result is the source's subscription.
     @inlinable func start(_ signal: Signal<T, E>) -> Disposable {
-        return signal.start(
-            linkedTo: self.subscriber,
+        return signal.subscribe(
+            Linked(to: self.subscriber),
             next: { value in self.received(.Next(value)) },
             error: { error in self.received(.Error(error)) },
             completed: { self.received(.Completion) })

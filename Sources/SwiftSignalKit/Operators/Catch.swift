@@ -10,13 +10,13 @@
     return { signal in
         return Signal<T, R> { subscriber in
             let replacement = MetaDisposable()
-            let source = signal.start(
-                forwardingValuesTo: subscriber,
+            let source = signal.subscribe(
+                ForwardingValues(to: subscriber),
                 error: { error in
                     // A subscriber that has already ended (`get()` took a value before the failure)
                     // would dispose the replacement at once: never start it.
                     if subscriber.isTerminated { return }
-                    replacement.set(f(error).start(forwardingTo: subscriber))
+                    replacement.set(f(error).subscribe(Forwarding(to: subscriber)))
                 },
                 completed: {
                     subscriber.putCompletion()

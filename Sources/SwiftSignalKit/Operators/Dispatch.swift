@@ -39,8 +39,8 @@
 @inlinable public func deliverOn<T: Sendable, E: Sendable, S: SignalScheduler>(_ scheduler: S) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
-            return signal.start(
-                linkedTo: subscriber,
+            return signal.subscribe(
+                Linked(to: subscriber),
                 next: { value in
                     scheduler.schedule { subscriber.putNext(value) }
                 },
@@ -60,8 +60,8 @@
     return { signal in
         return Signal { subscriber in
             let delivery = OrderedQueueDelivery(queue: queue)
-            return signal.start(
-                linkedTo: subscriber,
+            return signal.subscribe(
+                Linked(to: subscriber),
                 next: { value in
                     delivery.deliver(value, to: subscriber)
                 },
@@ -163,8 +163,8 @@ public func deliverOn<T: Sendable, E: Sendable>(_ threadPool: ThreadPool) -> (Si
     return { signal in
         return Signal { subscriber in
             let lane = threadPool.nextQueue()
-            return signal.start(
-                linkedTo: subscriber,
+            return signal.subscribe(
+                Linked(to: subscriber),
                 next: { value in
                     lane.addTask(
                         ThreadPoolTask { _ in
@@ -197,12 +197,12 @@ public func runOn<T, E>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
             if queue.isCurrent() {
-                return signal.start(forwardingTo: subscriber)
+                return signal.subscribe(Forwarding(to: subscriber))
             }
             let disposable = MetaDisposable()
             queue.async {
                 guard !disposable.isDisposed else { return }
-                disposable.set(signal.start(forwardingTo: subscriber))
+                disposable.set(signal.subscribe(Forwarding(to: subscriber)))
             }
             return disposable
         }
@@ -223,7 +223,7 @@ public func runOn<T, E>(_ threadPool: ThreadPool) -> (Signal<T, E>) -> Signal<T,
                 if state.cancelled.with({ $0 }) {
                     return
                 }
-                disposable.set(signal.start(forwardingTo: subscriber))
+                disposable.set(signal.subscribe(Forwarding(to: subscriber)))
             }
             let subscription = DisposableSet()
             subscription.add(ActionDisposable { task.cancel() })

@@ -39,7 +39,7 @@
         let fused = MapFilterStage(upstream: self.upstream, transform: self.transform, predicate: predicate)
         return Signal<R, E>(
             generator: { [fused] subscriber in
-                return fused.upstream.run(MapFilterSubscriber(target: subscriber, stage: fused))
+                return fused.upstream.subscribe(MappingAndFiltering(to: subscriber, stage: fused))
             },
             fusion: SignalFusion(
                 filter: nil,
@@ -133,62 +133,90 @@
     }
 }
 
-/// The subscriber of a `map` stage: its value callback captures only the subscriber itself, and is
-/// released, ending the cycle, when the subscriber terminates or is disposed. Its error or completion
-/// goes on to the target through ``TerminalForwardingSubscriber``.
-///
-/// `@unchecked Sendable`: restated from ``Subscriber``; `stage` is immutable and `Sendable`.
-@usableFromInline final class MapSubscriber<T, R, E>: TerminalForwardingSubscriber<T, R, E>, @unchecked Sendable {
+/// What the subscriber of a `map` stage does (see ``ValueStage``): maps each value and hands it to the
+/// target; its error or completion goes on to the target.
+@usableFromInline struct Mapping<T, R, E>: ValueStage {
+    @usableFromInline typealias Input = T
+    @usableFromInline typealias Failure = E
+
+    @usableFromInline let target: Subscriber<R, E>
     @usableFromInline let stage: MapStage<T, R, E>
 
-    @inlinable init(target: Subscriber<R, E>, stage: MapStage<T, R, E>) {
+    @inlinable init(to target: Subscriber<R, E>, stage: MapStage<T, R, E>) {
+        self.target = target
         self.stage = stage
-        super.init(target: target, next: nil)
-        // Set before the subscriber is shared, like an initialiser's stores.
-        self.next = ValueCallback { value in
-            self.target.putNext(self.stage.transform(value))
-        }
+    }
+
+    @inlinable func receive(_ value: T, by subscriber: Subscriber<T, E>) {
+        self.target.putNext(self.stage.transform(value))
     }
 }
 
-/// The subscriber of a `filter` stage (see ``MapSubscriber``).
-///
-/// `@unchecked Sendable`: restated from ``Subscriber``; `stage` is immutable and `Sendable`.
-@usableFromInline final class FilterSubscriber<T, E>: TerminalForwardingSubscriber<T, T, E>, @unchecked Sendable {
+/// What the subscriber of a `filter` stage does (see ``Mapping``).
+@usableFromInline struct Filtering<T, E>: ValueStage {
+    @usableFromInline typealias Input = T
+    @usableFromInline typealias Failure = E
+
+    @usableFromInline let target: Subscriber<T, E>
     @usableFromInline let stage: FilterStage<T, E>
 
-    @inlinable init(target: Subscriber<T, E>, stage: FilterStage<T, E>) {
+    @inlinable init(to target: Subscriber<T, E>, stage: FilterStage<T, E>) {
+        self.target = target
         self.stage = stage
-        super.init(target: target, next: nil)
-        self.next = ValueCallback { value in
-            if self.stage.predicate(value) {
-                self.target.putNext(value)
-            }
+    }
+
+    @inlinable func receive(_ value: T, by subscriber: Subscriber<T, E>) {
+        if self.stage.predicate(value) {
+            self.target.putNext(value)
         }
     }
 }
 
-/// The subscriber of a fused `map` and `filter` (see ``MapSubscriber``).
-///
-/// `@unchecked Sendable`: restated from ``Subscriber``; `stage` is immutable and `Sendable`.
-@usableFromInline final class MapFilterSubscriber<T, R, E>: TerminalForwardingSubscriber<T, R, E>, @unchecked Sendable {
+/// What the subscriber of a fused `map` and `filter` does (see ``Mapping``).
+@usableFromInline struct MappingAndFiltering<T, R, E>: ValueStage {
+    @usableFromInline typealias Input = T
+    @usableFromInline typealias Failure = E
+
+    @usableFromInline let target: Subscriber<R, E>
     @usableFromInline let stage: MapFilterStage<T, R, E>
 
-    @inlinable init(target: Subscriber<R, E>, stage: MapFilterStage<T, R, E>) {
+    @inlinable init(to target: Subscriber<R, E>, stage: MapFilterStage<T, R, E>) {
+        self.target = target
         self.stage = stage
-        super.init(target: target, next: nil)
-        self.next = ValueCallback { value in
-            let mapped = self.stage.transform(value)
-            // The map closure may have ended the subscription (disposed it, or made the source send a
-            // terminal event). A filter stage of its own would then not be called: ask again before
-            // calling this one.
-            guard self.admitsValues else { return }
-            if self.stage.predicate(mapped) {
-                self.target.putNext(mapped)
-            }
+    }
+
+    @inlinable func receive(_ value: T, by subscriber: Subscriber<T, E>) {
+        let mapped = self.stage.transform(value)
+        // The map closure may have ended the subscription (disposed it, or made the source send a
+        // terminal event). A filter stage of its own would then not be called: ask again before
+        // calling this one.
+        guard subscriber.admitsValues else { return }
+        if self.stage.predicate(mapped) {
+            self.target.putNext(mapped)
         }
     }
 }
+
+/// The terminal events and the downstream questions of the `map` and `filter` stages' subscribers: all
+/// go to the target.
+@usableFromInline protocol ForwardsTerminalsToTarget: SubscriberStage {
+    associatedtype Output
+    var target: Subscriber<Output, Failure> { get }
+}
+
+extension ForwardsTerminalsToTarget {
+    @inlinable func receive(error: Failure) { self.target.putError(error) }
+
+    @inlinable func receiveCompletion() { self.target.putCompletion() }
+
+    @inlinable var downstreamIsTerminated: Bool { self.target.isTerminated }
+
+    @inlinable var downstreamDemand: (any SignalDemand)? { self.target.demand }
+}
+
+extension Mapping: ForwardsTerminalsToTarget {}
+extension Filtering: ForwardsTerminalsToTarget {}
+extension MappingAndFiltering: ForwardsTerminalsToTarget {}
 
 extension Signal {
     /// Starts the signal with one subscriber whose value callback `makeNext` builds from the subscriber
@@ -199,9 +227,9 @@ extension Signal {
         error: (@Sendable (E) -> Void)?,
         completed: (@Sendable () -> Void)?,
         demand: (any SignalDemand)?,
-        next makeNext: (SubscriptionSubscriber<T, E>) -> @Sendable (T) -> Void
+        next makeNext: (OperatorSubscriber<CallbacksOnly<T, E>>) -> @Sendable (T) -> Void
     ) -> Disposable {
-        let subscriber = SubscriptionSubscriber<T, E>(next: nil, error: error, completed: completed, demand: demand)
+        let subscriber = OperatorSubscriber(CallbacksOnly<T, E>(), next: nil, error: error, completed: completed, demand: demand)
         // Set before the subscriber is shared, like an initialiser's stores.
         subscriber.next = ValueCallback(makeNext(subscriber))
         return self.run(subscriber)

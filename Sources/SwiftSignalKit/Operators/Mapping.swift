@@ -12,7 +12,7 @@
         let stage = MapStage(upstream: signal, transform: f)
         return Signal<R, E>(
             generator: { [stage] subscriber in
-                return stage.upstream.run(MapSubscriber(target: subscriber, stage: stage))
+                return stage.upstream.subscribe(Mapping(to: subscriber, stage: stage))
             },
             fusion: SignalFusion(
                 filter: { [stage] predicate in
@@ -37,7 +37,7 @@
         let stage = FilterStage(upstream: signal, predicate: f)
         return Signal<T, E>(
             generator: { [stage] subscriber in
-                return stage.upstream.run(FilterSubscriber(target: subscriber, stage: stage))
+                return stage.upstream.subscribe(Filtering(to: subscriber, stage: stage))
             },
             fusion: SignalFusion(
                 filter: nil,
@@ -59,8 +59,8 @@
 @preconcurrency public func flatMap<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T?, E>) -> Signal<R?, E> {
     return { signal in
         return Signal<R?, E> { subscriber in
-            return signal.start(
-                forwardingTerminalsTo: subscriber,
+            return signal.subscribe(
+                ForwardingTerminals(to: subscriber),
                 next: { value in
                     subscriber.putNext(value.map(f))
                 })
@@ -77,8 +77,8 @@
 @preconcurrency public func mapError<T, E, R>(_ f: @escaping @Sendable (E) -> R) -> (Signal<T, E>) -> Signal<T, R> {
     return { signal in
         return Signal<T, R> { subscriber in
-            return signal.start(
-                forwardingValuesTo: subscriber,
+            return signal.subscribe(
+                ForwardingValues(to: subscriber),
                 error: { error in
                     subscriber.putError(f(error))
                 },
@@ -96,9 +96,8 @@
 public func castError<T, E>(_ type: E.Type) -> (Signal<T, NoError>) -> Signal<T, E> {
     return { signal in
         return Signal<T, E> { subscriber in
-            return signal.start(
-                linkedTo: subscriber,
-                passingDemand: true,
+            return signal.subscribe(
+                Linked(to: subscriber, passingDemand: true),
                 next: { value in
                     subscriber.putNext(value)
                 },
@@ -139,8 +138,8 @@ public func castError<T, E>(_ type: E.Type) -> (Signal<T, NoError>) -> Signal<T,
         return Signal { subscriber in
             // The last value passed on, with a version so a racing value is compared again.
             let last = LockedState<(value: T?, version: UInt64)>((nil, 0))
-            return signal.start(
-                forwardingTerminalsTo: subscriber,
+            return signal.subscribe(
+                ForwardingTerminals(to: subscriber),
                 next: { value in
                     while true {
                         let (previous, version) = last.withLock { $0 }

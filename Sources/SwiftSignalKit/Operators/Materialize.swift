@@ -23,9 +23,8 @@ extension SignalEvent: Sendable where T: Sendable, E: Sendable {}
     return Signal { subscriber in
         // Each value goes on at once, on the sending thread: a producer above may wait for the room
         // of the consumer below.
-        return signal.start(
-            linkedTo: subscriber,
-            passingDemand: true,
+        return signal.subscribe(
+            Linked(to: subscriber, passingDemand: true),
             next: { value in
                 subscriber.putNext(.Next(value))
             },
@@ -48,9 +47,8 @@ extension SignalEvent: Sendable where T: Sendable, E: Sendable {}
     return Signal { subscriber in
         // Each event goes on at once, on the sending thread, as a value or a terminal event: a producer
         // above may wait for the room of the consumer below.
-        return signal.start(
-            linkedTo: subscriber,
-            passingDemand: true,
+        return signal.subscribe(
+            Linked(to: subscriber, passingDemand: true),
             next: { event in
                 switch event {
                 case .Next(let value):

@@ -75,8 +75,8 @@ extension Passthrough: Sendable where T: Sendable {}
                 |> map { next -> Signal<T, E> in
                     Signal { step in
                         let current = accumulator.withLock { $0 }
-                        return generator(current, next).start(
-                            linkedTo: step,
+                        return generator(current, next).subscribe(
+                            Linked(to: step),
                             next: { updated, passthrough in
                                 let replaced = accumulator.withLock { accumulator -> T in
                                     let replaced = accumulator

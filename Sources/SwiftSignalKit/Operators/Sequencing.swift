@@ -4,14 +4,7 @@
 /// - Returns: A signal with no values.
 public func ignoreValues<T, E>(_ signal: Signal<T, E>) -> Signal<Never, E> {
     return Signal { subscriber in
-        return signal.start(
-            linkedTo: subscriber,
-            error: { error in
-                subscriber.putError(error)
-            },
-            completed: {
-                subscriber.putCompletion()
-            })
+        return signal.subscribe(ForwardingTerminals(to: subscriber), next: nil)
     }
 }
 
@@ -30,13 +23,13 @@ public func then<T, E>(_ nextSignal: Signal<T, E>) -> (Signal<T, E>) -> Signal<T
     return { signal in
         return Signal { subscriber in
             let next = MetaDisposable()
-            let first = signal.start(
-                forwardingTo: subscriber,
+            let first = signal.subscribe(
+                Forwarding(to: subscriber),
                 completed: {
                     // A subscriber that has already ended (`get()` after the first value, a downstream
                     // `take` that took enough) would dispose the next signal at once: never start it.
                     if subscriber.isTerminated { return }
-                    next.set(nextSignal.start(forwardingTo: subscriber))
+                    next.set(nextSignal.subscribe(Forwarding(to: subscriber)))
                 })
             let disposable = DisposableSet()
             disposable.add(first)
@@ -77,7 +70,7 @@ public func startWith<T: Sendable, E>(_ values: T...) -> (Signal<T, E>) -> Signa
             if subscriber.isTerminated {
                 return EmptyDisposable
             }
-            return signal.start(forwardingTo: subscriber)
+            return signal.subscribe(Forwarding(to: subscriber))
         }
     }
 }
@@ -88,7 +81,7 @@ public func startWith<T: Sendable, E>(_ values: T...) -> (Signal<T, E>) -> Signa
 /// - Returns: The deferred signal.
 @preconcurrency public func deferred<T, E>(_ generator: @escaping @Sendable () -> Signal<T, E>) -> Signal<T, E> {
     return Signal { subscriber in
-        return generator().start(forwardingTo: subscriber)
+        return generator().subscribe(Forwarding(to: subscriber))
     }
 }
 
@@ -116,8 +109,8 @@ public func merge<T, E>(_ signals: [Signal<T, E>]) -> Signal<T, E> {
             // started) would dispose the rest at once: never start them.
             if subscriber.isTerminated { break }
             disposable.add(
-                signal.start(
-                    forwardingTo: subscriber,
+                signal.subscribe(
+                    Forwarding(to: subscriber),
                     completed: {
                         let last = remaining.withLock { remaining -> Bool in
                             remaining -= 1

@@ -5,8 +5,8 @@
 @preconcurrency public func beforeNext<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
-            return signal.start(
-                forwardingTerminalsTo: subscriber,
+            return signal.subscribe(
+                ForwardingTerminals(to: subscriber),
                 next: { value in
                     _ = f(value)
                     subscriber.putNext(value)
@@ -22,8 +22,8 @@
 @preconcurrency public func afterNext<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
-            return signal.start(
-                forwardingTerminalsTo: subscriber,
+            return signal.subscribe(
+                ForwardingTerminals(to: subscriber),
                 next: { value in
                     subscriber.putNext(value)
                     _ = f(value)
@@ -40,7 +40,7 @@
     return { signal in
         return Signal { subscriber in
             f()
-            return signal.start(forwardingTo: subscriber)
+            return signal.subscribe(Forwarding(to: subscriber))
         }
     }
 }
@@ -52,8 +52,8 @@
 @preconcurrency public func beforeCompleted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
-            return signal.start(
-                forwardingTo: subscriber,
+            return signal.subscribe(
+                Forwarding(to: subscriber),
                 completed: {
                     f()
                     subscriber.putCompletion()
@@ -69,8 +69,8 @@
 @preconcurrency public func afterCompleted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
-            return signal.start(
-                forwardingTo: subscriber,
+            return signal.subscribe(
+                Forwarding(to: subscriber),
                 completed: {
                     subscriber.putCompletion()
                     f()
@@ -87,7 +87,7 @@
     return { signal in
         return Signal { subscriber in
             let disposable = DisposableSet()
-            disposable.add(signal.start(forwardingTo: subscriber))
+            disposable.add(signal.subscribe(Forwarding(to: subscriber)))
             disposable.add(
                 ActionDisposable {
                     _ = f()
@@ -118,9 +118,8 @@
 ) -> Signal<T, E> {
     return Signal { subscriber in
         let state = initialState()
-        let disposable = signal.start(
-            linkedTo: subscriber,
-            passingDemand: true,
+        let disposable = signal.subscribe(
+            Linked(to: subscriber, passingDemand: true),
             next: { value in
                 next(value, state)
                 subscriber.putNext(value)

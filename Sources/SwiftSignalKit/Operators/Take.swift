@@ -15,8 +15,8 @@ public func take<T, E>(_ count: Int) -> (Signal<T, E>) -> Signal<T, E> {
                 return EmptyDisposable
             }
             let progress = LockedState<TakeProgress>(TakeProgress())
-            return signal.start(
-                forwardingTerminalsTo: subscriber,
+            return signal.subscribe(
+                ForwardingTerminals(to: subscriber),
                 next: { value in
                     let index = progress.withLock { progress -> Int in
                         progress.taken += 1
@@ -75,8 +75,8 @@ public struct SignalTakeAction: Sendable {
 @preconcurrency public func take<T, E>(until: @escaping @Sendable (T) -> SignalTakeAction) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
-            return signal.start(
-                forwardingTerminalsTo: subscriber,
+            return signal.subscribe(
+                ForwardingTerminals(to: subscriber),
                 next: { value in
                     let action = until(value)
                     if action.passthrough {
@@ -122,8 +122,8 @@ public func take<T, E, U, F>(until notifier: Signal<U, F>) -> (Signal<T, E>) -> 
     return { signal in
         return Signal { subscriber in
             // Errors and completion of the notifier have no handler: they only end its subscription.
-            let notifierSubscription = notifier.start(
-                linkedTo: subscriber,
+            let notifierSubscription = notifier.subscribe(
+                Linked(to: subscriber),
                 next: { _ in
                     subscriber.putCompletion()
                 })
@@ -132,7 +132,7 @@ public func take<T, E, U, F>(until notifier: Signal<U, F>) -> (Signal<T, E>) -> 
             }
             let disposable = DisposableSet()
             disposable.add(notifierSubscription)
-            disposable.add(signal.start(forwardingTo: subscriber))
+            disposable.add(signal.subscribe(Forwarding(to: subscriber)))
             return disposable
         }
     }
@@ -165,8 +165,8 @@ public func skip<T, E>(_ count: Int) -> (Signal<T, E>) -> Signal<T, E> {
         }
         return Signal { subscriber in
             let skipped = LockedState<Int>(0)
-            return signal.start(
-                forwardingTerminalsTo: subscriber,
+            return signal.subscribe(
+                ForwardingTerminals(to: subscriber),
                 next: { value in
                     let passes = skipped.withLock { skipped -> Bool in
                         if skipped == count { return true }
@@ -188,8 +188,8 @@ public func skip<T, E>(_ count: Int) -> (Signal<T, E>) -> Signal<T, E> {
 public func last<T: Sendable, E>(signal: Signal<T, E>) -> Signal<T?, E> {
     return Signal { subscriber in
         let last = LockedState<T?>(nil)
-        return signal.start(
-            linkedTo: subscriber,
+        return signal.subscribe(
+            Linked(to: subscriber),
             next: { value in
                 let replaced = last.withLock { last -> T? in
                     let replaced = last

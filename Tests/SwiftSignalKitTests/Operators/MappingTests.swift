@@ -68,14 +68,14 @@ func values<T: Sendable, E>(_ values: [T], _ errorType: E.Type = NoError.self) -
         // Under another operator, the fused stage has a subscriber of its own.
         let captured = CapturedSubscriber<Int, NoError>()
         let subscription = (captured.signal() |> map { $0 * 10 } |> filter { $0 > 10 } |> take(5)).start()
-        #expect(captured.subscriber is MapFilterSubscriber<Int, Int, NoError>, "the upstream sees one fused stage")
+        #expect(captured.subscriber is OperatorSubscriber<MappingAndFiltering<Int, Int, NoError>>, "the upstream sees one fused stage")
         subscription.dispose()
 
         // Every other order keeps its stages.
         _ = (captured.signal() |> filter { $0 > 1 } |> map { $0 * 10 } |> take(5)).start()
-        #expect(captured.subscriber is FilterSubscriber<Int, NoError>)
+        #expect(captured.subscriber is OperatorSubscriber<Filtering<Int, NoError>>)
         _ = (captured.signal() |> map { $0 * 10 } |> take(5)).start()
-        #expect(captured.subscriber is MapSubscriber<Int, Int, NoError>)
+        #expect(captured.subscriber is OperatorSubscriber<Mapping<Int, Int, NoError>>)
     }
 
     /// `start` of a `map`, `filter` or fused signal makes one subscriber for the stage and the callbacks.
@@ -91,7 +91,7 @@ func values<T: Sendable, E>(_ values: [T], _ errorType: E.Type = NoError.self) -
             }
         let subscription = signal.start(
             next: { recorder.append(.next($0)) }, error: { _ in }, completed: { recorder.append(.completed) })
-        #expect(type(of: captured.subscriber!) == SubscriptionSubscriber<Int, NoError>.self)
+        #expect(type(of: captured.subscriber!) == OperatorSubscriber<CallbacksOnly<Int, NoError>>.self)
         #expect(captured.subscriber === (subscription as AnyObject), "the upstream's subscriber is the disposable")
         for value in 1...3 { captured.subscriber?.putNext(value) }
         captured.subscriber?.putCompletion()

@@ -4,8 +4,8 @@
 /// Each source writes its latest value into a typed slot (no `Any` boxing), under this object's lock.
 ///
 /// It keeps the sources' subscriptions itself rather than in a `DisposableSet` (a set, its lock and a
-/// dictionary per subscription), and each source is subscribed by a ``CombineLatestSourceSubscriber``
-/// that holds what its callbacks need: a server holding many `combineLatest` subscriptions pays for every
+/// dictionary per subscription), and each source is subscribed by a subscriber whose stage
+/// (``CombineLatestSource``) holds what it needs: a server holding many `combineLatest` subscriptions pays for every
 /// object of each.
 @usableFromInline final class CombineLatestStorage<R, E>: Disposable, SerialDeliveryHost {
     @usableFromInline let state: LockedState<CombineLatestStateMachine<R, E>>
@@ -34,7 +34,7 @@
         // first combination) would dispose the source at once: never start it.
         if self.subscriber.isTerminated { return }
         let source = queue.map { signal |> deliverOnQueue($0) } ?? signal
-        let subscription = source.run(CombineLatestSourceSubscriber(storage: self, index: index, slot: slot))
+        let subscription = source.subscribe(CombineLatestSource(storage: self, index: index, slot: slot))
         self.act(self.state.withLock { $0.sourceStarted(subscription) })
     }
 
@@ -105,9 +105,12 @@
 // values cross threads as the sources' values would (see ``SerialForwarder``).
 extension CombineLatestStorage: @unchecked Sendable {}
 
-/// The subscriber of one source of a `combineLatest`: its value callback captures only itself, and its
-/// error and completion go to the storage by override, so a source costs one object.
-@usableFromInline final class CombineLatestSourceSubscriber<V: Sendable, R, E>: SubscriptionSubscriber<V, E> {
+/// What the subscriber of one source of a `combineLatest` does (see ``ValueStage``): its values, error and
+/// completion go to the storage, so a source costs one object.
+@usableFromInline struct CombineLatestSource<V: Sendable, R, E>: ValueStage {
+    @usableFromInline typealias Input = V
+    @usableFromInline typealias Failure = E
+
     @usableFromInline let storage: CombineLatestStorage<R, E>
     @usableFromInline let slot: CombineLatestSlot<V>
     @usableFromInline let index: Int
@@ -116,23 +119,21 @@ extension CombineLatestStorage: @unchecked Sendable {}
         self.storage = storage
         self.slot = slot
         self.index = index
-        super.init(operatorNext: nil)
-        // Set before the subscriber is shared, like an initialiser's stores. The callback owns the
-        // storage; the cycle is broken when the subscription terminates or is disposed.
-        self.next = ValueCallback { value in
-            self.storage.received(index: self.index, value: value, slot: self.slot)
-        }
     }
 
-    @inlinable override func forwardError(_ error: E) {
+    @inlinable func receive(_ value: V, by subscriber: Subscriber<V, E>) {
+        self.storage.received(index: self.index, value: value, slot: self.slot)
+    }
+
+    @inlinable func receive(error: E) {
         self.storage.failed(error)
     }
 
-    @inlinable override func forwardCompletion() {
+    @inlinable func receiveCompletion() {
         self.storage.completed(index: self.index)
     }
 
-    @inlinable override var downstreamIsTerminated: Bool {
+    @inlinable var downstreamIsTerminated: Bool {
         return self.storage.subscriber.isTerminated
     }
 }
@@ -147,10 +148,6 @@ extension CombineLatestStorage: @unchecked Sendable {}
         self.value = value
     }
 }
-
-// Safe: restated from `Subscriber` (its state is behind its mutex); the stored properties added here
-// are immutable and Sendable.
-extension CombineLatestSourceSubscriber: @unchecked Sendable {}
 
 // Safe: `value` is read and written only while the owning `CombineLatestStorage` holds its lock.
 extension CombineLatestSlot: @unchecked Sendable {}

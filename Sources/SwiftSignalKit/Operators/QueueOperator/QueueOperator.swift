@@ -46,8 +46,8 @@
 @inlinable func queueSignals<T, E>(_ signal: Signal<Signal<T, E>, E>, mode: QueueOperatorStateMachine<T, E>.Mode) -> Signal<T, E> {
     return Signal { subscriber in
         let runner = QueueRunner(subscriber: subscriber, mode: mode)
-        let outer = signal.start(
-            linkedTo: subscriber,
+        let outer = signal.subscribe(
+            Linked(to: subscriber),
             next: { inner in
                 if let first = runner.perform(runner.state.withLock { $0.outerSent(inner) }) {
                     runner.run(first)

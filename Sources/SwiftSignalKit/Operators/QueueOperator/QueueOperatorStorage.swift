@@ -22,8 +22,8 @@
                 return
             }
             self.current.set(
-                signal.start(
-                    forwardingTo: subscriber,
+                signal.subscribe(
+                    Forwarding(to: subscriber),
                     error: { error in
                         self.fail(error)
                     },

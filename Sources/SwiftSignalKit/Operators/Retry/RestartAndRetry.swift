@@ -17,8 +17,8 @@ import Dispatch
 /// - Returns: A signal that never completes on its own.
 public func restart<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
     return RestartLoop.signal { subscriber, loop in
-        return signal.start(
-            forwardingTo: subscriber,
+        return signal.subscribe(
+            Forwarding(to: subscriber),
             completed: {
                 loop.restart()
             })
@@ -41,8 +41,8 @@ public func recurse<T, E>(_ latestValue: T?) -> (Signal<T, E>) -> Signal<T, E> {
 /// - Returns: A signal that cannot fail.
 public func restartIfError<T, E>(_ signal: Signal<T, E>) -> Signal<T, NoError> {
     return RestartLoop.signal { subscriber, loop in
-        return signal.start(
-            forwardingValuesTo: subscriber,
+        return signal.subscribe(
+            ForwardingValues(to: subscriber),
             error: { _ in
                 loop.restart()
             },
@@ -106,8 +106,8 @@ private func retrying<T, E>(
     T, NoError
 > {
     return RestartLoop.signal { subscriber, loop in
-        return signal.start(
-            forwardingValuesTo: subscriber,
+        return signal.subscribe(
+            ForwardingValues(to: subscriber),
             error: { _ in
                 let (delay, _) = loop.nextRetryDelay(increment: increment, max: maxDelay)
                 loop.restart(after: delay, on: scheduler)
@@ -174,8 +174,8 @@ private func retrying<T, E>(
     scheduler: some SignalScheduler
 ) -> Signal<T, E> {
     return RestartLoop.signal { subscriber, loop in
-        return signal.start(
-            forwardingTo: subscriber,
+        return signal.subscribe(
+            Forwarding(to: subscriber),
             error: { error in
                 guard retryOnError(error) else {
                     subscriber.putError(error)

@@ -132,8 +132,8 @@ public func retry<T, E, S: SignalScheduler>(
     }
     return { signal in
         return RestartLoop.signal { subscriber, loop in
-            return signal.start(
-                forwardingTo: subscriber,
+            return signal.subscribe(
+                Forwarding(to: subscriber),
                 error: { error in
                     guard shouldRetry(error) else {
                         subscriber.putError(error)

@@ -39,8 +39,8 @@
     @inlinable func start(_ signal: Signal<T, E>) -> Disposable {
         // The source's callbacks own the storage; the cycle through the subscriber is broken when the
         // subscription terminates or is disposed.
-        let source = signal.start(
-            linkedTo: self.subscriber,
+        let source = signal.subscribe(
+            Linked(to: self.subscriber),
             next: { value in
                 self.received(.Next(value))
             },

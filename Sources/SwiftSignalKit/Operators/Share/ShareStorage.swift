@@ -26,8 +26,8 @@
     }
 
     @inlinable func connect(_ generation: UInt64) {
-        let subscriber = LinkedSubscriber<T, E>(
-            downstream: ShareListeners(storage: self, generation: generation),
+        let subscriber = OperatorSubscriber(
+            Linked<T, E, _>(to: ShareListeners(storage: self, generation: generation)),
             next: { [self] value in
                 self.perform(self.state.withLock { $0.upstreamSent(value, generation: generation) })
             },

@@ -16,8 +16,8 @@
 @inlinable public func switchToLatest<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
     return Signal { subscriber in
         let state = LockedState<SwitchToLatestStateMachine>(SwitchToLatestStateMachine())
-        let outer = signal.start(
-            linkedTo: subscriber,
+        let outer = signal.subscribe(
+            Linked(to: subscriber),
             next: { inner in
                 guard case .subscribe(let id, let previous) = state.withLock({ $0.outerSentInner() }) else {
                     return
@@ -27,7 +27,7 @@
                 // meanwhile means this one is never started. Nor is it for a subscriber that has already
                 // ended (`get()` took the first inner's value while the outer signal was starting).
                 guard !subscriber.isTerminated, state.withLock({ $0.isCurrent(id) }) else { return }
-                let disposable = inner.run(SwitchInnerSubscriber(target: subscriber, state: state, id: id))
+                let disposable = inner.subscribe(SwitchingInner(to: subscriber, state: state, id: id))
                 if case .dispose(let unwanted) = state.withLock({ $0.innerStarted(id, disposable: disposable) }) {
                     unwanted?.dispose()
                 }
@@ -74,52 +74,51 @@ public func mapToSignal<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -
     }
 }
 
-/// The subscriber of one inner signal of ``switchToLatest(_:)``: passes its events on while it is the
-/// current inner signal. Its value callback captures only the subscriber itself (a closure that captures
-/// one object needs no context allocation; closures capturing the state, the id and the target needed
-/// one each per inner signal), and is released, ending the cycle, when it terminates or is disposed. Its
-/// error and completion are handled by overriding the forwarding methods, which cost no storage.
-///
-/// `@unchecked Sendable`: restated from ``Subscriber``; the stored properties are immutable and Sendable.
-@usableFromInline final class SwitchInnerSubscriber<T, E>: SubscriptionSubscriber<T, E>, @unchecked Sendable {
+/// What the subscriber of one inner signal of ``switchToLatest(_:)`` does (see ``ValueStage``): passes
+/// its events on while it is the current inner signal. Stored in the subscriber, whose value callback
+/// captures only the subscriber itself (closures capturing the state, the id and the target needed a
+/// context allocation each per inner signal).
+@usableFromInline struct SwitchingInner<T, E>: ValueStage {
+    @usableFromInline typealias Input = T
+    @usableFromInline typealias Failure = E
+
     @usableFromInline let target: Subscriber<T, E>
     @usableFromInline let state: LockedState<SwitchToLatestStateMachine>
     @usableFromInline let id: UInt64
 
-    @inlinable init(target: Subscriber<T, E>, state: LockedState<SwitchToLatestStateMachine>, id: UInt64) {
+    @inlinable init(to target: Subscriber<T, E>, state: LockedState<SwitchToLatestStateMachine>, id: UInt64) {
         self.target = target
         self.state = state
         self.id = id
-        super.init(operatorNext: nil)
-        // Set before the subscriber is shared, like an initialiser's stores.
-        self.next = ValueCallback { value in
-            if self.state.withLock({ $0.isCurrent(self.id) }) {
-                self.target.putNext(value)
-            }
+    }
+
+    @inlinable func receive(_ value: T, by subscriber: Subscriber<T, E>) {
+        if self.state.withLock({ $0.isCurrent(self.id) }) {
+            self.target.putNext(value)
         }
     }
 
-    @inlinable override func forwardError(_ error: E) {
+    @inlinable func receive(error: E) {
         if case .fail(let inner) = self.state.withLock({ $0.innerFailed(self.id) }) {
             self.target.putError(error)
             inner?.dispose()
         }
     }
 
-    @inlinable override func forwardCompletion() {
+    @inlinable func receiveCompletion() {
         if case .complete = self.state.withLock({ $0.innerCompleted(self.id) }) {
             self.target.putCompletion()
         }
     }
 
-    @inlinable override var downstreamIsTerminated: Bool {
+    @inlinable var downstreamIsTerminated: Bool {
         return self.target.isTerminated
     }
 
     /// The current inner signal's values go to `target` on the sending thread, so its producer may wait
     /// for the room of the consumer below (see `SignalDemand`); the outer signal's values start inner
     /// signals and do not.
-    @inlinable override var downstreamDemand: (any SignalDemand)? {
+    @inlinable var downstreamDemand: (any SignalDemand)? {
         return self.target.demand
     }
 }

@@ -16,8 +16,8 @@
 
     @inlinable func start(_ signal: Signal<T, E>) {
         self.source.set(
-            signal.start(
-                linkedTo: self.subscriber,
+            signal.subscribe(
+                Linked(to: self.subscriber),
                 next: { [self] value in self.act(self.state.withLock { $0.valueArrived(value) }) },
                 error: { [self] error in self.act(self.state.withLock { $0.sourceFailed(error) }) },
                 completed: { [self] in self.act(self.state.withLock { $0.sourceCompleted() }) }))

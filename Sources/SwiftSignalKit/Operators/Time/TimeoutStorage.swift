@@ -26,8 +26,8 @@
     @inlinable func start(_ signal: Signal<T, E>) {
         self.arm(after: 0)
         self.source.set(
-            signal.start(
-                linkedTo: self.subscriber,
+            signal.subscribe(
+                Linked(to: self.subscriber),
                 next: { value in self.perform(self.machine.withLock { $0.sourceSent(.Next(value)) }) },
                 error: { error in self.perform(self.machine.withLock { $0.sourceSent(.Error(error)) }) },
                 completed: { self.perform(self.machine.withLock { $0.sourceSent(.Completion) }) }))
@@ -77,8 +77,8 @@
         // subscription meanwhile must not start the alternate after it returned.
         guard self.machine.withLock({ $0.isTimedOut }) else { return }
         self.fallback.set(
-            self.alternate.start(
-                linkedTo: self.subscriber,
+            self.alternate.subscribe(
+                Linked(to: self.subscriber),
                 next: { value in self.perform(self.machine.withLock { $0.alternateSent(.Next(value)) }) },
                 error: { error in self.perform(self.machine.withLock { $0.alternateSent(.Error(error)) }) },
                 completed: { self.perform(self.machine.withLock { $0.alternateSent(.Completion) }) }))

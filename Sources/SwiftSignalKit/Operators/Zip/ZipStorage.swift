@@ -25,8 +25,8 @@
         // The source's callbacks own the storage; the cycle through the subscriber is broken when the
         // subscription terminates or is disposed.
         disposables.add(
-            source.start(
-                linkedTo: self.subscriber,
+            source.subscribe(
+                Linked(to: self.subscriber),
                 next: { value in
                     let element = transform(value)
                     self.act(self.machine.withLock { $0.sourceSent(element, index: index) })
