@@ -1,210 +1,181 @@
-// The stages behind `map` and `filter`, and their subscribers.
+// The stages behind `map` and `filter`: one value path for each, whoever receives its results.
 //
-// A stage object holds what its signal was built from (the upstream signal and the closure). The
-// signal's closures capture only the stage, and each subscriber holds the stage rather than the
-// closure: a closure capturing one object needs no context, and an object reference is 8 bytes where a
-// closure is 16. A server that keeps hundreds of thousands of subscriptions pays for every byte.
+// A step (``MapStep``, ``FilterStep``, ``MapFilterStep``) is what one stateless stage does to a value,
+// written once. Whoever receives its results runs it the same way: a subscriber whose stage is
+// ``Stepping`` sends them to the next subscriber, and the one subscriber that `start(next:error:completed:)`
+// of the stage's signal makes calls the caller's value callback with them.
+//
+// A stage object (``StatelessStage``) holds what its signal was built from: the upstream signal and the
+// step. The signal's closures capture only the stage, and a subscriber that sends to the next subscriber
+// holds the stage rather than the step's closures: a closure capturing one object needs no context, and
+// an object reference is 8 bytes where a closure is 16. A server that keeps hundreds of thousands of
+// subscriptions pays for every byte.
 //
 // Two fusions save a subscriber per subscription, and neither can be seen from outside: the closures
 // run on the delivering thread, one after the other, as they did in separate stages, and between any
 // two the subscription asks again whether it is still live (the next stage did so on receiving the
 // value), so a closure that ends the subscription keeps the later ones from running.
 //
-// - `map { ... } |> filter { ... }` is one stage (``MapFilterStage``).
-// - `start(next:error:completed:)` of a stage's signal makes one subscriber that runs the stage's
-//   closures and then the caller's (each stage's `start`). That subscriber holds the closures, not the
-//   stage: a chain built for one subscription (`never() |> map |> filter` made per call, as server code
-//   does) is freed, with its upstream signal, once it has started. What those closures capture is released
-//   when the subscription ends, with the callbacks (the stage's first), where a stage subscriber kept
-//   it until its source let go of it; that is the one difference a deinit could see.
+// - `map { ... } |> filter { ... }` is one stage (``MapFilterStep``).
+// - `start(next:error:completed:)` of a stage's signal makes one subscriber that runs the step and then
+//   the caller's callback. That subscriber holds the step's closures, not the stage: a chain built for
+//   one subscription (`never() |> map |> filter` made per call, as server code does) is freed, with its
+//   upstream signal, once it has started. What those closures capture is released when the subscription
+//   ends, with the callbacks, where a stage subscriber kept it until its source let go of it; that is the
+//   one difference a deinit could see.
 //
 // The closures a signal offers for fusion (``SignalFusion``) are made where `map` and `filter` are
-// specialised for the client's types, so the subscriber's value callback they build is specialised too:
-// made in generic code reached through a class method, it ran unspecialised and its context carried
-// the type metadata (16 bytes more per subscription).
-/// A `map` stage: its upstream and transform.
-///
-/// `Sendable`: both stored properties are immutable and `Sendable`.
-@usableFromInline final class MapStage<T, R, E>: Sendable {
-    @usableFromInline let upstream: Signal<T, E>
-    @usableFromInline let transform: @Sendable (T) -> R
+// specialised for the client's types, so the subscriber they make is specialised too: made in generic
+// code reached through a class method, its value path ran unspecialised, and looked types up per value.
 
-    @inlinable init(upstream: Signal<T, E>, transform: @escaping @Sendable (T) -> R) {
-        self.upstream = upstream
+/// What one stateless stage does to a value: the result to send on, or nil to drop it.
+@usableFromInline protocol ValueStep<Input, Output>: Sendable {
+    associatedtype Input
+    associatedtype Output
+
+    /// The value to send on for `value`. `subscriber` is the one receiving `value`: a step that runs two
+    /// closures asks it between them whether it still admits values.
+    func apply<Failure>(_ value: Input, by subscriber: Subscriber<Input, Failure>) -> Output?
+}
+
+/// A `map`.
+@usableFromInline struct MapStep<Input, Output>: ValueStep {
+    @usableFromInline let transform: @Sendable (Input) -> Output
+
+    @inlinable init(_ transform: @escaping @Sendable (Input) -> Output) {
         self.transform = transform
     }
 
-    /// The signal of `filter(predicate)` applied to this stage: one stage that maps, then filters.
-    @inlinable func filtered(by predicate: @escaping @Sendable (R) -> Bool) -> Signal<R, E> {
-        let fused = MapFilterStage(upstream: self.upstream, transform: self.transform, predicate: predicate)
-        return Signal<R, E>(
-            generator: { [fused] subscriber in
-                return fused.upstream.subscribe(MappingAndFiltering(to: subscriber, stage: fused))
-            },
-            fusion: SignalFusion(
-                filter: nil,
-                start: { [fused] next, error, completed, demand in
-                    return fused.start(next: next, error: error, completed: completed, demand: demand)
-                }))
-    }
-
-    /// `start(next:error:completed:)` of this stage's signal: one subscriber maps and calls `next`, with
-    /// the room of the consumer that made it when it paces its producers.
-    @inlinable func start(
-        next: (@Sendable (R) -> Void)?,
-        error: (@Sendable (E) -> Void)?,
-        completed: (@Sendable () -> Void)?,
-        demand: (any SignalDemand)?
-    ) -> Disposable {
-        let transform = self.transform
-        return self.upstream.start(error: error, completed: completed, demand: demand) { subscriber in
-            return { value in
-                let mapped = transform(value)
-                guard let next, subscriber.admitsValues else { return }
-                next(mapped)
-            }
-        }
+    @inlinable func apply<Failure>(_ value: Input, by subscriber: Subscriber<Input, Failure>) -> Output? {
+        return self.transform(value)
     }
 }
 
-/// A `filter` stage: its upstream and predicate.
-///
-/// `Sendable`: both stored properties are immutable and `Sendable`.
-@usableFromInline final class FilterStage<T, E>: Sendable {
-    @usableFromInline let upstream: Signal<T, E>
-    @usableFromInline let predicate: @Sendable (T) -> Bool
+/// A `filter`.
+@usableFromInline struct FilterStep<Input>: ValueStep {
+    @usableFromInline typealias Output = Input
 
-    @inlinable init(upstream: Signal<T, E>, predicate: @escaping @Sendable (T) -> Bool) {
-        self.upstream = upstream
+    @usableFromInline let predicate: @Sendable (Input) -> Bool
+
+    @inlinable init(_ predicate: @escaping @Sendable (Input) -> Bool) {
         self.predicate = predicate
     }
 
-    /// `start(next:error:completed:)` of this stage's signal (see ``MapStage/start(next:error:completed:)``).
-    @inlinable func start(
-        next: (@Sendable (T) -> Void)?,
-        error: (@Sendable (E) -> Void)?,
-        completed: (@Sendable () -> Void)?,
-        demand: (any SignalDemand)?
-    ) -> Disposable {
-        let predicate = self.predicate
-        return self.upstream.start(error: error, completed: completed, demand: demand) { subscriber in
-            return { value in
-                guard predicate(value), let next, subscriber.admitsValues else { return }
-                next(value)
-            }
-        }
+    @inlinable func apply<Failure>(_ value: Input, by subscriber: Subscriber<Input, Failure>) -> Input? {
+        return self.predicate(value) ? value : nil
     }
 }
 
-/// `map` followed by `filter`, as one stage.
-///
-/// `Sendable`: the stored properties are immutable and `Sendable`.
-@usableFromInline final class MapFilterStage<T, R, E>: Sendable {
-    @usableFromInline let upstream: Signal<T, E>
-    @usableFromInline let transform: @Sendable (T) -> R
-    @usableFromInline let predicate: @Sendable (R) -> Bool
+/// A `map` followed by a `filter`, as one step.
+@usableFromInline struct MapFilterStep<Input, Output>: ValueStep {
+    @usableFromInline let transform: @Sendable (Input) -> Output
+    @usableFromInline let predicate: @Sendable (Output) -> Bool
 
-    @inlinable init(
-        upstream: Signal<T, E>,
-        transform: @escaping @Sendable (T) -> R,
-        predicate: @escaping @Sendable (R) -> Bool
-    ) {
-        self.upstream = upstream
-        self.transform = transform
-        self.predicate = predicate
+    @inlinable init(_ map: MapStep<Input, Output>, _ filter: FilterStep<Output>) {
+        self.transform = map.transform
+        self.predicate = filter.predicate
     }
 
-    /// `start(next:error:completed:)` of this stage's signal (see ``MapStage/start(next:error:completed:)``).
-    @inlinable func start(
-        next: (@Sendable (R) -> Void)?,
-        error: (@Sendable (E) -> Void)?,
-        completed: (@Sendable () -> Void)?,
-        demand: (any SignalDemand)?
-    ) -> Disposable {
-        let transform = self.transform
-        let predicate = self.predicate
-        return self.upstream.start(error: error, completed: completed, demand: demand) { subscriber in
-            return { value in
-                let mapped = transform(value)
-                guard subscriber.admitsValues, predicate(mapped), let next, subscriber.admitsValues else { return }
-                next(mapped)
-            }
-        }
-    }
-}
-
-/// What the subscriber of a `map` stage does (see ``ValueStage``): maps each value and hands it to the
-/// target; its error or completion goes on to the target.
-@usableFromInline struct Mapping<T, R, E>: ValueStage {
-    @usableFromInline typealias Input = T
-    @usableFromInline typealias Failure = E
-
-    @usableFromInline let target: Subscriber<R, E>
-    @usableFromInline let stage: MapStage<T, R, E>
-
-    @inlinable init(to target: Subscriber<R, E>, stage: MapStage<T, R, E>) {
-        self.target = target
-        self.stage = stage
-    }
-
-    @inlinable func receive(_ value: T, by subscriber: Subscriber<T, E>) {
-        self.target.putNext(self.stage.transform(value))
-    }
-}
-
-/// What the subscriber of a `filter` stage does (see ``Mapping``).
-@usableFromInline struct Filtering<T, E>: ValueStage {
-    @usableFromInline typealias Input = T
-    @usableFromInline typealias Failure = E
-
-    @usableFromInline let target: Subscriber<T, E>
-    @usableFromInline let stage: FilterStage<T, E>
-
-    @inlinable init(to target: Subscriber<T, E>, stage: FilterStage<T, E>) {
-        self.target = target
-        self.stage = stage
-    }
-
-    @inlinable func receive(_ value: T, by subscriber: Subscriber<T, E>) {
-        if self.stage.predicate(value) {
-            self.target.putNext(value)
-        }
-    }
-}
-
-/// What the subscriber of a fused `map` and `filter` does (see ``Mapping``).
-@usableFromInline struct MappingAndFiltering<T, R, E>: ValueStage {
-    @usableFromInline typealias Input = T
-    @usableFromInline typealias Failure = E
-
-    @usableFromInline let target: Subscriber<R, E>
-    @usableFromInline let stage: MapFilterStage<T, R, E>
-
-    @inlinable init(to target: Subscriber<R, E>, stage: MapFilterStage<T, R, E>) {
-        self.target = target
-        self.stage = stage
-    }
-
-    @inlinable func receive(_ value: T, by subscriber: Subscriber<T, E>) {
-        let mapped = self.stage.transform(value)
+    @inlinable func apply<Failure>(_ value: Input, by subscriber: Subscriber<Input, Failure>) -> Output? {
+        let mapped = self.transform(value)
         // The map closure may have ended the subscription (disposed it, or made the source send a
         // terminal event). A filter stage of its own would then not be called: ask again before
         // calling this one.
-        guard subscriber.admitsValues else { return }
-        if self.stage.predicate(mapped) {
-            self.target.putNext(mapped)
-        }
+        guard subscriber.admitsValues, self.predicate(mapped) else { return nil }
+        return mapped
     }
 }
 
-/// The terminal events and the downstream questions of the `map` and `filter` stages' subscribers: all
-/// go to the target.
-@usableFromInline protocol ForwardsTerminalsToTarget: SubscriberStage {
-    associatedtype Output
-    var target: Subscriber<Output, Failure> { get }
+/// A `map` or `filter` stage (or both, fused): its upstream and its step. Its signal's closures capture
+/// only it (see the top of this file).
+///
+/// `Sendable`: both stored properties are immutable and `Sendable`.
+@usableFromInline final class StatelessStage<Step: ValueStep, E>: ValueStep {
+    @usableFromInline typealias Input = Step.Input
+    @usableFromInline typealias Output = Step.Output
+
+    @usableFromInline let upstream: Signal<Step.Input, E>
+    @usableFromInline let step: Step
+
+    @inlinable init(upstream: Signal<Step.Input, E>, step: Step) {
+        self.upstream = upstream
+        self.step = step
+    }
+
+    @inlinable func apply<Failure>(_ value: Step.Input, by subscriber: Subscriber<Step.Input, Failure>) -> Step.Output? {
+        return self.step.apply(value, by: subscriber)
+    }
+
+    /// The stage's signal. `fusedWithFilter` makes the signal of a `filter` applied to it, as one stage;
+    /// nil where the stage does not join a `filter` (only a `map` does).
+    @inlinable func signal(
+        fusedWithFilter: (@Sendable (@escaping @Sendable (Step.Output) -> Bool) -> Signal<Step.Output, E>)?
+    ) -> Signal<Step.Output, E> {
+        return Signal<Step.Output, E>(
+            generator: { [self] subscriber in
+                return self.upstream.subscribe(Stepping(self, to: subscriber))
+            },
+            fusion: SignalFusion(
+                filter: fusedWithFilter,
+                start: { [self] next, error, completed, demand in
+                    return self.start(next: next, error: error, completed: completed, demand: demand)
+                }))
+    }
+
+    /// `start(next:error:completed:)` of the stage's signal: one subscriber runs the step, then `next`.
+    /// Its value callback holds the step's closures and `next`, not the stage, so the subscription does
+    /// not keep the upstream signal alive (see the top of this file), and all of them are released when
+    /// the subscription ends, as every callback is.
+    @inlinable func start(
+        next: (@Sendable (Step.Output) -> Void)?,
+        error: (@Sendable (E) -> Void)?,
+        completed: (@Sendable () -> Void)?,
+        demand: (any SignalDemand)?
+    ) -> Disposable {
+        let step = self.step
+        let subscriber = OperatorSubscriber(
+            CallbacksOnly<Step.Input, E>(), next: nil, error: error, completed: completed, demand: demand)
+        // Set before the subscriber is shared, like an initialiser's stores. It holds the subscriber
+        // until the subscription ends, which releases it and the cycle with it.
+        subscriber.next = ValueCallback { value in
+            // The next stage would have asked whether the subscription is still live on receiving the
+            // result: so does this one.
+            guard let result = step.apply(value, by: subscriber), let next, subscriber.admitsValues else { return }
+            next(result)
+        }
+        return self.upstream.run(subscriber)
+    }
 }
 
-extension ForwardsTerminalsToTarget {
+extension StatelessStage {
+    /// The signal of `filter(predicate)` applied to this `map` stage: one stage that maps, then filters.
+    @inlinable func filtered<T, R>(by predicate: @escaping @Sendable (R) -> Bool) -> Signal<R, E>
+    where Step == MapStep<T, R> {
+        let fused = StatelessStage<MapFilterStep<T, R>, E>(
+            upstream: self.upstream, step: MapFilterStep(self.step, FilterStep(predicate)))
+        return fused.signal(fusedWithFilter: nil)
+    }
+}
+
+/// The subscriber stage of a `map` or `filter` under another operator (see ``ValueStage``): runs the
+/// step on each value and sends the result on to `target`, which takes the terminal events too.
+@usableFromInline struct Stepping<Step: ValueStep, Failure>: ValueStage {
+    @usableFromInline typealias Input = Step.Input
+
+    @usableFromInline let step: Step
+    @usableFromInline let target: Subscriber<Step.Output, Failure>
+
+    @inlinable init(_ step: Step, to target: Subscriber<Step.Output, Failure>) {
+        self.step = step
+        self.target = target
+    }
+
+    @inlinable func receive(_ value: Step.Input, by subscriber: Subscriber<Step.Input, Failure>) {
+        if let result = self.step.apply(value, by: subscriber) {
+            self.target.putNext(result)
+        }
+    }
+
     @inlinable func receive(error: Failure) { self.target.putError(error) }
 
     @inlinable func receiveCompletion() { self.target.putCompletion() }
@@ -212,28 +183,6 @@ extension ForwardsTerminalsToTarget {
     @inlinable var downstreamIsTerminated: Bool { self.target.isTerminated }
 
     @inlinable var downstreamDemand: (any SignalDemand)? { self.target.demand }
-}
-
-extension Mapping: ForwardsTerminalsToTarget {}
-extension Filtering: ForwardsTerminalsToTarget {}
-extension MappingAndFiltering: ForwardsTerminalsToTarget {}
-
-extension Signal {
-    /// Starts the signal with one subscriber whose value callback `makeNext` builds from the subscriber
-    /// itself (to ask, between the stage's closures and the caller's, whether it is still live): the
-    /// `start(next:error:completed:)` of a `map` or `filter` signal. The callback holds the subscriber
-    /// until the subscription ends, which releases the callback and the cycle with it.
-    @inlinable func start(
-        error: (@Sendable (E) -> Void)?,
-        completed: (@Sendable () -> Void)?,
-        demand: (any SignalDemand)?,
-        next makeNext: (OperatorSubscriber<CallbacksOnly<T, E>>) -> @Sendable (T) -> Void
-    ) -> Disposable {
-        let subscriber = OperatorSubscriber(CallbacksOnly<T, E>(), next: nil, error: error, completed: completed, demand: demand)
-        // Set before the subscriber is shared, like an initialiser's stores.
-        subscriber.next = ValueCallback(makeNext(subscriber))
-        return self.run(subscriber)
-    }
 }
 
 /// What a signal made by `map` or `filter` offers whoever uses it next, so that two stages become one

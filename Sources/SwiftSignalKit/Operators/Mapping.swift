@@ -8,19 +8,10 @@
 /// - Returns: An operator for `|>`.
 @inlinable @preconcurrency public func map<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) -> Signal<R, E> {
     return { signal in
-        // The stage is the only thing the closures capture, so none needs a context of its own.
-        let stage = MapStage(upstream: signal, transform: f)
-        return Signal<R, E>(
-            generator: { [stage] subscriber in
-                return stage.upstream.subscribe(Mapping(to: subscriber, stage: stage))
-            },
-            fusion: SignalFusion(
-                filter: { [stage] predicate in
-                    return stage.filtered(by: predicate)
-                },
-                start: { [stage] next, error, completed, demand in
-                    return stage.start(next: next, error: error, completed: completed, demand: demand)
-                }))
+        let stage = StatelessStage<MapStep<T, R>, E>(upstream: signal, step: MapStep(f))
+        return stage.signal(fusedWithFilter: { [stage] predicate in
+            return stage.filtered(by: predicate)
+        })
     }
 }
 
@@ -34,16 +25,7 @@
         if let fuse = signal.fusion?.filter {
             return fuse(f)
         }
-        let stage = FilterStage(upstream: signal, predicate: f)
-        return Signal<T, E>(
-            generator: { [stage] subscriber in
-                return stage.upstream.subscribe(Filtering(to: subscriber, stage: stage))
-            },
-            fusion: SignalFusion(
-                filter: nil,
-                start: { [stage] next, error, completed, demand in
-                    return stage.start(next: next, error: error, completed: completed, demand: demand)
-                }))
+        return StatelessStage<FilterStep<T>, E>(upstream: signal, step: FilterStep(f)).signal(fusedWithFilter: nil)
     }
 }
 

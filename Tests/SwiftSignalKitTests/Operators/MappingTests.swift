@@ -68,14 +68,16 @@ func values<T: Sendable, E>(_ values: [T], _ errorType: E.Type = NoError.self) -
         // Under another operator, the fused stage has a subscriber of its own.
         let captured = CapturedSubscriber<Int, NoError>()
         let subscription = (captured.signal() |> map { $0 * 10 } |> filter { $0 > 10 } |> take(5)).start()
-        #expect(captured.subscriber is OperatorSubscriber<MappingAndFiltering<Int, Int, NoError>>, "the upstream sees one fused stage")
+        #expect(
+            captured.subscriber is OperatorSubscriber<Stepping<StatelessStage<MapFilterStep<Int, Int>, NoError>, NoError>>,
+            "the upstream sees one fused stage")
         subscription.dispose()
 
         // Every other order keeps its stages.
         _ = (captured.signal() |> filter { $0 > 1 } |> map { $0 * 10 } |> take(5)).start()
-        #expect(captured.subscriber is OperatorSubscriber<Filtering<Int, NoError>>)
+        #expect(captured.subscriber is OperatorSubscriber<Stepping<StatelessStage<FilterStep<Int>, NoError>, NoError>>)
         _ = (captured.signal() |> map { $0 * 10 } |> take(5)).start()
-        #expect(captured.subscriber is OperatorSubscriber<Mapping<Int, Int, NoError>>)
+        #expect(captured.subscriber is OperatorSubscriber<Stepping<StatelessStage<MapStep<Int, Int>, NoError>, NoError>>)
     }
 
     /// `start` of a `map`, `filter` or fused signal makes one subscriber for the stage and the callbacks.
