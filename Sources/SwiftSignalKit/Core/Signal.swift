@@ -128,15 +128,28 @@ public final class Signal<T, E>: Sendable {
     /// the empty disposable when the subscriber has already terminated, whose `dispose()` could do nothing.
     /// Handing out the empty one saves whoever disposes it (usually a downstream subscriber, once it
     /// terminates) a call through the existential and a lock round trip, per stage of a synchronous chain.
+    ///
+    /// Not for a first-event-only subscriber (`get()`'s), whose gate is closed from the start: it starts
+    /// with ``start(_:)``.
     @inlinable func run(_ subscriber: some Subscriber<T, E> & Disposable) -> Disposable {
-        if subscriber.assignDisposableReportingFinished(self.generator(subscriber)) {
+        let disposable = self.generator(subscriber)
+        // Synchronous generators (`single`, `complete`, ...) return the shared empty disposable: there is
+        // nothing to store, and whether the subscriber has ended is one load of its gate, which closes in
+        // the lock round trip that ends it, where the lock cost a round trip per stage. The empty
+        // disposable is returned as it came: reading the global costs a `swift_once` check.
+        if type(of: disposable) == _EmptyDisposable.self {
+            return subscriber.admitsValues ? subscriber : disposable
+        }
+        if subscriber.assignDisposableReportingFinished(disposable) {
             return EmptyDisposable
         }
         return subscriber
     }
 
     /// Starts the signal with a subscriber of the library's own making that is also the subscription's
-    /// disposable (`FirstEventSubscriber`, `PromiseSource`).
+    /// disposable, for an owner that keeps the subscriber rather than the disposable returned
+    /// (`FirstEventSubscriber`, `PromiseSource`): ``run(_:)`` without its answer, which would cost them
+    /// a retain and a release.
     @inlinable package func start(_ subscriber: some Subscriber<T, E> & Disposable) {
         subscriber.assignDisposable(self.generator(subscriber))
     }
