@@ -8,7 +8,7 @@
 // An operator says what its subscriber does with a struct conforming to ``SubscriberStage`` (its stored
 // properties are the subscriber's, inline) and subscribes upstream one way, with
 // `Signal.subscribe(_:next:error:completed:)` or, for a stage that handles values itself,
-// `Signal.subscribe(_:error:completed:)`. `CONTRIBUTING.md` ("Writing an operator") shows one written
+// `Signal.subscribe(_:error:completed:)`. `CONTRIBUTING.md` ("Adding an operator") shows one written
 // this way. The stages every operator can use are at the end of this file; an operator with a stage of
 // its own keeps it beside the operator (`MapFilterStages.swift`, `CombineLatestStorage.swift`,
 // `SwitchToLatest.swift`, `Promise.swift`).

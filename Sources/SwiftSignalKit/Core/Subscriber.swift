@@ -81,16 +81,6 @@ public class Subscriber<T, E>: CustomStringConvertible {
         self.extras = error == nil && completed == nil ? nil : SubscriberExtras(error: error, completed: completed)
     }
 
-    /// Creates an operator's subscriber with only a value callback: its subclass forwards the terminal
-    /// events by overriding ``forwardError(_:)`` and ``forwardCompletion()``.
-    @inlinable init(operatorNext next: (@Sendable (T) -> Void)?) {
-        self.mutex = Mutex(())
-        self.gate = Synchronization.Atomic(DeliveryGate.open)
-        self.machine = SubscriberStateMachine()
-        self.next = ValueCallback(next)
-        self.extras = nil
-    }
-
     /// Creates a subscriber that takes only its first event, and hands it to ``FirstEventHandlers`` (the
     /// only subclass that calls this), not to callbacks.
     @inlinable init(firstEventOnly: Void) {
@@ -251,7 +241,9 @@ public class Subscriber<T, E>: CustomStringConvertible {
     /// How an operator's subscriber sends an error on to its downstream when it has no error callback:
     /// called once, outside the lock, for the first terminal event. A plain subscriber drops it.
     ///
-    /// An overridable method rather than a stored closure, so that it costs the subscriber no bytes.
+    /// An overridable method rather than a stored closure, so that it costs the subscriber no bytes. The
+    /// hooks here (this one, ``forwardCompletion()``, ``downstreamIsTerminated``, ``downstreamDemand``)
+    /// are overridden once, by ``OperatorSubscriber``, which asks its stage (Core/OperatorSubscriber.swift).
     @usableFromInline func forwardError(_ error: E) {}
 
     /// How an operator's subscriber sends completion on to its downstream when it has no completion
