@@ -78,14 +78,8 @@
 public func castError<T, E>(_ type: E.Type) -> (Signal<T, NoError>) -> Signal<T, E> {
     return { signal in
         return Signal<T, E> { subscriber in
-            return signal.subscribe(
-                Linked(to: subscriber, passingDemand: true),
-                next: { value in
-                    subscriber.putNext(value)
-                },
-                completed: {
-                    subscriber.putCompletion()
-                })
+            // The source cannot fail, so the stage has no error to forward.
+            return signal.subscribe(ForwardingValues<T, NoError, E>(to: subscriber))
         }
     }
 }
