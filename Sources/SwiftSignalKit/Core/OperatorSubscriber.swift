@@ -189,8 +189,25 @@ extension Signal {
     @inlinable var downstreamDemand: (any SignalDemand)? { self.passesDemand ? self.downstream.demand : nil }
 }
 
-/// Sends every event on to `target`, on the sending thread.
-@usableFromInline struct Forwarding<Input, Failure>: ValueStage {
+/// A stage whose events go on to one subscriber, `target`, on the sending thread: its completion, and
+/// its answers about the downstream, are the target's. A stage says itself what it does with values and
+/// errors, since the types may differ.
+@usableFromInline protocol ForwardingToTarget: SubscriberStage {
+    associatedtype TargetValue
+    associatedtype TargetFailure
+    var target: Subscriber<TargetValue, TargetFailure> { get }
+}
+
+extension ForwardingToTarget {
+    @inlinable func receiveCompletion() { self.target.putCompletion() }
+
+    @inlinable var downstreamIsTerminated: Bool { self.target.isTerminated }
+
+    @inlinable var downstreamDemand: (any SignalDemand)? { self.target.demand }
+}
+
+/// Sends every event on to `target`.
+@usableFromInline struct Forwarding<Input, Failure>: ValueStage, ForwardingToTarget {
     @usableFromInline let target: Subscriber<Input, Failure>
 
     @inlinable init(to target: Subscriber<Input, Failure>) {
@@ -202,17 +219,11 @@ extension Signal {
     }
 
     @inlinable func receive(error: Failure) { self.target.putError(error) }
-
-    @inlinable func receiveCompletion() { self.target.putCompletion() }
-
-    @inlinable var downstreamIsTerminated: Bool { self.target.isTerminated }
-
-    @inlinable var downstreamDemand: (any SignalDemand)? { self.target.demand }
 }
 
 /// Sends values and completion on to `target`, whose error type differs: subscribe with an error
 /// callback, which the stage cannot replace.
-@usableFromInline struct ForwardingValues<Input, Failure, TargetFailure>: ValueStage {
+@usableFromInline struct ForwardingValues<Input, Failure, TargetFailure>: ValueStage, ForwardingToTarget {
     @usableFromInline let target: Subscriber<Input, TargetFailure>
 
     @inlinable init(to target: Subscriber<Input, TargetFailure>) {
@@ -222,17 +233,11 @@ extension Signal {
     @inlinable func receive(_ value: Input, by subscriber: Subscriber<Input, Failure>) {
         self.target.putNext(value)
     }
-
-    @inlinable func receiveCompletion() { self.target.putCompletion() }
-
-    @inlinable var downstreamIsTerminated: Bool { self.target.isTerminated }
-
-    @inlinable var downstreamDemand: (any SignalDemand)? { self.target.demand }
 }
 
 /// Sends the terminal events on to `target`; the values go to the subscriber's value callback, which
 /// hands each one on (or drops it) on the sending thread.
-@usableFromInline struct ForwardingTerminals<Input, Output, Failure>: SubscriberStage {
+@usableFromInline struct ForwardingTerminals<Input, Output, Failure>: ForwardingToTarget {
     @usableFromInline let target: Subscriber<Output, Failure>
 
     @inlinable init(to target: Subscriber<Output, Failure>) {
@@ -240,10 +245,4 @@ extension Signal {
     }
 
     @inlinable func receive(error: Failure) { self.target.putError(error) }
-
-    @inlinable func receiveCompletion() { self.target.putCompletion() }
-
-    @inlinable var downstreamIsTerminated: Bool { self.target.isTerminated }
-
-    @inlinable var downstreamDemand: (any SignalDemand)? { self.target.demand }
 }

@@ -159,7 +159,7 @@ extension StatelessStage {
 
 /// The subscriber stage of a `map` or `filter` under another operator (see ``ValueStage``): runs the
 /// step on each value and sends the result on to `target`, which takes the terminal events too.
-@usableFromInline struct Stepping<Step: ValueStep, Failure>: ValueStage {
+@usableFromInline struct Stepping<Step: ValueStep, Failure>: ValueStage, ForwardingToTarget {
     @usableFromInline typealias Input = Step.Input
 
     @usableFromInline let step: Step
@@ -177,12 +177,6 @@ extension StatelessStage {
     }
 
     @inlinable func receive(error: Failure) { self.target.putError(error) }
-
-    @inlinable func receiveCompletion() { self.target.putCompletion() }
-
-    @inlinable var downstreamIsTerminated: Bool { self.target.isTerminated }
-
-    @inlinable var downstreamDemand: (any SignalDemand)? { self.target.demand }
 }
 
 /// What a signal made by `map` or `filter` offers whoever uses it next, so that two stages become one
