@@ -1,15 +1,16 @@
 // The stages behind `map` and `filter`: one value path for each, whoever receives its results.
 //
 // A step (``MapStep``, ``FilterStep``, ``MapFilterStep``) is what one stateless stage does to a value,
-// written once. Whoever receives its results runs it the same way: a subscriber whose stage is
-// ``Stepping`` sends them to the next subscriber, and the one subscriber that `start(next:error:completed:)`
-// of the stage's signal makes calls the caller's value callback with them.
+// written once. Both subscribers a stage makes run it the same way: the one under another operator
+// sends each result to the next subscriber (``StatelessStage/subscribe(forwardingTo:)``), and the one
+// that `start(next:error:completed:)` of the stage's signal makes calls the caller's value callback.
 //
 // A stage object (``StatelessStage``) holds what its signal was built from: the upstream signal and the
-// step. The signal's closures capture only the stage, and a subscriber that sends to the next subscriber
-// holds the stage rather than the step's closures: a closure capturing one object needs no context, and
-// an object reference is 8 bytes where a closure is 16. A server that keeps hundreds of thousands of
-// subscriptions pays for every byte.
+// step. The signal's closures capture only the stage (a closure capturing one object needs no context).
+// A subscriber's value callback holds the step, so ending the subscription releases the step's
+// closures and what they captured, with the callbacks, even when a source keeps its subscriber after
+// the end, as the original library did. (Until 2026-11-29 the subscriber under another operator held
+// the stage itself, 8 bytes and no allocation, and released it only when its source let go of it.)
 //
 // Two fusions save a subscriber per subscription, and neither can be seen from outside: the closures
 // run on the delivering thread, one after the other, as they did in separate stages, and between any
@@ -20,9 +21,7 @@
 // - `start(next:error:completed:)` of a stage's signal makes one subscriber that runs the step and then
 //   the caller's callback. That subscriber holds the step's closures, not the stage: a chain built for
 //   one subscription (`never() |> map |> filter` made per call, as server code does) is freed, with its
-//   upstream signal, once it has started. What those closures capture is released when the subscription
-//   ends, with the callbacks, where a stage subscriber kept it until its source let go of it; that is the
-//   one difference a deinit could see.
+//   upstream signal, once it has started.
 //
 // The closures a signal offers for fusion (``SignalFusion``) are made where `map` and `filter` are
 // specialised for the client's types, so the subscriber they make is specialised too: made in generic
@@ -90,20 +89,13 @@
 /// only it (see the top of this file).
 ///
 /// `Sendable`: both stored properties are immutable and `Sendable`.
-@usableFromInline final class StatelessStage<Step: ValueStep, E>: ValueStep {
-    @usableFromInline typealias Input = Step.Input
-    @usableFromInline typealias Output = Step.Output
-
+@usableFromInline final class StatelessStage<Step: ValueStep, E>: Sendable {
     @usableFromInline let upstream: Signal<Step.Input, E>
     @usableFromInline let step: Step
 
     @inlinable init(upstream: Signal<Step.Input, E>, step: Step) {
         self.upstream = upstream
         self.step = step
-    }
-
-    @inlinable func apply<Failure>(_ value: Step.Input, by subscriber: Subscriber<Step.Input, Failure>) -> Step.Output? {
-        return self.step.apply(value, by: subscriber)
     }
 
     /// The stage's signal. `fusedWithFilter` makes the signal of a `filter` applied to it, as one stage;
@@ -113,13 +105,32 @@
     ) -> Signal<Step.Output, E> {
         return Signal<Step.Output, E>(
             generator: { [self] subscriber in
-                return self.upstream.subscribe(Stepping(self, to: subscriber))
+                return self.subscribe(forwardingTo: subscriber)
             },
             fusion: SignalFusion(
                 filter: fusedWithFilter,
                 start: { [self] next, error, completed, demand in
                     return self.start(next: next, error: error, completed: completed, demand: demand)
                 }))
+    }
+
+    /// The stage's generator: subscribes upstream with a subscriber that runs the step and sends each
+    /// result on to `target`, which takes the terminal events too. The step is held by the subscriber's
+    /// value callback, with the subscriber (to ask whether it still admits values), not by the
+    /// subscriber itself: ending the subscription releases the callback, and with it the stage and
+    /// what its closures captured, even when a source keeps its subscriber after the end (one
+    /// allocation, for the callback's context, where holding the stage in the subscriber cost none).
+    @inlinable func subscribe(forwardingTo target: Subscriber<Step.Output, E>) -> Disposable {
+        let subscriber = OperatorSubscriber(
+            ForwardingTerminals<Step.Input, Step.Output, E>(to: target), next: nil, error: nil, completed: nil)
+        // Set before the subscriber is shared, like an initialiser's stores. It holds the subscriber
+        // until the subscription ends, which releases it and the cycle with it.
+        subscriber.next = ValueCallback { [self] value in
+            if let result = self.step.apply(value, by: subscriber) {
+                subscriber.stage.target.putNext(result)
+            }
+        }
+        return self.upstream.run(subscriber)
     }
 
     /// `start(next:error:completed:)` of the stage's signal: one subscriber runs the step, then `next`.
@@ -155,28 +166,6 @@ extension StatelessStage {
             upstream: self.upstream, step: MapFilterStep(self.step, FilterStep(predicate)))
         return fused.signal(fusedWithFilter: nil)
     }
-}
-
-/// The subscriber stage of a `map` or `filter` under another operator (see ``ValueStage``): runs the
-/// step on each value and sends the result on to `target`, which takes the terminal events too.
-@usableFromInline struct Stepping<Step: ValueStep, Failure>: ValueStage, ForwardingToTarget {
-    @usableFromInline typealias Input = Step.Input
-
-    @usableFromInline let step: Step
-    @usableFromInline let target: Subscriber<Step.Output, Failure>
-
-    @inlinable init(_ step: Step, to target: Subscriber<Step.Output, Failure>) {
-        self.step = step
-        self.target = target
-    }
-
-    @inlinable func receive(_ value: Step.Input, by subscriber: Subscriber<Step.Input, Failure>) {
-        if let result = self.step.apply(value, by: subscriber) {
-            self.target.putNext(result)
-        }
-    }
-
-    @inlinable func receive(error: Failure) { self.target.putError(error) }
 }
 
 /// What a signal made by `map` or `filter` offers whoever uses it next, so that two stages become one
