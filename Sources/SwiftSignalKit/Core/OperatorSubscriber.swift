@@ -74,12 +74,8 @@ extension SubscriberStage {
 /// The one subscriber class of the library's operators, and of `start(next:error:completed:)`: the
 /// ``Subscriber`` it extends holds all the locking and lifecycle, and `stage` says where the events go.
 /// It is the subscription's disposable too, so a subscription is one object.
-///
-/// `@unchecked Sendable`: restated from ``Subscriber``; `stage` is immutable and `Sendable`.
 @usableFromInline
-final class OperatorSubscriber<Stage: SubscriberStage>:
-    Subscriber<Stage.Input, Stage.Failure>, Disposable, @unchecked Sendable
-{
+final class OperatorSubscriber<Stage: SubscriberStage>: Subscriber<Stage.Input, Stage.Failure>, Disposable {
     @usableFromInline let stage: Stage
 
     /// A subscriber with callbacks: the ones given replace the stage's handling of their events.
@@ -135,6 +131,10 @@ final class OperatorSubscriber<Stage: SubscriberStage>:
         self.disposeSubscription()
     }
 }
+
+// Safe: restated from `Subscriber`, whose state is behind its mutex and delivery gate; the one stored
+// property added here, `stage`, is immutable and `Sendable` (every stage is a `Sendable` struct).
+extension OperatorSubscriber: @unchecked Sendable {}
 
 extension Signal {
     /// Subscribes an operator to this signal: the one way an operator starts its upstream. The callbacks
