@@ -7,10 +7,10 @@
 //
 // A stage object (``StatelessStage``) holds what its signal was built from: the upstream signal and the
 // step. The signal's closures capture only the stage (a closure capturing one object needs no context).
-// A subscriber's value callback holds the step, so ending the subscription releases the step's
-// closures and what they captured, with the callbacks, even when a source keeps its subscriber after
-// the end, as the original library did. (Until 2026-11-29 the subscriber under another operator held
-// the stage itself, 8 bytes and no allocation, and released it only when its source let go of it.)
+// A subscriber's value callback holds the step (or the stage), so ending the subscription releases the
+// step's closures and what they captured, with the callbacks, even when a source keeps its subscriber
+// after the end, as the original library did. (Until 2026-11-29 the subscriber under another operator
+// held the stage itself, 8 bytes and no allocation, and released it only when its source let go of it.)
 //
 // Two fusions save a subscriber per subscription, and neither can be seen from outside: the closures
 // run on the delivering thread, one after the other, as they did in separate stages, and between any

@@ -5,8 +5,8 @@
 ///
 /// It keeps the sources' subscriptions itself rather than in a `DisposableSet` (a set, its lock and a
 /// dictionary per subscription), and each source is subscribed by a subscriber whose stage
-/// (``CombineLatestSource``) holds what it needs: a server holding many `combineLatest` subscriptions pays for every
-/// object of each.
+/// (``CombineLatestSource``) holds what it needs: a server holding many `combineLatest` subscriptions
+/// pays for every object of each.
 @usableFromInline final class CombineLatestStorage<R, E>: Disposable, SerialDeliveryHost {
     @usableFromInline let state: LockedState<CombineLatestStateMachine<R, E>>
     @usableFromInline let subscriber: Subscriber<R, E>
