@@ -84,16 +84,29 @@ final class Arrivals: Sendable {
 /// The same as ``check(_:_:)`` for a chain that hands values to tasks (the `mapAsync` family): waits,
 /// after the warm-up and after the measured values, until every value has reached the subscriber. The
 /// counts include what the concurrency runtime looks up to run the tasks, on every thread.
+///
+/// Those include the runtime's own, now and then: on a fresh clone, `mapAsync(.concurrent(max: 4,
+/// ordered: true))` once counted 0.295 per value in one batch where six other runs counted 0.001 at most.
+/// So a batch over the limit is measured again, up to three batches in all, and the chain fails only if
+/// every one is over: a chain that looks a type up per value is over in each.
 @MainActor func checkAsync(_ name: String, _ make: (Signal<Int, NoError>) -> Signal<Int, NoError>) {
     let pipe = ValuePipe<Int>()
     let arrivals = Arrivals()
     let subscription = make(pipe.signal()).start(next: { _ in arrivals.arrived() })
     arrivals.send(0..<warmUp) { pipe.putNext($0) }
-    let before = Counts.now()
-    arrivals.send(warmUp..<(warmUp + measured)) { pipe.putNext($0) }
-    let after = Counts.now()
+    var next = warmUp
+    for attempt in 1...3 {
+        let before = Counts.now()
+        arrivals.send(next..<(next + measured)) { pipe.putNext($0) }
+        let after = Counts.now()
+        next += measured
+        if attempt == 3 || !over(before, after) {
+            report(attempt == 1 ? name : "\(name), batch \(attempt)", before, after)
+            break
+        }
+        print("(`\(name)`: batch \(attempt) over the limit; measuring again)")
+    }
     subscription.dispose()
-    report(name, before, after)
 }
 
 /// The same for a hot source that sends by itself: `send(value)` for each value.
@@ -104,6 +117,11 @@ final class Arrivals: Sendable {
     report(name, before, Counts.now())
 }
 
+/// Whether a batch looked types up at least once in a hundred values (see ``report(_:_:_:)``).
+func over(_ before: Counts, _ after: Counts) -> Bool {
+    return Double(after.generic - before.generic + after.tuple - before.tuple) / Double(measured) >= 0.01
+}
+
 @MainActor func report(_ name: String, _ before: Counts, _ after: Counts) {
     let perValue = { (count: Int) in Double(count) / Double(measured) }
     let generic = perValue(after.generic - before.generic)
@@ -111,7 +129,7 @@ final class Arrivals: Sendable {
     let cast = perValue(after.cast - before.cast)
     print("| `\(name)` | \(generic) | \(tuple) | \(cast) |")
     // A look-up in a hundred values is a buffer growing now and then; one per value is the defect.
-    if generic + tuple >= 0.01 { failures.append(name) }
+    if over(before, after) { failures.append(name) }
 }
 
 check("map") { $0 |> map { $0 &+ 1 } }
