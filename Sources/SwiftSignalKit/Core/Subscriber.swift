@@ -314,16 +314,15 @@ public class Subscriber<T, E>: CustomStringConvertible {
 
     /// Stores the generator's disposable (or disposes it at once if the subscriber already terminated) and
     /// returns whether the subscriber has terminated. No callback can start after termination, so
-    /// disposing such a subscriber could never do anything. Unlike ``assignDisposable(_:)``, it locks even
-    /// for the empty disposable, to find that out.
+    /// disposing such a subscriber could never do anything. Never given the empty disposable: both
+    /// callers, ``assignDisposable(_:)`` and `Signal.run`, answer for it without the lock.
     @inlinable final func assignDisposableReportingFinished(_ disposable: Disposable) -> Bool {
-        let isEmpty = type(of: disposable) == _EmptyDisposable.self
         let alreadyTerminated = self.withState { state -> Bool in
             if state.isTerminated { return true }
-            if !isEmpty { state.disposable = disposable }
+            state.disposable = disposable
             return false
         }
-        if alreadyTerminated && !isEmpty {
+        if alreadyTerminated {
             disposable.dispose()
         }
         return alreadyTerminated
