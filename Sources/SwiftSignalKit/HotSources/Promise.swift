@@ -30,7 +30,7 @@
 /// > signal from ``get()`` keeps the promise alive while subscribed.
 public final class Promise<T: Sendable>: Sendable {
     @usableFromInline let core: ReplayingFanOut<T>
-    private let initializer: LockedState<Signal<T, NoError>?>
+    @usableFromInline let initializer: LockedState<Signal<T, NoError>?>
     private let deinitHandler = LockedState<(@Sendable () -> Void)?>(nil)
 
     /// A closure run when the promise is released.
@@ -98,7 +98,7 @@ public final class Promise<T: Sendable>: Sendable {
     /// A signal of the latest value followed by every new one. It never completes.
     ///
     /// - Returns: A signal that replays the current value (if any) on subscription, synchronously.
-    public func get() -> Signal<T, NoError> {
+    @inlinable public func get() -> Signal<T, NoError> {
         return Signal { subscriber in
             let initializer = self.initializer.withLock { pending -> Signal<T, NoError>? in
                 let initializer = pending
@@ -173,7 +173,7 @@ public final class ValuePromise<T: Equatable & Sendable>: Sendable {
     /// A signal of the current value followed by every new one. It never completes.
     ///
     /// - Returns: A signal that replays the current value (if any) on subscription, synchronously.
-    public func get() -> Signal<T, NoError> {
+    @inlinable public func get() -> Signal<T, NoError> {
         return Signal { subscriber in
             let key = self.core.subscribe(subscriber)
             return FanOutMembership(owner: self, core: self.core, key: key)

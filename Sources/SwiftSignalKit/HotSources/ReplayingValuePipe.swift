@@ -36,7 +36,7 @@ public final class ReplayingValuePipe<T: Sendable>: Sendable {
     /// A signal of the latest value, if any, followed by every value put afterwards. It never completes.
     ///
     /// - Returns: A hot signal that replays on subscription, synchronously.
-    public func signal() -> Signal<T, NoError> {
+    @inlinable public func signal() -> Signal<T, NoError> {
         // The signal holds the core, not the pipe, so it does not keep the pipe alive (as `ValuePipe`).
         let core = self.core
         return Signal { subscriber in

@@ -281,7 +281,7 @@
 
     /// The step of a replaying member's backlog: when it is empty, the member joins the broadcasts
     /// after the last one its backlog had, in this critical section.
-    @usableFromInline mutating func nextReplay(
+    @inlinable mutating func nextReplay(
         key: Int, subscriber: Subscriber<T, E>, resuming: Bool
     ) -> SerialDeliveryStep<Event> {
         // The member left: nothing more to deliver.

@@ -52,7 +52,7 @@
 
     /// Replaces the element under `key`, if present, and returns the old one (for the caller to release
     /// after unlocking).
-    @discardableResult
+    @inlinable @discardableResult
     mutating func replace(_ key: Int, with element: Element) -> Element? {
         guard let slot = self.slot(of: key), let old = self.entries[slot].element else { return nil }
         self.entries[slot].element = element
@@ -98,7 +98,7 @@
 
     /// Drops the holes. When every element is gone the buffer goes too: a list that once had many
     /// members does not keep their space once they have left.
-    @usableFromInline
+    @inlinable
     mutating func compact() {
         guard self.count > 0 else {
             self.entries = []

@@ -37,7 +37,7 @@
 
     /// Adds a subscriber and, if there is a current value, delivers it to the subscriber before
     /// returning, followed by whatever was published meanwhile.
-    func subscribe(_ subscriber: Subscriber<T, NoError>) -> Int {
+    @inlinable func subscribe(_ subscriber: Subscriber<T, NoError>) -> Int {
         let (key, replay) = self.withFanOut { $0.join(subscriber) }
         replay?.deliver(to: subscriber, key: key, of: self)
         return key
@@ -78,7 +78,7 @@
         }
     }
 
-    func unsubscribe(_ key: Int) {
+    @inlinable func unsubscribe(_ key: Int) {
         let departure = self.withFanOut { $0.leave(key) }
         // Released here, after unlocking.
         withExtendedLifetime(departure) {}
@@ -122,14 +122,14 @@
     @usableFromInline let core: ReplayingFanOut<T>
     @usableFromInline let key: Int
 
-    init(owner: (any AnyObject & Sendable)?, core: ReplayingFanOut<T>, key: Int) {
+    @inlinable init(owner: (any AnyObject & Sendable)?, core: ReplayingFanOut<T>, key: Int) {
         self.owner = owner
         self.core = core
         self.key = key
     }
 
     /// Leaves the fan-out; a second call finds nothing to remove.
-    @usableFromInline func dispose() {
+    @inlinable func dispose() {
         self.core.unsubscribe(self.key)
     }
 }
