@@ -61,8 +61,11 @@ public func |> <T, U>(value: T, function: ((T) -> U)) -> U {
 ///
 /// > Note: A signal is `Sendable`: it holds only its `@Sendable` generator, so it can be stored and
 /// > started from any thread.
-public class Signal<T, E> {
+public final class Signal<T, E>: Sendable {
     @usableFromInline let generator: @Sendable (Subscriber<T, E>) -> Disposable
+    /// What an operator or `start` applied next may fuse with (see ``SignalFusion``, with the operators
+    /// that use it); nil for most signals.
+    @usableFromInline let fusion: SignalFusion<T, E>?
 
     /// Creates a signal from a generator that runs once per subscription.
     ///
@@ -71,28 +74,13 @@ public class Signal<T, E> {
     ///   to stop.
     @preconcurrency public init(_ generator: @escaping @Sendable (Subscriber<T, E>) -> Disposable) {
         self.generator = generator
+        self.fusion = nil
     }
 
-    /// Starts the signal with one subscriber that runs this signal's stage and then the callbacks, for a
-    /// signal that is a `map` or `filter` stage (``StageSignal``); nil for every other signal, which
-    /// `start` then subscribes as it is. `demand` is the room of a consumer that paces its producers
-    /// (see ``SignalDemand``).
-    ///
-    /// With ``fused(withFilter:)``, one of the two methods a subclass overrides, the only ones dispatched
-    /// through the class: every other member is `final` or declared in an extension.
-    @usableFromInline func startFused(
-        next: (@Sendable (T) -> Void)?,
-        error: (@Sendable (E) -> Void)?,
-        completed: (@Sendable () -> Void)?,
-        demand: (any SignalDemand)?
-    ) -> Disposable? {
-        return nil
-    }
-
-    /// The signal of `filter(predicate)` applied to this one, as one stage, for a signal that is a `map`
-    /// stage (``StageSignal``); nil for every other signal, which `filter` then subscribes as it is.
-    @usableFromInline func fused(withFilter predicate: @escaping @Sendable (T) -> Bool) -> Signal<T, E>? {
-        return nil
+    /// Creates a signal that the next operator may fuse with.
+    @inlinable init(generator: @escaping @Sendable (Subscriber<T, E>) -> Disposable, fusion: SignalFusion<T, E>) {
+        self.generator = generator
+        self.fusion = fusion
     }
 
     /// Subscribes to the signal.
@@ -108,14 +96,14 @@ public class Signal<T, E> {
     ///   it returns reaches a callback (a delivery already under way on another thread may still finish). When the subscription has
     ///   already ended by the time this method returns (a synchronous signal), this is the empty
     ///   disposable, since there is nothing left to end.
-    @inlinable @discardableResult @preconcurrency public final func start(
+    @inlinable @discardableResult @preconcurrency public func start(
         next: (@Sendable (T) -> Void)? = nil,
         error: (@Sendable (E) -> Void)? = nil,
         completed: (@Sendable () -> Void)? = nil
     ) -> Disposable {
         // A `map` or `filter` signal starts with one subscriber that runs its stage and the callbacks.
-        if let fused = self.startFused(next: next, error: error, completed: completed, demand: nil) {
-            return fused
+        if let fusion = self.fusion {
+            return fusion.start(next, error, completed, nil)
         }
         return self.subscribe(CallbacksOnly(), next: next, error: error, completed: completed)
     }
@@ -123,14 +111,14 @@ public class Signal<T, E> {
     /// Subscribes for a consumer that paces its producers: a producer that can wait (an async generator,
     /// `Signal(sequence)`) finds `demand` through the operators that pass it on (see ``SignalDemand``).
     /// Otherwise the same as ``start(next:error:completed:)``.
-    @inlinable package final func start(
+    @inlinable package func start(
         next: (@Sendable (T) -> Void)?,
         error: (@Sendable (E) -> Void)?,
         completed: (@Sendable () -> Void)?,
         pacedBy demand: any SignalDemand
     ) -> Disposable {
-        if let fused = self.startFused(next: next, error: error, completed: completed, demand: demand) {
-            return fused
+        if let fusion = self.fusion {
+            return fusion.start(next, error, completed, demand)
         }
         return self.run(
             OperatorSubscriber(CallbacksOnly(), next: next, error: error, completed: completed, demand: demand))
@@ -143,7 +131,7 @@ public class Signal<T, E> {
     ///
     /// Not for a first-event-only subscriber (`get()`'s), whose gate is closed from the start: it starts
     /// with ``start(_:)``.
-    @inlinable final func run(_ subscriber: some Subscriber<T, E> & Disposable) -> Disposable {
+    @inlinable func run(_ subscriber: some Subscriber<T, E> & Disposable) -> Disposable {
         let disposable = self.generator(subscriber)
         // Synchronous generators (`single`, `complete`, ...) return the shared empty disposable: there is
         // nothing to store, and whether the subscriber has ended is one load of its gate, which closes in
@@ -162,7 +150,7 @@ public class Signal<T, E> {
     /// disposable, for an owner that keeps the subscriber rather than the disposable returned
     /// (`FirstEventSubscriber`, `PromiseSource`): ``run(_:)`` without its answer, which would cost them
     /// a retain and a release.
-    @inlinable package final func start(_ subscriber: some Subscriber<T, E> & Disposable) {
+    @inlinable package func start(_ subscriber: some Subscriber<T, E> & Disposable) {
         subscriber.assignDisposable(self.generator(subscriber))
     }
 
@@ -175,7 +163,7 @@ public class Signal<T, E> {
     ///   - error: Called once if the signal fails.
     ///   - completed: Called once if the signal completes.
     /// - Returns: A disposable that ends the subscription.
-    @discardableResult @preconcurrency public final func startStandalone(
+    @discardableResult @preconcurrency public func startStandalone(
         next: (@Sendable (T) -> Void)? = nil,
         error: (@Sendable (E) -> Void)? = nil,
         completed: (@Sendable () -> Void)? = nil
@@ -193,7 +181,7 @@ public class Signal<T, E> {
     ///   - file: The file reported for a leaked subscription; defaults to the caller's.
     ///   - line: The line reported for a leaked subscription; defaults to the caller's.
     /// - Returns: A strict disposable; call `dispose()` on it before releasing it.
-    @preconcurrency public final func startStrict(
+    @preconcurrency public func startStrict(
         next: (@Sendable (T) -> Void)? = nil,
         error: (@Sendable (E) -> Void)? = nil,
         completed: (@Sendable () -> Void)? = nil,
@@ -245,9 +233,3 @@ public class Signal<T, E> {
         }
     }
 }
-
-// Safe: a signal's one stored property, `generator`, is immutable and `@Sendable`, and its one
-// subclass, `StageSignal`, adds only immutable `Sendable` properties (it is final, and a public class
-// that is not `open` cannot be subclassed outside this module). `Signal` is not final so that a `map` or
-// `filter` signal can be a `StageSignal`, and a non-final class cannot conform to `Sendable` checked.
-extension Signal: @unchecked Sendable {}

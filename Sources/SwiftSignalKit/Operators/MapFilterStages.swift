@@ -23,7 +23,7 @@
 //   one subscription (`never() |> map |> filter` made per call, as server code does) is freed, with its
 //   upstream signal, once it has started.
 //
-// The closures a stage's signal offers for fusion (``StageSignal``) are made where `map` and `filter` are
+// The closures a signal offers for fusion (``SignalFusion``) are made where `map` and `filter` are
 // specialised for the client's types, so the subscriber they make is specialised too: made in generic
 // code reached through a class method, its value path ran unspecialised, and looked types up per value.
 
@@ -103,14 +103,15 @@
     @inlinable func signal(
         fusedWithFilter: (@Sendable (@escaping @Sendable (Step.Output) -> Bool) -> Signal<Step.Output, E>)?
     ) -> Signal<Step.Output, E> {
-        return StageSignal<Step.Output, E>(
+        return Signal<Step.Output, E>(
             generator: { [self] subscriber in
                 return self.subscribe(forwardingTo: subscriber)
             },
-            start: { [self] next, error, completed, demand in
-                return self.start(next: next, error: error, completed: completed, demand: demand)
-            },
-            filter: fusedWithFilter)
+            fusion: SignalFusion(
+                filter: fusedWithFilter,
+                start: { [self] next, error, completed, demand in
+                    return self.start(next: next, error: error, completed: completed, demand: demand)
+                }))
     }
 
     /// The stage's generator: subscribes upstream with a subscriber that runs the step and sends each
@@ -167,48 +168,25 @@ extension StatelessStage {
     }
 }
 
-/// The signal of a `map` or `filter` stage: besides its generator, what the next operator may fuse with,
-/// so that two stages become one subscriber per subscription instead of two: a `filter` applied to a
-/// `map` signal (``Signal/fused(withFilter:)``), and `start(next:error:completed:)` of any of them
-/// (``Signal/startFused(next:error:completed:demand:)``); see the top of this file. `Signal` itself
-/// stores only its generator, and knows of fusion only the method that this class overrides.
-///
-/// The two closures are made where `map` and `filter` are specialised for the client's types (see the
-/// top of this file): the overrides run this module's unspecialised code, and only call them.
-@usableFromInline final class StageSignal<T, E>: Signal<T, E> {
+/// What a signal made by `map` or `filter` offers whoever uses it next, so that two stages become one
+/// subscriber per subscription instead of two: a `filter` applied to a `map` signal, and
+/// `start(next:error:completed:)` of any of them (see the top of this file). The core type stores this
+/// and knows nothing of what it holds.
+@usableFromInline struct SignalFusion<T, E>: Sendable {
+    /// Makes the signal of `filter(predicate)` applied to this signal, as one stage; nil when the stage
+    /// does not join a `filter` (only a `map` stage does).
+    @usableFromInline let filter: (@Sendable (@escaping @Sendable (T) -> Bool) -> Signal<T, E>)?
+    /// Starts the signal with one subscriber that runs the stage's closures, then the given callbacks;
+    /// the last argument is the room of a consumer that paces its producers (see ``SignalDemand``).
+    @usableFromInline let start: Start
+
     @usableFromInline typealias Start =
         @Sendable (
             (@Sendable (T) -> Void)?, (@Sendable (E) -> Void)?, (@Sendable () -> Void)?, (any SignalDemand)?
         ) -> Disposable
-    @usableFromInline typealias Filter = @Sendable (@escaping @Sendable (T) -> Bool) -> Signal<T, E>
 
-    /// Starts the signal with one subscriber that runs the stage's closures, then the given callbacks.
-    @usableFromInline let fusedStart: Start
-    /// Makes the signal of `filter(predicate)` applied to this signal, as one stage; nil when the stage
-    /// does not join a `filter` (only a `map` stage does).
-    @usableFromInline let fusedFilter: Filter?
-
-    @inlinable init(
-        generator: @escaping @Sendable (Subscriber<T, E>) -> Disposable, start: @escaping Start, filter: Filter?
-    ) {
-        self.fusedStart = start
-        self.fusedFilter = filter
-        super.init(generator)
-    }
-
-    @inlinable override func startFused(
-        next: (@Sendable (T) -> Void)?,
-        error: (@Sendable (E) -> Void)?,
-        completed: (@Sendable () -> Void)?,
-        demand: (any SignalDemand)?
-    ) -> Disposable? {
-        return self.fusedStart(next, error, completed, demand)
-    }
-
-    @inlinable override func fused(withFilter predicate: @escaping @Sendable (T) -> Bool) -> Signal<T, E>? {
-        return self.fusedFilter?(predicate)
+    @inlinable init(filter: (@Sendable (@escaping @Sendable (T) -> Bool) -> Signal<T, E>)?, start: @escaping Start) {
+        self.filter = filter
+        self.start = start
     }
 }
-
-// Safe: restated from `Signal`; the two properties added here are immutable `@Sendable` closures.
-extension StageSignal: @unchecked Sendable {}

@@ -22,8 +22,8 @@
 @inlinable @preconcurrency public func filter<T, E>(_ f: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         // `map { ... } |> filter { ... }` runs as one stage: one subscriber per subscription.
-        if let fused = signal.fused(withFilter: f) {
-            return fused
+        if let fuse = signal.fusion?.filter {
+            return fuse(f)
         }
         return StatelessStage<FilterStep<T>, E>(upstream: signal, step: FilterStep(f)).signal(fusedWithFilter: nil)
     }
