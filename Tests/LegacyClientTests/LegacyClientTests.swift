@@ -93,6 +93,20 @@ final class ChatListController {
     }
 }
 
+/// Client code that conforms `Signal` itself to a protocol whose requirement is an initialiser. It
+/// compiles only while `Signal` is a final class: a non-final class must declare a `required`
+/// initialiser in its own definition (a `map`/`filter` signal as a subclass of `Signal` was tried and
+/// undone for this reason).
+extension Signal: ExpressibleByNilLiteral where T == String, E == NoError {
+    public convenience init(nilLiteral: ()) {
+        self.init { subscriber in
+            subscriber.putNext("nothing")
+            subscriber.putCompletion()
+            return EmptyDisposable
+        }
+    }
+}
+
 final class LegacyClientTests: XCTestCase {
     func testControllerFlow() {
         let controller = ChatListController()
@@ -107,6 +121,15 @@ final class LegacyClientTests: XCTestCase {
         let disposable = controller.combined().start(next: { combined.append($0) })
         disposable.dispose()
         XCTAssertEqual(combined, ["Inbox: peer 1"])
+    }
+
+    func testClientConformanceOfSignalItself() {
+        var values: [String] = []
+        var completions = 0
+        let literal: Signal<String, NoError> = nil
+        _ = literal.start(next: { values.append($0) }, completed: { completions += 1 })
+        XCTAssertEqual(values, ["nothing"])
+        XCTAssertEqual(completions, 1)
     }
 
     func testDeliverOnQueueWithNonSendableCapture() {
