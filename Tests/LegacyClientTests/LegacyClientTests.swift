@@ -98,6 +98,7 @@ final class ChatListController {
 /// initialiser in its own definition (a `map`/`filter` signal as a subclass of `Signal` was tried and
 /// undone for this reason).
 extension Signal: ExpressibleByNilLiteral where T == String, E == NoError {
+    /// A signal of one placeholder string.
     public convenience init(nilLiteral: ()) {
         self.init { subscriber in
             subscriber.putNext("nothing")
