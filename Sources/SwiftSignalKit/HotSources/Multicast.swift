@@ -12,6 +12,9 @@
 ///   subscriber of the key starts the source again.
 /// - When the last subscriber leaves, the source is disposed.
 /// - Keys are per error type: the same key used with signals of different error types is not shared.
+/// - Every subscriber of a key gets the source's events in the same order, one at a time: a value that a
+///   subscriber's callback makes the source send reaches every subscriber after the current one (as
+///   with ``share(replay:connection:)``), not in the middle of its delivery.
 public final class Multicast<T>: Sendable {
     @usableFromInline struct Key: Hashable, Sendable {
         @usableFromInline let name: String
@@ -76,39 +79,70 @@ public final class Multicast<T>: Sendable {
 
 @usableFromInline protocol MulticastInstanceProtocol: AnyObject, Sendable {}
 
-/// One shared subscription of a ``Multicast``.
-@usableFromInline final class MulticastInstance<T, E>: MulticastInstanceProtocol {
-    @usableFromInline struct State: Sendable {
-        /// Every member is a `Subscriber<T, E>`.
-        @usableFromInline var members = OrderedSlots<FanOutMember>()
-        @usableFromInline var isEnded = false
-        @usableFromInline var source: Disposable?
+/// One shared subscription of a ``Multicast``: a front on the fan-out engine (``FanOutState``, with no
+/// replay), beside the source subscription it shares. So its subscribers get the source's events in
+/// one order, one at a time: a value that a subscriber's callback makes the source send waits until
+/// the current one has reached every subscriber, as with ``share(replay:connection:)``.
+@usableFromInline final class MulticastInstance<T, E>: MulticastInstanceProtocol, FanOutOwner {
+    @usableFromInline typealias Value = T
+    @usableFromInline typealias Failure = E
+
+    /// Where the shared subscription is.
+    @usableFromInline enum Phase {
+        /// Made; the source is being started.
+        case starting
+        /// The source's subscription, to dispose when the last subscriber leaves.
+        case connected(Disposable)
+        /// The last subscriber left or the source ended: no subscriber joins any more, and the next one
+        /// of the key makes a new instance.
+        case ended
+    }
+
+    @usableFromInline struct State {
+        @usableFromInline var fanOut = FanOutState<T, E>(value: nil)
+        @usableFromInline var phase = Phase.starting
 
         @inlinable init() {}
+
+        /// Ends the shared subscription; returns the source's subscription, if connected, for the
+        /// caller to dispose or release after unlocking.
+        @inlinable mutating func end() -> Disposable? {
+            defer { self.phase = .ended }
+            if case .connected(let source) = self.phase { return source }
+            return nil
+        }
+
+        @inlinable var isEnded: Bool {
+            if case .ended = self.phase { return true }
+            return false
+        }
     }
 
     @usableFromInline let state = LockedState<State>(State())
 
     @inlinable init() {}
 
+    @inlinable func withFanOut<R>(_ body: (inout FanOutState<T, E>) -> R) -> R {
+        return self.state.withLock { body(&$0.fanOut) }
+    }
+
     /// Adds a member, or returns nil if the instance has ended.
     @inlinable func add(_ subscriber: Subscriber<T, E>) -> Int? {
         return self.state.withLock { state in
-            state.isEnded ? nil : state.members.add(FanOutMember(subscriber, joinedAfter: 0))
+            // The log is always empty: the join has no replay to deliver.
+            state.isEnded ? nil : state.fanOut.join(subscriber).key
         }
     }
 
     /// Removes a member; returns true when it was the last one (the source is then disposed).
     @inlinable func remove(_ key: Int) -> Bool {
-        let (removed, source, last) = self.state.withLock { state -> (FanOutMember?, Disposable?, Bool) in
-            let removed = state.members.remove(key)
-            guard state.members.isEmpty, !state.isEnded else { return (removed, nil, false) }
-            state.isEnded = true
-            let source = state.source
-            state.source = nil
-            return (removed, source, true)
+        let (departure, source, last) = self.state.withLock {
+            state -> (FanOutState<T, E>.Departure, Disposable?, Bool) in
+            let departure = state.fanOut.leave(key)
+            guard state.fanOut.members.isEmpty, !state.isEnded else { return (departure, nil, false) }
+            return (departure, state.end(), true)
         }
-        withExtendedLifetime(removed) {}
+        withExtendedLifetime(departure) {}
         source?.dispose()
         return last
     }
@@ -119,39 +153,46 @@ public final class Multicast<T>: Sendable {
         let disposable = signal.start(
             next: { [weak self] value in
                 guard let self else { return }
-                // Copying the list only retains its storage; it is iterated after unlocking.
-                self.state.withLock { $0.members }.broadcast(value, publishedAs: .max, failing: E.self)
+                if let work = self.withFanOut({ $0.publish(value, keeping: 0).work }) {
+                    self.deliver(work)
+                }
             },
             error: { [weak self] error in
                 guard let self else { return }
-                for member in self.end() {
-                    member.subscriber(of: T.self, failing: E.self).putError(error)
-                }
+                self.end(with: .Error(error))
                 onEnd()
             },
             completed: { [weak self] in
                 guard let self else { return }
-                for member in self.end() {
-                    member.subscriber(of: T.self, failing: E.self).putCompletion()
-                }
+                self.end(with: .Completion)
                 onEnd()
             })
         let stale = self.state.withLock { state -> Disposable? in
             if state.isEnded { return disposable }
-            state.source = disposable
+            state.phase = .connected(disposable)
             return nil
         }
         stale?.dispose()
     }
 
-    @inlinable func end() -> [FanOutMember] {
-        return self.state.withLock { state in
-            state.isEnded = true
-            state.source = nil
-            return state.members.removeAll()
+    /// The source ended: sends `event` to every member and ends the instance.
+    @inlinable func end(with event: SignalEvent<T, E>) {
+        let (work, source) = self.state.withLock { state -> (FanOutState<T, E>.Work?, Disposable?) in
+            // The source's subscription has ended by itself: released here, not disposed.
+            return (state.fanOut.end(event).work, state.end())
+        }
+        withExtendedLifetime(source) {}
+        if let work {
+            self.deliver(work)
         }
     }
 }
+
+// Safe: the state is behind its lock, and the other stored properties are immutable. Its values (`T`,
+// `E`) need not be `Sendable`, as in the original library: they come from the one source, whose events
+// are serial, and the engine delivers each on the thread that sent it. Only a source that broke that
+// rule, sending from two threads at once, would have the engine queue a value for the other thread.
+extension MulticastInstance: @unchecked Sendable {}
 
 /// A value with a bag of callbacks and a lock, for hand-written multicasting.
 ///

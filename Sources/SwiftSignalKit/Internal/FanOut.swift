@@ -1,11 +1,14 @@
-// The one fan-out engine with replay: the state behind ``Promise``, ``ValuePromise``,
-// ``ReplayingValuePipe`` (through ``ReplayingFanOut``) and ``share(replay:connection:)`` (through
-// ``ShareStateMachine``). ``ValuePipe`` and ``Multicast`` keep no replay and do not order their
-// broadcasts, so they use the same member list and broadcast loop (`FanOutMembers.swift`) without this
-// state: ordering them would make the threads that put into one pipe wait for a single deliverer (the
-// scaling check's shared feed measures two producers at 0.88 of twice one), and their values, unlike
-// these owners', need not be `Sendable`.
+// The one fan-out engine: the state behind ``Promise``, ``ValuePromise``, ``ReplayingValuePipe``
+// (through ``ReplayingFanOut``), ``share(replay:connection:)`` (through ``ShareStateMachine``) and
+// ``Multicast`` (through `MulticastInstance`, with no replay). ``ValuePipe`` alone keeps its own member
+// list and broadcast loop (`FanOutMembers.swift`, which this state uses too) and does not order its
+// broadcasts: ordering them would make the threads that put into one pipe wait for a single deliverer
+// (the scaling check's shared feed measures two producers at 0.88 of twice one), and its values need
+// not be `Sendable`.
 //
+// The state is `Sendable` when its values and errors are. A multicast's need not be: they come from one
+// source, whose events are serial, so each is delivered on the thread that sent it (see
+// `MulticastInstance`).//
 // The state is a value its owner keeps under the owner's own lock, beside whatever else the owner
 // decides in the same critical section (a promise's source, a share's connection). Its methods run
 // under that lock and return what to do after unlocking; the delivery hosts at the end of this file
@@ -30,11 +33,11 @@
 ///   before it. Their subscribers have ended, so later broadcasts (a share that reconnects, say) do not
 ///   reach them, and they stay members until they leave. The owner keeps the terminal event's sequence
 ///   number to tell them from the members that joined after it (``hasLiveMembers(since:)``).
-@usableFromInline struct FanOutState<T: Sendable, E: Sendable>: Sendable {
+@usableFromInline struct FanOutState<T, E> {
     @usableFromInline typealias Event = SignalEvent<T, E>
 
     /// A published event with its sequence number.
-    @usableFromInline struct Broadcast: Sendable {
+    @usableFromInline struct Broadcast {
         @usableFromInline let event: Event
         @usableFromInline let sequence: UInt64
 
@@ -46,7 +49,7 @@
 
     /// One broadcast taken off the queue, to run unlocked on a snapshot of the members (the snapshot
     /// owns them while it runs).
-    @usableFromInline struct Work: Sendable {
+    @usableFromInline struct Work {
         @usableFromInline let event: Event
         @usableFromInline let sequence: UInt64
         @usableFromInline let members: OrderedSlots<FanOutMember>
@@ -75,7 +78,7 @@
     ///
     /// One value is kept inline, so that a promise's log takes no storage of its own (a promise is
     /// counted in bytes per subscription).
-    @usableFromInline enum Log: Sendable {
+    @usableFromInline enum Log {
         case empty
         case one(T)
         case many([T])
@@ -130,7 +133,7 @@
 
     /// A member whose replay the subscribing thread has not finished delivering. Its ``FanOutMember``
     /// carries `joinedAfter == .max` meanwhile, so that broadcasts skip it.
-    @usableFromInline struct Replaying: Sendable {
+    @usableFromInline struct Replaying {
         @usableFromInline let key: Int
         /// The member's cursor: the sequence number of the last broadcast it must not get, the one
         /// its replay stands for, then the last one posted to `backlog` (`.max` once a terminal event
@@ -148,7 +151,7 @@
     }
 
     /// What leaves with a member, to be released after unlocking.
-    @usableFromInline struct Departure: Sendable {
+    @usableFromInline struct Departure {
         @usableFromInline let member: FanOutMember?
         @usableFromInline let replaying: Replaying?
 
@@ -329,14 +332,21 @@
     }
 }
 
+extension FanOutState: Sendable where T: Sendable, E: Sendable {}
+extension FanOutState.Broadcast: Sendable where T: Sendable, E: Sendable {}
+extension FanOutState.Work: Sendable where T: Sendable, E: Sendable {}
+extension FanOutState.Log: Sendable where T: Sendable, E: Sendable {}
+extension FanOutState.Replaying: Sendable where T: Sendable, E: Sendable {}
+extension FanOutState.Departure: Sendable where T: Sendable, E: Sendable {}
+
 /// The owner of a ``FanOutState``: a type that keeps it under its lock and lends it to the delivery
 /// hosts.
 @usableFromInline protocol FanOutOwner: Sendable {
-    associatedtype Value: Sendable
-    associatedtype Failure: Sendable
+    associatedtype Value
+    associatedtype Failure
 
     /// Runs `body` on the fan-out state, under the owner's lock.
-    func withFanOut<R: Sendable>(_ body: (inout FanOutState<Value, Failure>) -> R) -> R
+    func withFanOut<R>(_ body: (inout FanOutState<Value, Failure>) -> R) -> R
 }
 
 extension FanOutOwner {

@@ -31,7 +31,7 @@
         self.state = .init(State(value: value))
     }
 
-    @inlinable func withFanOut<R: Sendable>(_ body: (inout FanOutState<T, NoError>) -> R) -> R {
+    @inlinable func withFanOut<R>(_ body: (inout FanOutState<T, NoError>) -> R) -> R {
         return self.state.withLock { body(&$0.fanOut) }
     }
 

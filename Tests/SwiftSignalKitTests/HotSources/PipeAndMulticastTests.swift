@@ -123,6 +123,48 @@ import Testing
         b.dispose()
     }
 
+    /// A value that a subscriber's callback makes the source send reaches every subscriber after the
+    /// current one, so all of them see the same order. (Before the multicast ran on the fan-out engine,
+    /// the fed-back value was delivered inside the current delivery: the second subscriber saw 2, then 1.)
+    @Test func aValueFedBackFromACallbackReachesEverySubscriberInOneOrder() {
+        let pipe = ValuePipe<Int>()
+        let multicast = Multicast<Int>()
+        let shared = multicast.get(key: "k", signal: pipe.signal())
+        let first = Recorder<Int, NoError>()
+        let second = Recorder<Int, NoError>()
+        let a = shared.start(next: { value in
+            first.append(.next(value))
+            if value == 1 { pipe.putNext(2) }
+        })
+        let b = second.start(shared)
+        pipe.putNext(1)
+        #expect(first.values == [1, 2])
+        #expect(second.values == [1, 2])
+        a.dispose()
+        b.dispose()
+    }
+
+    /// Values and errors need not be `Sendable`, as in the original library: each reaches the subscribers
+    /// on the thread the source sent it from.
+    @Test func valuesThatAreNotSendablePassThrough() {
+        final class Draft {
+            var text: String
+            init(_ text: String) { self.text = text }
+        }
+        let multicast = Multicast<Draft>()
+        let source = Signal<Draft, NoError> { subscriber in
+            subscriber.putNext(Draft("hello"))
+            subscriber.putCompletion()
+            return EmptyDisposable
+        }
+        let texts = Recorder<String, NoError>()
+        let completions = Counter()
+        _ = multicast.get(key: "k", signal: source).start(
+            next: { draft in texts.append(.next(draft.text)) }, completed: { completions.increment() })
+        #expect(texts.values == ["hello"])
+        #expect(completions.value == 1)
+    }
+
     @Test func multicastPromiseIsAPlainContainer() {
         let promise = MulticastPromise<Int>()
         promise.lock.locked {

@@ -11,7 +11,7 @@
         self.state = LockedState(ShareStateMachine(replay: replay, connection: connection))
     }
 
-    @inlinable func withFanOut<R: Sendable>(_ body: (inout FanOutState<T, E>) -> R) -> R {
+    @inlinable func withFanOut<R>(_ body: (inout FanOutState<T, E>) -> R) -> R {
         return self.state.withLock { body(&$0.fanOut) }
     }
 
