@@ -351,7 +351,7 @@ extension FanOutState.Departure: Sendable where T: Sendable, E: Sendable {}
 
 extension FanOutOwner {
     /// Delivers `work`, then what was published meanwhile. Call outside every lock.
-    @inlinable func deliver(_ work: FanOutState<Value, Failure>.Work) {
+    @inlinable func deliver(_ work: consuming FanOutState<Value, Failure>.Work) {
         FanOutDelivery(owner: self).deliverSerially(startingWith: work)
     }
 }

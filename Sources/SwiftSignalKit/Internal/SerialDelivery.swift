@@ -240,7 +240,7 @@ extension SerialDeliveryHost {
     /// The deliverer's loop: delivers `first` (which ``SerialDelivery/submit(_:)`` answered with
     /// ``SerialDelivery/Submission/deliverNow(_:)``), then what was queued meanwhile, until the queue is
     /// empty or the role is handed off.
-    @inlinable package func deliverSerially(startingWith first: Delivery) {
+    @inlinable package func deliverSerially(startingWith first: consuming Delivery) {
         var delivery = first
         while true {
             self.deliver(delivery)
