@@ -8,7 +8,8 @@
 //
 // The state is `Sendable` when its values and errors are. A multicast's need not be: they come from one
 // source, whose events are serial, so each is delivered on the thread that sent it (see
-// `MulticastInstance`).//
+// `MulticastInstance`).
+//
 // The state is a value its owner keeps under the owner's own lock, beside whatever else the owner
 // decides in the same critical section (a promise's source, a share's connection). Its methods run
 // under that lock and return what to do after unlocking; the delivery hosts at the end of this file

@@ -1,7 +1,8 @@
 // The subscribers of a hot source, broadcast to outside its lock: the one member list and delivery
 // loop behind ``ValuePipe`` and the fan-out engine (``FanOutState``, behind ``Promise``,
 // ``ValuePromise``, ``ReplayingValuePipe``, ``Multicast`` and ``share(replay:connection:)``), which
-// orders its broadcasts through a ``SerialDelivery`` on top of it.//
+// orders its broadcasts through a ``SerialDelivery`` on top of it.
+//
 // A source keeps an `OrderedSlots<FanOutMember>` under its lock, copies it in the critical section
 // that decides on an event (the copy only retains the list's storage), and calls ``OrderedSlots/broadcast(_:publishedAs:failing:)``
 // on the copy after unlocking.
