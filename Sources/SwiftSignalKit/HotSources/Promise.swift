@@ -97,6 +97,10 @@ public final class Promise<T: Sendable>: Sendable {
 
     /// A signal of the latest value followed by every new one. It never completes.
     ///
+    /// There is no current value between a ``set(_:)`` and the new source's first value (``set(_:)``
+    /// clears it): a subscriber that arrives then gets nothing at once, and gets the new source's values
+    /// as they arrive.
+    ///
     /// - Returns: A signal that replays the current value (if any) on subscription, synchronously.
     @inlinable public func get() -> Signal<T, NoError> {
         return Signal { subscriber in
