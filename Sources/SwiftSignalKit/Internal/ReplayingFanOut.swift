@@ -78,7 +78,7 @@
         }
     }
 
-    @inlinable func unsubscribe(_ key: Int) {
+    func unsubscribe(_ key: Int) {
         let departure = self.withFanOut { $0.leave(key) }
         // Released here, after unlocking.
         withExtendedLifetime(departure) {}
@@ -129,7 +129,7 @@
     }
 
     /// Leaves the fan-out; a second call finds nothing to remove.
-    @inlinable func dispose() {
+    @usableFromInline func dispose() {
         self.core.unsubscribe(self.key)
     }
 }
