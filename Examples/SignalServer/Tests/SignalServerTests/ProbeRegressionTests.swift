@@ -97,35 +97,14 @@ import Testing
         var streams: [EventStream] = []
         try await withServer { server in
             for _ in 0..<3 { streams.append(try await StreamingTests().ready(server)) }
-            // Eight publishers, so that several trades are in flight when the shutdown begins. Each
-            // stops at its first failed POST and says why, so that a failure before the shutdown
-            // names its cause instead of only starving the count below.
-            let stops = Atomic<[String]>(value: [])
-            let publishers = (0..<8).map { _ in
-                Task {
-                    var seqs: [Int] = []
-                    while true {
-                        let reply: TestServer.Reply
-                        do {
-                            reply = try await server.post(
-                                "trades", body: #"{"symbol": "ACME", "price": 10, "size": 1}"#, timeout: .seconds(5))
-                        } catch {
-                            _ = stops.modify { $0 + ["after \(seqs.count) trades: \(error)"] }
-                            return seqs
-                        }
-                        guard reply.status == 201, let trade = try? reply.decoded(Trade.self) else {
-                            _ = stops.modify { $0 + ["after \(seqs.count) trades: \(reply.status) \(reply.body)"] }
-                            return seqs
-                        }
-                        seqs.append(trade.seq)
-                    }
-                }
-            }
-            try await eventually("some trades are published; publishers that stopped: \(stops.with { $0 })") {
+            // Eight publishers, so that several trades are in flight when the shutdown begins.
+            let publishers = ShutdownPublishers(server)
+            try await eventually("some trades are published; \(publishers.stops)") {
                 try await server.metrics().tradesPublished >= 100
             }
+            publishers.begin()
             await server.group.triggerGracefulShutdown()
-            for publisher in publishers { acknowledged += await publisher.value }
+            acknowledged = await publishers.acknowledged()
         }
         #expect(!acknowledged.isEmpty)
         for stream in streams {
@@ -251,21 +230,13 @@ import Testing
         try await withServer { server in
             services = server.services
             // No stream is open: the market must close on its own.
-            let publishers = (0..<8).map { _ in
-                Task {
-                    var count = 0
-                    while let reply = try? await server.post(
-                        "trades", body: #"{"symbol": "ACME", "price": 10, "size": 1}"#, timeout: .seconds(5)),
-                        reply.status == 201
-                    {
-                        count += 1
-                    }
-                    return count
-                }
+            let publishers = ShutdownPublishers(server)
+            try await eventually("some trades are published; \(publishers.stops)") {
+                try await server.metrics().tradesPublished >= 100
             }
-            try await eventually("some trades are published") { try await server.metrics().tradesPublished >= 100 }
+            publishers.begin()
             await server.group.triggerGracefulShutdown()
-            for publisher in publishers { acknowledged += await publisher.value }
+            acknowledged = await publishers.acknowledged().count
         }
         let market = try #require(services).market
         // A trade can be published and its 201 still miss the client (a response cut by the shutdown, a

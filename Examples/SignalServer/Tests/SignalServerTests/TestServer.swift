@@ -4,6 +4,7 @@ import MarketDomain
 import NIOCore
 import NIOHTTP1
 import ServiceLifecycle
+import SwiftSignalKit
 import Testing
 
 @testable import SignalServerApp
@@ -70,6 +71,72 @@ struct TestServer {
         let response = try await HTTPClient.shared.execute(request, timeout: timeout)
         let body = try await response.body.collect(upTo: 1 << 20)
         return Reply(status: Int(response.status.code), body: String(buffer: body), retryAfter: response.headers.first(name: "Retry-After"))
+    }
+}
+
+/// Publishers for a test of the graceful shutdown: tasks that each post ACME trades in a loop and
+/// return the sequence numbers of those answered 201.
+///
+/// Each POST has a 5 s deadline, since after the shutdown has begun a request can meet a server that no
+/// longer listens, and the client retries the refused connection until the deadline. A POST that gets
+/// no answer ends its publisher only once ``begin()`` has said the shutdown began. Before that it is
+/// posted again: with the whole suite running on two busy cores, a request to an in-process server has
+/// waited more than 10 s for its answer while the server's handler took milliseconds, and all eight
+/// publishers of a test then stopped before the shutdown, which the test read as a server that
+/// published nothing. An answer other than 201 ends its publisher at any time. Either way the reason
+/// is kept for the test's failure message (``stops``).
+final class ShutdownPublishers: Sendable {
+    private let shuttingDown = Atomic(value: false)
+    private let stopsAndRetries = Atomic<(stops: [String], retries: Int)>(value: ([], 0))
+    private let tasks: [Task<[Int], Never>]
+
+    init(_ server: TestServer, count: Int = 8) {
+        let shuttingDown = self.shuttingDown
+        let stopsAndRetries = self.stopsAndRetries
+        self.tasks = (0..<count).map { _ in
+            Task {
+                var seqs: [Int] = []
+                while true {
+                    let reply: TestServer.Reply
+                    do {
+                        reply = try await server.post(
+                            "trades", body: #"{"symbol": "ACME", "price": 10, "size": 1}"#, timeout: .seconds(5))
+                    } catch {
+                        guard shuttingDown.with({ $0 }) else {
+                            _ = stopsAndRetries.modify { ($0.stops, $0.retries + 1) }
+                            continue
+                        }
+                        _ = stopsAndRetries.modify { ($0.stops + ["after \(seqs.count) trades: \(error)"], $0.retries) }
+                        return seqs
+                    }
+                    guard reply.status == 201, let trade = try? reply.decoded(Trade.self) else {
+                        _ = stopsAndRetries.modify {
+                            ($0.stops + ["after \(seqs.count) trades: \(reply.status) \(reply.body)"], $0.retries)
+                        }
+                        return seqs
+                    }
+                    seqs.append(trade.seq)
+                }
+            }
+        }
+    }
+
+    /// Says that the shutdown begins: from now on a POST that gets no answer ends its publisher.
+    func begin() {
+        _ = self.shuttingDown.swap(true)
+    }
+
+    /// Why publishers stopped, and how many POSTs were posted again before the shutdown.
+    var stops: String {
+        let (stops, retries) = self.stopsAndRetries.with { $0 }
+        return "publishers that stopped: \(stops); POSTs retried after no answer in 5 s: \(retries)"
+    }
+
+    /// The sequence numbers acknowledged, once every publisher has stopped.
+    func acknowledged() async -> [Int] {
+        var seqs: [Int] = []
+        for task in self.tasks { seqs += await task.value }
+        return seqs
     }
 }
 
