@@ -99,6 +99,7 @@ import Testing
             for _ in 0..<3 { streams.append(try await StreamingTests().ready(server)) }
             // Eight publishers, so that several trades are in flight when the shutdown begins.
             let publishers = ShutdownPublishers(server)
+            defer { publishers.begin() }
             try await eventually("some trades are published; \(publishers.stops)") {
                 try await server.metrics().tradesPublished >= 100
             }
@@ -231,6 +232,7 @@ import Testing
             services = server.services
             // No stream is open: the market must close on its own.
             let publishers = ShutdownPublishers(server)
+            defer { publishers.begin() }
             try await eventually("some trades are published; \(publishers.stops)") {
                 try await server.metrics().tradesPublished >= 100
             }

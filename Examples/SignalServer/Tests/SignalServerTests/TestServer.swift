@@ -102,7 +102,7 @@ final class ShutdownPublishers: Sendable {
                         reply = try await server.post(
                             "trades", body: #"{"symbol": "ACME", "price": 10, "size": 1}"#, timeout: .seconds(5))
                     } catch {
-                        guard shuttingDown.with({ $0 }) else {
+                        guard shuttingDown.with({ $0 }) || Task.isCancelled else {
                             _ = stopsAndRetries.modify { ($0.stops, $0.retries + 1) }
                             continue
                         }
@@ -121,7 +121,8 @@ final class ShutdownPublishers: Sendable {
         }
     }
 
-    /// Says that the shutdown begins: from now on a POST that gets no answer ends its publisher.
+    /// Says that the shutdown begins: from now on a POST that gets no answer ends its publisher. Call it
+    /// also when the test leaves early (`defer`), so that no publisher retries a stopped server.
     func begin() {
         _ = self.shuttingDown.swap(true)
     }
