@@ -113,7 +113,9 @@ public final class Promise<T: Sendable>: Sendable {
             if let initializer {
                 self.set(initializer)
             }
-            return FanOutMembership(owner: self, core: self.core, key: key)
+            return FanOutMembership(key: key) { [self] key in
+                self.core.unsubscribe(key)
+            }
         }
     }
 }
@@ -180,7 +182,9 @@ public final class ValuePromise<T: Equatable & Sendable>: Sendable {
     @inlinable public func get() -> Signal<T, NoError> {
         return Signal { subscriber in
             let key = self.core.subscribe(subscriber)
-            return FanOutMembership(owner: self, core: self.core, key: key)
+            return FanOutMembership(key: key) { [self] key in
+                self.core.unsubscribe(key)
+            }
         }
     }
 }

@@ -41,7 +41,9 @@ public final class ReplayingValuePipe<T: Sendable>: Sendable {
         let core = self.core
         return Signal { subscriber in
             let key = core.subscribe(subscriber)
-            return FanOutMembership(owner: nil, core: core, key: key)
+            return FanOutMembership(key: key) { [core] key in
+                core.unsubscribe(key)
+            }
         }
     }
 

@@ -107,6 +107,27 @@ import Testing
         #expect(received.withLock { $0 } == [1])
     }
 
+    @Test func aValuePromisesSubscriptionKeepsItAliveUntilDisposedAndADisposalLeavesOnce() {
+        weak var released: ValuePromise<Int>?
+        var subscription: Disposable?
+        var other: Disposable?
+        let received = LockedState<[Int]>([])
+        do {
+            let promise = ValuePromise<Int>(1)
+            released = promise
+            subscription = promise.get().start()
+            other = promise.get().start(next: { value in received.withLock { $0.append(value) } })
+            // A second disposal of the first subscription finds nothing, and must not remove the other.
+            subscription?.dispose()
+            subscription?.dispose()
+            promise.set(2)
+        }
+        #expect(released != nil, "the remaining subscription holds the promise")
+        #expect(received.withLock { $0 } == [1, 2])
+        other?.dispose()
+        #expect(released == nil, "disposing the last one lets it go")
+    }
+
     @Test func aReplayingValuePipesSubscriptionDoesNotKeepThePipeAlive() {
         weak var released: ReplayingValuePipe<Int>?
         var subscription: Disposable?
