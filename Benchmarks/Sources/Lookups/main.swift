@@ -130,6 +130,17 @@ final class Arrivals: Sendable {
     report("\(name), per subscription", before, after)
 }
 
+/// Subscribes and disposes at once, `measured` times after a warm-up, and reports the look-ups made per
+/// round: the join, the replay and the departure. A subscription's disposable is reached through the
+/// `Disposable` existential, so its `dispose()` must not be a generic class's method (see
+/// `FanOutMembership`).
+@MainActor func checkSubscriptionRounds(_ name: String, _ subscribe: () -> Disposable) {
+    for _ in 0..<warmUp { subscribe().dispose() }
+    let before = Counts.now()
+    for _ in 0..<measured { subscribe().dispose() }
+    report("\(name), subscribed and disposed, per round", before, Counts.now())
+}
+
 /// Whether a batch looked types up at least once in a hundred values (see ``report(_:_:_:)``).
 func over(_ before: Counts, _ after: Counts) -> Bool {
     return Double(after.generic - before.generic + after.tuple - before.tuple) / Double(measured) >= 0.01
@@ -193,13 +204,26 @@ plainPromised.dispose()
 // Subscribing to a promise: its join and replay run once per subscription, not per value, but they go
 // through several generic layers of the fan-out engine, and unspecialised they looked up a type at
 // nearly every step (22,881 instructions a subscription, 5,957 specialised; see CONTRIBUTING.md,
-// "Which code is `@inlinable`"). The disposal is not counted: it comes through the `Disposable`
-// existential, so it runs unspecialised whatever is inlinable.
+// "Which code is `@inlinable`"). The disposal is counted too, in rounds of subscribing and disposing:
+// it comes through the `Disposable` existential, where a generic class's method runs unspecialised
+// whatever is inlinable (a promise's disposal looked types up there until 2026-11-29). So is a
+// subscription to a share that is already connected, which joins and leaves the same engine.
 checkSubscriptions("ValuePromise.get().start") { promise.get().start(next: { _ in }) }
 checkSubscriptions("Promise.get().start") { plainPromise.get().start(next: { _ in }) }
 let replaying = ReplayingValuePipe<Int>()
 replaying.putNext(0)
 checkSubscriptions("ReplayingValuePipe.signal().start") { replaying.signal().start(next: { _ in }) }
+checkSubscriptionRounds("ValuePromise.get().start") { promise.get().start(next: { _ in }) }
+checkSubscriptionRounds("Promise.get().start") { plainPromise.get().start(next: { _ in }) }
+checkSubscriptionRounds("ReplayingValuePipe.signal().start") { replaying.signal().start(next: { _ in }) }
+let sharedFeed = ValuePipe<Int>()
+let shared = sharedFeed.signal() |> share()
+let sharedLatest = sharedFeed.signal() |> share(replay: .latest)
+let connections = [shared.start(), sharedLatest.start()]
+sharedFeed.putNext(0)
+checkSubscriptionRounds("share() joined while connected") { shared.start(next: { _ in }) }
+checkSubscriptionRounds("share(replay: .latest) joined while connected") { sharedLatest.start(next: { _ in }) }
+for connection in connections { connection.dispose() }
 
 // A hot source's `values` subscribes when it is made: what its pipe sends meanwhile is kept for the loop.
 let feed = ValuePipe<Int>()

@@ -82,7 +82,7 @@
     ///
     /// Inlinable, like ``subscribe(_:)``: a subscription's disposal reaches it through a closure made
     /// where the owner's `get()` or `signal()` is specialised for the client's value type (see
-    /// ``FanOutMembership``).
+    /// ``FanOutMembership``, in `FanOut.swift`).
     @inlinable func unsubscribe(_ key: Int) {
         let departure = self.withFanOut { $0.leave(key) }
         // Released here, after unlocking.
@@ -114,30 +114,5 @@
             self.deliver(work)
         }
         return published
-    }
-}
-
-/// The disposable of a subscription to a ``ReplayingFanOut``: disposing it leaves the fan-out.
-///
-/// Not generic: a subscription's disposable is called through the `Disposable` existential, and a
-/// generic class's method reached that way runs this module's unspecialised code, which looked up the
-/// fan-out state's types at each step (about 2,500 instructions a disposal). `leave` is made where the
-/// owner's `get()` or `signal()` is specialised for the client's types, so the disposal runs
-/// specialised code. It captures the one object that keeps the state: the promise, which a subscription
-/// keeps alive (as the `ActionDisposable` this type replaced did), or a `ReplayingValuePipe`'s state,
-/// which does not keep the pipe alive. A closure that captures one object uses it as its context, so
-/// this is one object of 48 bytes, as the generic one it replaced was.
-@usableFromInline final class FanOutMembership: Disposable {
-    @usableFromInline let leave: @Sendable (Int) -> Void
-    @usableFromInline let key: Int
-
-    @inlinable init(key: Int, leave: @escaping @Sendable (Int) -> Void) {
-        self.key = key
-        self.leave = leave
-    }
-
-    /// Leaves the fan-out; a second call finds nothing to remove.
-    @usableFromInline func dispose() {
-        self.leave(self.key)
     }
 }

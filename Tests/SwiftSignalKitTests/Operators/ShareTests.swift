@@ -52,6 +52,27 @@ private final class CountedSource: Sendable {
         #expect(first.values == [1, 2, 3, 4])
     }
 
+    @Test func disposingASubscriptionTwiceLeavesOnceAndKeepsTheOthersAndTheConnection() {
+        let pipe = ValuePipe<Int>()
+        let source = CountedSource()
+        let shared = source.signal(pipe.signal() |> castError(TestError.self)) |> share(replay: .latest)
+        let a = Recorder<Int, TestError>()
+        let b = Recorder<Int, TestError>()
+        let first = a.start(shared)
+        let second = b.start(shared)
+        pipe.putNext(1)
+        second.dispose()
+        second.dispose()
+        pipe.putNext(2)
+        #expect(a.values == [1, 2], "the other subscriber is still a member")
+        #expect(b.values == [1])
+        #expect(source.disposals.value == 0, "a member is left, so the connection stays")
+        first.dispose()
+        #expect(source.disposals.value == 1, "the last one leaving takes the connection")
+        first.dispose()
+        #expect(source.disposals.value == 1)
+    }
+
     @Test func theLastSubscriberLeavingDisconnectsAndTheNextReconnectsWithAnEmptyReplay() {
         let pipe = ValuePipe<Int>()
         let source = CountedSource()
