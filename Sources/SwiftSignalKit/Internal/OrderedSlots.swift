@@ -97,11 +97,20 @@
     }
 
     /// Drops the holes. When every element is gone the buffer goes too: a list that once had many
-    /// members does not keep their space once they have left.
+    /// members does not keep their space once they have left. A buffer at most four times the size the
+    /// elements need is compacted in place, so that a list whose one extra member keeps joining and
+    /// leaving (a promise or a share with a steady subscriber) allocates nothing after the first time;
+    /// a larger one is replaced by one of the right size.
     @inlinable
     mutating func compact() {
         guard self.count > 0 else {
             self.entries = []
+            self.holes = 0
+            return
+        }
+        if self.entries.capacity <= 4 * self.count {
+            // Keeps the order of the elements left, so the keys stay sorted.
+            self.entries.removeAll(where: { $0.element == nil })
             self.holes = 0
             return
         }
