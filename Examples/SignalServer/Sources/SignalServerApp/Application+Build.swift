@@ -9,10 +9,13 @@ import UnixSignals
 /// - Parameters:
 ///   - configuration: Where to listen and how the simulated upstream behaves.
 ///   - services: The domain and its counters; pass your own to look at them from a test.
+///   - eventLoopGroup: The event loops that run the server's connections: the process-wide ones by
+///     default; a test that runs many servers in one process gives each its own (see `withServer`).
 ///   - onListening: Called with the port once the server listens (useful with port 0).
 /// - Returns: The application, a `Service` to run in a `ServiceGroup` before ``MarketService``.
 public func buildApplication(
-    configuration: ServerConfiguration, services: MarketServices, onListening: @escaping @Sendable (Int) -> Void = { _ in }
+    configuration: ServerConfiguration, services: MarketServices, eventLoopGroup: EventLoopGroupProvider = .singleton,
+    onListening: @escaping @Sendable (Int) -> Void = { _ in }
 ) -> some ApplicationProtocol {
     let router = Router(context: MarketRequestContext.self)
     addRoutes(to: router, services: services, configuration: configuration)
@@ -24,6 +27,7 @@ public func buildApplication(
         onServerRunning: { channel in
             onListening(channel.localAddress?.port ?? configuration.port)
         },
+        eventLoopGroupProvider: eventLoopGroup,
         logger: logger)
 }
 
@@ -37,13 +41,15 @@ public func buildApplication(
 ///   - services: The domain and its counters.
 ///   - gracefulShutdownSignals: The signals that start a graceful shutdown; tests pass none and call
 ///     `triggerGracefulShutdown()`.
+///   - eventLoopGroup: The event loops that run the server's connections (see ``buildApplication``).
 ///   - onListening: Called with the port once the server listens.
 /// - Returns: The group; `run()` returns once everything has stopped.
 public func buildServiceGroup(
     configuration: ServerConfiguration, services: MarketServices, gracefulShutdownSignals: [UnixSignal] = [.sigterm, .sigint],
-    onListening: @escaping @Sendable (Int) -> Void = { _ in }
+    eventLoopGroup: EventLoopGroupProvider = .singleton, onListening: @escaping @Sendable (Int) -> Void = { _ in }
 ) -> ServiceGroup {
-    let app = buildApplication(configuration: configuration, services: services, onListening: onListening)
+    let app = buildApplication(
+        configuration: configuration, services: services, eventLoopGroup: eventLoopGroup, onListening: onListening)
     var logger = Logger(label: "SignalServer.lifecycle")
     logger.logLevel = .warning
     // The database pools first, so they are shut down last, after the domain and the application.

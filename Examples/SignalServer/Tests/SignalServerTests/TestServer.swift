@@ -1,8 +1,10 @@
 import AsyncHTTPClient
 import Foundation
+import Hummingbird
 import MarketDomain
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import ServiceLifecycle
 import SwiftSignalKit
 import Testing
@@ -81,10 +83,12 @@ struct TestServer {
 /// longer listens, and the client retries the refused connection until the deadline. A POST that gets
 /// no answer ends its publisher only once ``begin()`` has said the shutdown began. Before that it is
 /// posted again: with the whole suite running on two busy cores, a request to an in-process server has
-/// waited more than 10 s for its answer while the server's handler took milliseconds, and all eight
-/// publishers of a test then stopped before the shutdown, which the test read as a server that
-/// published nothing. An answer other than 201 ends its publisher at any time. Either way the reason
-/// is kept for the test's failure message (``stops``).
+/// waited more than 10 s for its answer while the server's handler took milliseconds (its connection
+/// was on an event loop that another server's export kept busy; each server now has a loop of its own,
+/// see ``withServer(_:_:)``, and the longest wait seen since is 3 s), and all eight publishers of a test
+/// then stopped before the shutdown, which the test read as a server that published nothing. An answer
+/// other than 201 ends its publisher at any time. Either way the reason is kept for the test's failure
+/// message (``stops``).
 final class ShutdownPublishers: Sendable {
     private let shuttingDown = Atomic(value: false)
     private let stopsAndRetries = Atomic<(stops: [String], retries: Int)>(value: ([], 0))
@@ -144,7 +148,13 @@ final class ShutdownPublishers: Sendable {
 /// Runs `body` against a server started for it, then shuts the server down gracefully and checks that it
 /// stopped cleanly.
 ///
-/// The server runs with a 50 ms heartbeat and no signal handlers (the test triggers the shutdown).
+/// The server runs with a 50 ms heartbeat and no signal handlers (the test triggers the shutdown), on an
+/// event loop of its own. The suite runs some sixty servers at once in this process: on the process-wide
+/// event loops (one per core, two here, which the HTTP client uses too) a server that streams a large
+/// export keeps its loop busy writing, and every other server's connections and the client's on that
+/// loop wait behind it. On this two-core machine, with three busy loops beside the suite, requests to
+/// other servers then waited 9 to 19 s in about half the runs (seen as a task on that loop starting 4 s
+/// late); with a loop per server, none waited more than 3 s in eight such runs.
 func withServer(
     _ configure: (inout ServerConfiguration) -> Void = { _ in }, _ body: (TestServer) async throws -> Void
 ) async throws {
@@ -154,10 +164,26 @@ func withServer(
     configure(&configuration)
     let services = MarketServices(configuration: configuration)
     let (ports, listening) = AsyncStream<Int>.makeStream()
-    let group = buildServiceGroup(configuration: configuration, services: services, gracefulShutdownSignals: []) { port in
+    let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    let group = buildServiceGroup(
+        configuration: configuration, services: services, gracefulShutdownSignals: [], eventLoopGroup: .shared(loop)
+    ) { port in
         listening.yield(port)
         listening.finish()
     }
+    do {
+        try await run(group, services: services, ports: ports, body)
+    } catch {
+        try await loop.shutdownGracefully()
+        throw error
+    }
+    try await loop.shutdownGracefully()
+}
+
+/// The rest of ``withServer(_:_:)``: runs the group, then `body` once the server listens.
+private func run(
+    _ group: ServiceGroup, services: MarketServices, ports: AsyncStream<Int>, _ body: (TestServer) async throws -> Void
+) async throws {
     try await withThrowingTaskGroup(of: Void.self) { tasks in
         tasks.addTask { try await group.run() }
         var next = ports.makeAsyncIterator()
