@@ -174,7 +174,8 @@ func withServer(
     do {
         try await run(group, services: services, ports: ports, body)
     } catch {
-        try await loop.shutdownGracefully()
+        // The test's own error is the one to report, not one from stopping the loop after it.
+        try? await loop.shutdownGracefully()
         throw error
     }
     try await loop.shutdownGracefully()
