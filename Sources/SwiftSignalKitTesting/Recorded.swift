@@ -75,9 +75,12 @@ extension Recorded: Sendable where T: Sendable {}
 
 extension Recorded: Equatable where T: Equatable, E: Equatable {
     /// Equal events at times that differ by less than a nanosecond: sums of fractional seconds are not
-    /// exact in binary.
+    /// exact in binary. Past 2^23 seconds (about 97 days) of virtual time a `Double` no longer holds
+    /// every nanosecond, and the same instant computed two ways (a marble diagram's `start + 3 * frame`,
+    /// the scheduler's nanoseconds read back as seconds) can differ by a few units of its precision:
+    /// there, times within four such units (about 60 ns at 10^8 seconds) are equal too.
     public static func == (lhs: Recorded, rhs: Recorded) -> Bool {
-        return abs(lhs.time - rhs.time) < 1e-9 && lhs.event == rhs.event
+        return recordedTimesAreEqual(lhs.time, rhs.time) && lhs.event == rhs.event
     }
 }
 
@@ -86,6 +89,13 @@ extension Recorded: CustomStringConvertible {
     public var description: String {
         return "\(formatTime(self.time)) \(self.event)"
     }
+}
+
+/// Whether two recorded times stand for the same instant (see `Recorded.==`): within a nanosecond, or
+/// within four units in the last place of the larger, where those are longer than a nanosecond.
+func recordedTimesAreEqual(_ lhs: Double, _ rhs: Double) -> Bool {
+    let difference = abs(lhs - rhs)
+    return difference < 1e-9 || difference <= 4 * max(abs(lhs), abs(rhs)).ulp
 }
 
 /// A time as a short decimal: `3`, `2.5`, `0.001`.

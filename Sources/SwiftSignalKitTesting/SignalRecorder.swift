@@ -64,7 +64,9 @@ public final class SignalRecorder<T: Sendable, E: Error>: Sendable {
 extension SignalRecorder where T: Equatable, E: Equatable {
     /// Compares the recording with `expected`; nil when they are equal, or a readable difference.
     ///
-    /// Times are absolute virtual times here; they are equal when they differ by less than a nanosecond.
+    /// Times are absolute virtual times here; they are equal when they differ by less than a nanosecond
+    /// (or, past about 97 days of virtual time, by a few units of a `Double`'s precision: see
+    /// ``Recorded``'s `==`).
     ///
     /// - Parameter expected: The events the test expects, in order.
     /// - Returns: nil, or the difference, whose description lists both sides and marks each mismatch.

@@ -84,7 +84,9 @@ public struct VirtualClock: Clock, SignalScheduler {
     }
 
     /// Suspends until virtual time reaches `deadline`, or throws `CancellationError` when the task is
-    /// cancelled first. A deadline that has passed returns at once. The deadline is absolute: time moved
+    /// cancelled first. A deadline that has passed (`sleep(for: .zero)`, say) still suspends once, as a
+    /// real clock's sleep does, and resumes without moving time: a task that polls with a zero sleep lets
+    /// the timeline's other tasks run, where returning at once would spin and hang the run. The deadline is absolute: time moved
     /// by another thread meanwhile does not postpone it. Virtual time counts whole nanoseconds and ends
     /// at ``VirtualTimeScheduler/maximumTime``; a later deadline is reached only at that end.
     ///
@@ -100,7 +102,13 @@ public struct VirtualClock: Clock, SignalScheduler {
             self.scheduler.jobs.noteSleeperOffTheTimeline(
                 madeInRun: TimelineExecutor.currentTaskWasMadeInRun(of: self.scheduler.jobs))
         }
-        guard deadline > self.scheduler.nanosecondsNow else { return }
+        guard deadline > self.scheduler.nanosecondsNow else {
+            // A real clock suspends here too (its timer fires at once): yield, so that a loop that polls
+            // with zero sleeps lets other tasks run, on the timeline as on a real executor.
+            await Task.yield()
+            try Task.checkCancellation()
+            return
+        }
         let sleeper = VirtualSleeper()
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in

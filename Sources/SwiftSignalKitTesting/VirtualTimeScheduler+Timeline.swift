@@ -170,7 +170,8 @@ extension VirtualTimeScheduler {
                     if jobsAtThisInstant > Self.runJobLimit {
                         misuse(
                             "VirtualTimeScheduler.run(timeLimit:_:): ran \(Self.runJobLimit) jobs at \(self.now) s without time moving: "
-                                + "a task that loops without waiting for virtual time?")
+                                + "a task that loops without waiting for virtual time (on Task.yield() or a zero sleep, "
+                                + "polling for something nothing on the timeline will do)?")
                     }
                     job.runSynchronously(on: executor)
                     continue
@@ -228,8 +229,8 @@ extension VirtualTimeScheduler {
     }
 
     /// The most jobs one ``run(timeLimit:_:)`` runs between two scheduled actions (without time moving)
-    /// before it stops with a precondition failure: a task that loops on `Task.yield()` would otherwise
-    /// never let it finish. A long run whose time moves has no limit on its jobs in all.
+    /// before it stops with a precondition failure: a task that loops on `Task.yield()` (or on a zero
+    /// sleep on the clock, which suspends once as a real clock's does) would otherwise never let it finish. A long run whose time moves has no limit on its jobs in all.
     public static let runJobLimit = 10_000_000
 
     /// What ``run(timeLimit:_:)`` throws when its body waits and nothing on the timeline can run.
@@ -259,7 +260,9 @@ extension VirtualTimeScheduler {
                         + "no job is runnable, no action is scheduled, and no job came from another thread within "
                         + "VirtualTimeScheduler.offTimelineGrace.")
                 lines.append(
-                    "It waits for work that is not on the timeline: a continuation nobody resumes, an unstructured Task {} or "
+                    "It waits for something nothing on the timeline will do: a signal or stream nothing sends to (a ValuePipe "
+                        + "nobody puts into, get() of a signal that never sends), or work that is not on the timeline: "
+                        + "a continuation nobody resumes, an unstructured Task {} or "
                         + "Task.detached that has not finished (start it with Task(executorPreference: scheduler.executor) to run "
                         + "it on the timeline), the main actor or an actor with its own "
                         + "executor, a Queue or DispatchQueue (give the operator the scheduler instead), or a sleep on a real clock "

@@ -401,7 +401,12 @@ extension VirtualTimeScheduler.State {
 
 /// The disposable of one scheduled action.
 final class ScheduledAction: Disposable {
-    private let scheduler: VirtualTimeScheduler
+    /// Weak: the action it cancels often holds, through a subscriber, this very disposable, and the
+    /// scheduler holds the action until it runs. A strong reference closed that loop, so a scheduler
+    /// released with work still pending (a test that ends before a diagram's last event, a `debounce`
+    /// still waiting) was never freed, nor was anything its actions held. Once the scheduler is gone
+    /// there is nothing to cancel.
+    private weak let scheduler: VirtualTimeScheduler?
     private let due: Int64
     private let order: UInt64
 
@@ -412,7 +417,7 @@ final class ScheduledAction: Disposable {
     }
 
     func dispose() {
-        let removed = self.scheduler.cancel(due: self.due, order: self.order)
+        let removed = self.scheduler?.cancel(due: self.due, order: self.order)
         // The action is released here, after unlocking.
         withExtendedLifetime(removed) {}
     }

@@ -1,6 +1,7 @@
 import SwiftSignalKit
 import SwiftSignalKitConcurrency
 import SwiftSignalKitTesting
+import Synchronization
 import Testing
 
 /// Signals and the async code inside them on one virtual timeline (`VirtualTimeScheduler.run`): each
@@ -428,6 +429,27 @@ import Testing
             _ = await (first, second)
         }
         #expect(log == ["0.0 a1", "0.0 b1", "0.0 a2", "0.0 b2", "0.0 a3", "0.0 b3"])
+    }
+
+    /// A task that polls with zero sleeps on the clock lets the timeline's other tasks run, as a real
+    /// clock's zero sleep, which suspends, does. The sleep returned without suspending, and such a loop
+    /// spun for ever (here it stops after a thousand polls and the log shows it).
+    @Test func aZeroSleepOnTheClockLetsTheOtherTasksRun() async throws {
+        let log = try await timelineLog { scheduler, log in
+            let done = Mutex(false)
+            let worker = Task(executorPreference: scheduler.executor) {
+                log("worker")
+                done.withLock { $0 = true }
+            }
+            var polls = 0
+            while !done.withLock({ $0 }) && polls < 1_000 {
+                try await scheduler.clock.sleep(for: .zero)
+                polls += 1
+            }
+            await worker.value
+            log("polled \(polls) time(s)")
+        }
+        #expect(log == ["0.0 worker", "0.0 polled 1 time(s)"])
     }
 
     @Test func aTaskGroupSleepingOnTheClockFinishesInDeadlineOrder() async throws {

@@ -49,7 +49,7 @@ import Testing
         #expect(scheduler.now == 0)
     }
 
-    @Test func sleepsToThePastReturnAtOnceAndClockTimeFollowsTheScheduler() async throws {
+    @Test func sleepsToThePastScheduleNothingAndClockTimeFollowsTheScheduler() async throws {
         let scheduler = VirtualTimeScheduler()
         let clock = scheduler.clock
         scheduler.advance(by: 2.5)

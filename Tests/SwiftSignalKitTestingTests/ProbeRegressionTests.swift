@@ -53,6 +53,54 @@ import Testing
         scheduler.advance(to: scheduler.now)
     }
 
+    /// Past 2^23 s (about 97 days) the same instant computed two ways differs by a unit of a `Double`'s
+    /// precision, which is more than a nanosecond: a recording must still match its diagram.
+    @Test func recordingsLateInVirtualTimeMatchTheirDiagrams() {
+        let starts: [Double] = [100_000_000.05, 9_000_000.05, 31_000_000.01, 432_000.05]
+        for start in starts {
+            let scheduler = VirtualTimeScheduler()
+            scheduler.advance(to: start)
+            let values: [Character: Int] = ["a": 1, "b": 2, "c": 3]
+            let recorder = SignalRecorder(scheduler.signal(marbles: "-a-b-c|", values: values, frame: 0.1), scheduler: scheduler)
+            scheduler.run()
+            let mismatch = recorder.mismatch(marbles: "-a-b-c|", values: values, frame: 0.1)
+            #expect(mismatch == nil, "from \(start) s: \(mismatch.map { "\($0)" } ?? "")")
+        }
+        #expect(Recorded<Int, NoError>.next(1, at: 100_000_000.149_999_99) == .next(1, at: 100_000_000.15))
+        #expect(Recorded<Int, NoError>.next(1, at: 1e8) != .next(1, at: 1e8 + 1e-6), "a microsecond is still a difference")
+        #expect(Recorded<Int, NoError>.next(1, at: 0.3) != .next(1, at: 0.300_000_002), "two nanoseconds too")
+    }
+
+    /// A scheduler released with work still pending is freed, with what the work holds: a pending
+    /// action held its subscriber, which held the action's disposable, which held the scheduler.
+    @Test func aSchedulerReleasedWithWorkPendingIsFreed() {
+        weak var released: VirtualTimeScheduler?
+        do {
+            let scheduler = VirtualTimeScheduler()
+            released = scheduler
+            let subscription = scheduler.signal(marbles: "--a", values: ["a": 1]).start(next: { _ in })
+            scheduler.advance(by: 1)
+            withExtendedLifetime(subscription) {}
+        }
+        #expect(released == nil, "a diagram's event still to come")
+    }
+
+    /// What the testing article says about work left pending: an operator's pending action holds the
+    /// operator, which holds the scheduler, until the subscription is disposed.
+    @Test func disposingTheSubscriptionsFreesASchedulerWithWorkPending() {
+        weak var released: VirtualTimeScheduler?
+        do {
+            let scheduler = VirtualTimeScheduler()
+            released = scheduler
+            let pipe = ValuePipe<Int>()
+            let recorder = SignalRecorder(pipe.signal() |> debounce(1, scheduler: scheduler), scheduler: scheduler)
+            pipe.putNext(1)
+            #expect(scheduler.scheduledActionCount == 1)
+            recorder.dispose()
+        }
+        #expect(released == nil, "a debounced value was waiting")
+    }
+
     @Test func cancellingATaskInWaitUntilScheduledEndsTheWait() async {
         let scheduler = VirtualTimeScheduler()
         let waiting = Task { await scheduler.waitUntilScheduled(1) }
