@@ -21,10 +21,15 @@
         self.subscriber = subscriber
     }
 
-    /// Starts the first wait, then the source (so that a value the source sends synchronously cancels
-    /// the wait).
+    /// Starts the source, then the first wait. In this order, a source event and the wait's end due at
+    /// the same instant of a virtual-time scheduler run source first, so an event that comes exactly
+    /// `seconds` after the subscription passes, as one exactly `seconds` after a value does (the wait
+    /// after a value is scheduled after the source scheduled its next event): the operator times out on
+    /// a gap of *more* than `seconds`, before the first event as after any value. A value the source
+    /// sends synchronously has moved the machine on by the time the wait is armed, and the machine
+    /// cancels that wait's timer at once (``TimeoutStateMachine/timerArmed(after:_:)``).
     @inlinable func start(_ signal: Signal<T, E>) {
-        self.arm(after: 0)
+        defer { self.arm(after: 0) }
         self.source.set(
             signal.subscribe(
                 Linked(to: self.subscriber),

@@ -86,6 +86,17 @@ import Testing
         #expect(mismatch == nil)
     }
 
+    /// "A gap of more than the interval": an event exactly one interval after the subscription passes,
+    /// as one exactly one interval after a value does. The first wait was scheduled before the source
+    /// was subscribed to, so at that instant it ran first and timed out.
+    @Test func anEventExactlyOneIntervalAfterTheSubscriptionOrAValuePasses() {
+        #expect(
+            play("--a-b|", through: { timeout(perValue: 2, scheduler: $0, alternate: .fail(TestError())) }, expect: "--a-b|")
+                == nil)
+        #expect(play("--a|", through: { timeout(2, scheduler: $0, alternate: .fail(TestError())) }, expect: "--a|") == nil)
+        #expect(play("--|", through: { timeout(2, scheduler: $0, alternate: .fail(TestError())) }, expect: "--|") == nil)
+    }
+
     @Test func endingTheSourceOrDisposingCancelsTheWait() {
         let scheduler = VirtualTimeScheduler()
         let completing = SignalRecorder(
