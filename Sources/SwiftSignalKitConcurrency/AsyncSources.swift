@@ -9,8 +9,11 @@ extension Signal where T: Sendable, E: Error {
     /// ```
     ///
     /// Each `start` runs one task that iterates the sequence, sending each element, then the completion
-    /// or the sequence's typed failure. `dispose()` cancels that task; no element is delivered after
-    /// `dispose()` returns (an element being delivered at that moment finishes first).
+    /// or the sequence's typed failure. `dispose()` cancels that task; no element the task sends after
+    /// `dispose()` returns reaches the callback. One it was already sending when `dispose()` ran may
+    /// still enter the callback just after, as with every subscription (`Subscriber`, and "What a
+    /// disposal guarantees" in SwiftSignalKit's Threading and disposal article, which says how to tear
+    /// down what the callback uses).
     ///
     /// The task pulls the next element only when the consumer has room for it, if a consumer paces this
     /// subscription (a `for await` loop over `values(bufferingPolicy: .bounded(n))` below operators that

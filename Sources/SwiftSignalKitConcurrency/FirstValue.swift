@@ -19,6 +19,11 @@ extension Signal where E: Error, T: Sendable {
     /// starts the signal. The signal's `start` runs on the calling task: a cancellation while it runs is
     /// seen when it returns, so a value the signal sent by then is returned.
     ///
+    /// Where the disposal runs: on the thread that sends the first event, inside its `putNext` (or
+    /// `putError`, `putCompletion`), as `take(1)` does; and, for a cancellation, on the thread that
+    /// cancels, inside `task.cancel()`. So a slow disposable delays that call too, and a producer that
+    /// holds a lock while it sends must not take the same lock in the disposable it returned.
+    ///
     /// A signal whose error type is not an `Error` can be awaited after `mapError(_:)`.
     /// For `NoError` signals, ``first(isolation:)`` needs no `try`.
     ///

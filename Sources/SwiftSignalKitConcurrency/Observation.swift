@@ -3,8 +3,10 @@ import Observation
 import SwiftSignalKit
 
 extension Signal where T: Sendable, E == NoError {
-    /// A signal of what `read` returns from `@Observable` models: the value when the subscription
-    /// starts, then the new value after each change to a property that `read` used.
+    /// A signal of what `read` returns from `@Observable` models: the value at the first read, which
+    /// runs in an action of `scheduler` just after the subscription starts (so a change made before
+    /// that action runs, in the same main-actor turn as `start`, is already in it), then the new value
+    /// after each change to a property that `read` used.
     ///
     /// ```swift
     /// @MainActor @Observable final class Cart { var items: [Item] = [] }

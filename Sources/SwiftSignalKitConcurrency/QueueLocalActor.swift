@@ -119,6 +119,13 @@ public actor QueueLocalActor<Value> {
         // Safe: `assumeIsolated` runs the closure inline, on this thread, before returning; `body` never
         // leaves the caller's thread or outlives the call.
         nonisolated(unsafe) let body = body
+        // Checked here, before `assumeIsolated`, whose own check (the executor's `checkIsolated()`)
+        // would name the queue but not the call the user made.
+        if !self.queue.isCurrent() {
+            misuse(
+                "QueueLocalActor.withValueOnQueue(_:) called off the actor's queue (\(self.queue.queue.label)): call it "
+                    + "from work that queue runs (a deliverOn(queue) callback, queue.async), or await withValue(_:) instead")
+        }
         return try self.assumeIsolated { actor in
             try actor.access("withValueOnQueue(_:)", body)
         }

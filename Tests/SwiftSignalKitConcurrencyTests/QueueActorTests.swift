@@ -60,11 +60,14 @@ final class TallyDoor {
         #expect(viaQueueSync.with { $0 } == 2)
     }
 
-    @Test func assumeIsolatedTrapsOffTheQueue() async {
-        await #expect(processExitsWith: .failure) {
+    @Test func withValueOnQueueTrapsOffTheQueueNamingTheCall() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let actor = QueueLocalActor(queue: Queue(name: "elsewhere"), value: 0)
             _ = actor.withValueOnQueue { $0 }
         }
+        // The message names the call the user made, not only the executor's queue.
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("QueueLocalActor.withValueOnQueue(_:) called off the actor's queue (elsewhere)"))
     }
 
     /// One submitter, isolated to the actor, alternates plain queue blocks and actor tasks: both doors
