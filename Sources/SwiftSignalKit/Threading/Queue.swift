@@ -3,9 +3,10 @@ import Foundation
 
 /// A dispatch queue that knows when code is running on it.
 ///
-/// `Queue` wraps a `DispatchQueue` and adds ``isCurrent()``, which makes ``async(_:)`` and ``sync(_:)``
-/// run inline when already on the queue: `sync` from inside the queue does not deadlock, and `async` from
-/// inside keeps the work on the current stack.
+/// `Queue` wraps a `DispatchQueue` and adds ``isCurrent()``, which makes ``sync(_:)`` run inline when
+/// already on the queue, so that `sync` from inside the queue does not deadlock, and makes ``async(_:)``
+/// run inline on the serial queues this type makes and on the main queue, as the original library did,
+/// so that `async` from inside keeps the work on the current stack.
 ///
 /// ```swift
 /// let queue = Queue(name: "db")
@@ -37,6 +38,9 @@ import Foundation
 public final class Queue: Sendable {
     private let nativeQueue: DispatchQueue
     private let identity: Identity
+    /// Whether ``async(_:)`` runs inline when the queue is current: only for a queue known to be serial
+    /// (see ``async(_:)``).
+    private let runsAsyncInline: Bool
 
     /// How ``isCurrent()`` recognises the queue.
     private enum Identity: Sendable {
@@ -88,11 +92,15 @@ public final class Queue: Sendable {
         self.nativeQueue = queue
         if queue === DispatchQueue.main || queue.label == DispatchQueue.main.label {
             self.identity = .main(QueueMarker.marker(for: queue))
+            self.runsAsyncInline = true
         } else if queue.label.hasPrefix("com.apple.root.") {
             // Global root queues do not support dispatch-specific storage.
             self.identity = .global
+            self.runsAsyncInline = false
         } else {
             self.identity = .marker(QueueMarker.marker(for: queue))
+            // Dispatch cannot say whether a queue is concurrent: one made elsewhere may be.
+            self.runsAsyncInline = false
         }
     }
 
@@ -105,6 +113,7 @@ public final class Queue: Sendable {
         let queue = DispatchQueue(label: name ?? "SwiftSignalKit.Queue", qos: qos)
         self.nativeQueue = queue
         self.identity = .marker(QueueMarker.marker(for: queue))
+        self.runsAsyncInline = true
     }
 
     /// Whether the calling code is running on this queue.
@@ -125,11 +134,18 @@ public final class Queue: Sendable {
         }
     }
 
-    /// Runs `f` on the queue: inline when already on it (see ``isCurrent()``), otherwise asynchronously.
+    /// Runs `f` on the queue: inline when already on a serial queue, otherwise asynchronously.
+    ///
+    /// Inline (when ``isCurrent()``) on the queues this type makes with ``init(name:qos:)``, which are
+    /// serial, and on the main queue, as in the original library. On the global concurrent queues and on
+    /// queues wrapped with ``init(queue:)``, which may be concurrent (Dispatch cannot say), `f` is always
+    /// enqueued, as the original library did there: inline, work meant to run beside the caller would
+    /// run after it instead, and work that waits for what the caller does after `async` would deadlock.
+    /// (``sync(_:)`` runs inline on every kind of queue: its caller waits either way.)
     ///
     /// - Parameter f: The work.
     @preconcurrency public func async(_ f: @escaping @Sendable () -> Void) {
-        if self.isCurrent() {
+        if self.runsAsyncInline && self.isCurrent() {
             f()
         } else {
             if TimelineExecutor.refusesDeparture("Queue.async on \(self.nativeQueue.label)") { return }

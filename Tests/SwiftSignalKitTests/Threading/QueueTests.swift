@@ -56,6 +56,33 @@ import Testing
         #expect(order.withLock { $0 } == ["inner", "after"])
     }
 
+    /// On a queue that may be concurrent (a global one, or any wrapped dispatch queue), `async` from the
+    /// queue's own work enqueues, as in the original library: inline, work meant to run beside its
+    /// caller waited for it, and work waiting for what the caller does next deadlocked.
+    @Test func asyncFromTheWorkOfAQueueThatMayBeConcurrentEnqueues() async {
+        let queues = [
+            Queue.concurrentDefaultQueue(), Queue.concurrentBackgroundQueue(),
+            Queue(queue: DispatchQueue(label: "wrapped concurrent", attributes: .concurrent)),
+            Queue(queue: DispatchQueue(label: "wrapped serial")),
+        ]
+        for queue in queues {
+            let done = DispatchSemaphore(value: 0)
+            // The thread inside the outer block's call of `async`, while it is inside it.
+            let calling = LockedState<UInt?>(nil)
+            let ranInline = Flag()
+            queue.async {
+                calling.withLock { $0 = currentThreadIdentifier() }
+                queue.async {
+                    if calling.withLock({ $0 }) == currentThreadIdentifier() { ranInline.set() }
+                    done.signal()
+                }
+                calling.withLock { $0 = nil }
+            }
+            #expect(await wait(done))
+            #expect(!ranInline.isSet, "\(queue.queue.label)")
+        }
+    }
+
     @Test func justDispatchAlwaysEnqueues() async {
         let queue = Queue()
         let order = LockedState<[String]>([])
