@@ -79,20 +79,22 @@
     }
 }
 
-/// Runs `f` once when the subscription ends: on dispose, or after a terminal event.
+/// Runs `f` once when the subscription ends: on dispose, or after a terminal event, in both cases after
+/// the source's subscription has been disposed (as in the original library), so `f` may release what
+/// the source's disposal still uses.
 ///
 /// - Parameter f: The side effect; its result is ignored.
 /// - Returns: An operator for `|>`.
 @preconcurrency public func afterDisposed<T, E, R>(_ f: @escaping @Sendable () -> R) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
-            let disposable = DisposableSet()
-            disposable.add(signal.subscribe(Forwarding(to: subscriber)))
-            disposable.add(
-                ActionDisposable {
-                    _ = f()
-                })
-            return disposable
+            let upstream = signal.subscribe(Forwarding(to: subscriber))
+            // One disposable, in this order: a set disposes its members in no particular order, and ran
+            // `f` before the source's disposal in some processes.
+            return ActionDisposable {
+                upstream.dispose()
+                _ = f()
+            }
         }
     }
 }

@@ -397,6 +397,20 @@ func values<T: Sendable, E>(_ values: [T], _ errorType: E.Type = NoError.self) -
         #expect(disposed.value == 1)
     }
 
+    /// As in the original: the source's subscription is disposed first, then `f` runs, so `f` may
+    /// release what the source's disposal still uses. The two were members of a set, disposed in an
+    /// order that depended on their addresses and the process's hash seed.
+    @Test func afterDisposedRunsAfterTheSourceIsDisposed() {
+        let order = LockedState<[String]>([])
+        let subscriptions = (0..<200).map { index in
+            (Signal<Int, NoError> { _ in
+                ActionDisposable { order.withLock { $0.append("source \(index)") } }
+            } |> afterDisposed { order.withLock { $0.append("after \(index)") } }).start()
+        }
+        for subscription in subscriptions { subscription.dispose() }
+        #expect(order.withLock { $0 } == (0..<200).flatMap { ["source \($0)", "after \($0)"] })
+    }
+
     @Test func withStatePassesOneStatePerSubscription() {
         final class State: Sendable {
             let seen = Counter()
