@@ -177,6 +177,22 @@ final class LegacyClientTests: XCTestCase {
         XCTAssertTrue(bag.isEmpty)
     }
 
+    /// The original's `Multicast.get` took only `Signal<T, NoError>`, so a signal written in place took
+    /// its error type from it; the generic form alone could not infer one.
+    func testMulticastOfASignalThatTakesItsTypeFromTheCall() {
+        let shared = Multicast<Int>()
+        var values: [Int] = []
+        _ = shared.get(key: "one", signal: .single(1)).start(next: { values.append($0) })
+        _ = shared.get(
+            key: "two",
+            signal: Signal { subscriber in
+                subscriber.putNext(2)
+                return EmptyDisposable
+            }
+        ).start(next: { values.append($0) })
+        XCTAssertEqual(values, [1, 2])
+    }
+
     func testCustomDisposableAndSubscriberStyleGenerator() {
         final class TimerDisposable: Disposable {
             var disposed = false

@@ -38,6 +38,12 @@ public final class Multicast<T>: Sendable {
     ///   - signal: The source, started by the first subscriber.
     /// - Returns: The shared signal.
     @inlinable public func get<E>(key: String, signal: Signal<T, E>) -> Signal<T, E> {
+        return self.shared(key: key, signal: signal)
+    }
+
+    /// ``get(key:signal:)``, under a name of its own that the `NoError` form can call (a call of `get`
+    /// from there would choose that form itself).
+    @inlinable func shared<E>(key: String, signal: Signal<T, E>) -> Signal<T, E> {
         let mapKey = Key(name: key, errorType: ObjectIdentifier(E.self))
         return Signal { subscriber in
             while true {
@@ -66,6 +72,18 @@ public final class Multicast<T>: Sendable {
                 }
             }
         }
+    }
+
+    /// ``get(key:signal:)`` for a signal that cannot fail: the original library's only form, kept so that
+    /// a call whose signal takes its error type from this one (`get(key: "k", signal: .single(1))`, a
+    /// `Signal { ... }` literal) compiles as it did there.
+    ///
+    /// - Parameters:
+    ///   - key: Identifies the shared subscription.
+    ///   - signal: The source, started by the first subscriber.
+    /// - Returns: The shared signal.
+    @inlinable public func get(key: String, signal: Signal<T, NoError>) -> Signal<T, NoError> {
+        return self.shared(key: key, signal: signal)
     }
 
     @inlinable func forget(_ instance: any MulticastInstanceProtocol, key: Key) {
