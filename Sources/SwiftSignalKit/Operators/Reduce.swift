@@ -96,7 +96,11 @@ extension Passthrough: Sendable where T: Sendable {}
                             })
                     }
                 } |> queue
-            return steps.start(
+            // Linked to the subscriber, not started with callbacks of its own: a loop of synchronous
+            // restarts upstream asks the chain below it whether anyone still listens, and a plain start
+            // hid the subscriber, so `restart(...) |> reduceLeft(...) |> take(3)` never returned.
+            return steps.subscribe(
+                Linked(to: subscriber),
                 next: { value in
                     subscriber.putNext(value)
                 },

@@ -177,6 +177,44 @@ final class ControlledSource: Sendable {
     }
 }
 
+extension OperatorContractTests {
+    /// A loop of synchronous restarts stops once a `take` below the operator has taken enough: the loop
+    /// asks the chain below it whether anyone still listens, and the operator must not hide that.
+    /// `reduceLeft` did (its steps ran under a subscription of their own), and `start` never returned.
+    /// The source fails after 10,000 starts, so a loop that goes on ends the test instead of hanging it.
+    ///
+    /// Left out: the operators that start asynchronously (the loop is not synchronous then), the ones
+    /// that send only at completion, which a restart loop never reaches (`last`, `reduceLeft(value:f:)`),
+    /// `combineLatest` without initial values, which sends nothing until its other source has started,
+    /// after the loop in its first source has returned, and the ones that answer the error by starting
+    /// again.
+    @Test(
+        arguments: operatorCases.filter { operatorCase in
+            let sendsOnlyLater = ["last", "reduceLeft(value:f:)", "combineLatest", "combineLatest(array)"]
+            return !operatorCase.isAsynchronous && !sendsOnlyLater.contains(operatorCase.name)
+                && !operatorCase.name.hasPrefix("restartIfError") && !operatorCase.name.hasPrefix("retry")
+        })
+    func aSynchronousRestartLoopAboveStopsWhenATakeBelowHasEnough(_ operatorCase: OperatorCase) async {
+        let starts = Counter()
+        let source = Signal<Int, TestError> { subscriber in
+            let start = starts.increment()
+            if start > 10_000 {
+                subscriber.putError(TestError(code: 1))
+            } else {
+                subscriber.putNext(start)
+                subscriber.putCompletion()
+            }
+            return EmptyDisposable
+        }
+        let completed = Flag()
+        await onThread {
+            _ = (operatorCase.apply(restart(source)) |> take(3)).start(completed: { completed.set() })
+        }
+        #expect(completed.isSet, "\(operatorCase.name): take(3) completes")
+        #expect(starts.value <= 4, "\(operatorCase.name): the loop stops once take(3) has enough (\(starts.value) starts)")
+    }
+}
+
 @Suite struct OperatorContractStressTests {
     /// Emissions from several threads racing a disposal: the source is disposed exactly once, and once
     /// `dispose()` has returned and the sends in flight have settled, no later send reaches a callback.
