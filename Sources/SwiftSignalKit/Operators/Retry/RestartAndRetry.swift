@@ -130,7 +130,7 @@ private func retrying<T, E>(
 ///   - retryOnError: Whether an error is worth retrying.
 ///   - delayIncrement: Seconds added to the wait after each failure.
 ///   - maxDelay: The longest wait, in seconds.
-///   - maxRetries: How many retries at most.
+///   - maxRetries: How many retries at most; 0 or a negative number retries never.
 ///   - queue: Where the retries are scheduled.
 /// - Returns: An operator for `|>`.
 @preconcurrency public func retry<T, E>(
@@ -154,7 +154,7 @@ private func retrying<T, E>(
 ///   - retryOnError: Whether an error is worth retrying.
 ///   - delayIncrement: Seconds added to the wait after each failure.
 ///   - maxDelay: The longest wait, in seconds.
-///   - maxRetries: How many retries at most.
+///   - maxRetries: How many retries at most; 0 or a negative number retries never.
 ///   - scheduler: Where the waits are measured and the retries start.
 /// - Returns: An operator for `|>`.
 public func retry<T, E>(
@@ -244,7 +244,7 @@ public func retry<T, E>(
 ///   - retryOnError: Whether an error is worth retrying.
 ///   - delayIncrement: Added to the wait after each failure; not negative.
 ///   - maxDelay: The longest wait; not negative.
-///   - maxRetries: How many retries at most.
+///   - maxRetries: How many retries at most; 0 or a negative number retries never.
 ///   - queue: Where the retries are scheduled.
 /// - Returns: An operator for `|>`.
 @preconcurrency public func retry<T, E>(
@@ -262,7 +262,7 @@ public func retry<T, E>(
 ///   - retryOnError: Whether an error is worth retrying.
 ///   - delayIncrement: Added to the wait after each failure; not negative.
 ///   - maxDelay: The longest wait; not negative.
-///   - maxRetries: How many retries at most.
+///   - maxRetries: How many retries at most; 0 or a negative number retries never.
 ///   - scheduler: Where the waits are measured and the retries start.
 /// - Returns: An operator for `|>`.
 public func retry<T, E>(
