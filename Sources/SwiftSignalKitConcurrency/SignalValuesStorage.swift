@@ -81,10 +81,18 @@ import SwiftSignalKit
     /// first value is kept for the first `next()` as if it were already waiting, so the value a
     /// replaying source sends while it starts is not lost to a buffer of 0; later values are buffered
     /// under the policy.
-    @inlinable func startNow() {
+    /// Subscribes, unless the task is cancelled. `asLaterIterator`: for a later loop over the same
+    /// sequence (its debug diagnostic says so).
+    @inlinable func startNow(asLaterIterator: Bool = false) {
+        // Made in a task that is already cancelled: no subscription, as with every bridge (a cold
+        // signal's generator would otherwise run, a request made for a loop that ends at once).
+        if Task.isCancelled {
+            self.cancel()
+            return
+        }
         guard self.state.withLock({ $0.startClaimed() }) == .take else { return }
         #if DEBUG
-            let subscription = SequenceSubscription.marking { self.subscribe() }
+            let subscription = SequenceSubscription.marking(asLaterIterator: asLaterIterator) { self.subscribe() }
         #else
             let subscription = self.subscribe()
         #endif

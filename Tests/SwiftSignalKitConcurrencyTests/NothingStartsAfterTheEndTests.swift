@@ -16,6 +16,23 @@ import Testing
         }
     }
 
+    /// "A task cancelled before it starts waiting never subscribes", for a sequence too: made in a
+    /// cancelled task, `values` subscribed at once (it subscribes when made) and the cold signal's
+    /// generator ran, a request made for a loop that then ended at once.
+    @Test func valuesMadeInACancelledTaskStartNothing() async {
+        let starts = Counter()
+        let ended = await Task { () -> (SignalValuesEndReason?, Int) in
+            withUnsafeCurrentTask { $0?.cancel() }
+            let values = self.counted(starts).values
+            var received = 0
+            for await _ in values { received += 1 }
+            return (values.endReason, received)
+        }.value
+        #expect(starts.value == 0)
+        #expect(ended.0 == .cancelled)
+        #expect(ended.1 == 0)
+    }
+
     /// The deadline passes, and the source's disposable disposes the whole subscription (a user's
     /// disposable that ends the screen, say): the alternate is not started.
     @Test func timeoutStartsNoAlternateAfterADisposalDuringTheSourcesDisposal() {
