@@ -83,8 +83,11 @@ extension Signal where E: Error, T: Sendable {
     /// The signal's values as an `AsyncSequence` with the given buffering policy.
     ///
     /// - **The sequence subscribes when it is made.** No value sent after this call returns is lost,
-    ///   whatever operators stand between a hot source and the loop, and however late the loop starts:
-    ///   values wait for it under `bufferingPolicy`. Values sent before it are not seen, so make the
+    ///   whatever operators that pass values on stand between a hot source and the loop, and however
+    ///   late the loop starts: values wait for it under `bufferingPolicy`. The exceptions are the
+    ///   operators that subscribe to their source later than asked: `runOn(queue)` (on the queue,
+    ///   afterwards) and `delay`/`suspendAwareDelay` (after the wait); what the source sends before that
+    ///   is not seen. Put them in front of a cold signal, not between a hot source and the loop. Values sent before it are not seen, so make the
     ///   sequence before starting the producer (a debug build says so, once per pipe, when a `ValuePipe`
     ///   had sent values while no sequence was subscribed to it).
     ///
@@ -95,8 +98,12 @@ extension Signal where E: Error, T: Sendable {
     ///   for await trade in values { record(trade) }
     ///   ```
     ///
+    ///   A sequence made in a task that is already cancelled does not subscribe: its loop ends at once,
+    ///   with ``SignalValuesEndReason/cancelled``, and a cold signal's generator never runs.
     /// - The first iterator takes that subscription, with what it has kept. Each later iterator is a new
-    ///   subscription, made when the iterator is made. A sequence dropped without being iterated disposes
+    ///   subscription, made when the iterator is made, so it sees only values sent after that: two loops
+    ///   over one sequence, or a second loop after the first one broke, miss what was sent before they
+    ///   began. Make one sequence per loop, each before the producer starts. A sequence dropped without being iterated disposes
     ///   its subscription; until then it keeps what the policy allows, so make it right before the loop.
     /// - The first value is kept for the first `next()` whatever the buffer's size (even 0), so the value
     ///   a replaying source (`single`, a promise's current value) sends while it starts is not lost.
@@ -175,7 +182,7 @@ public struct SignalValues<T: Sendable, E: Error>: AsyncSequence, Sendable {
             return Iterator(storage: storage)
         }
         let storage = SignalValuesStorage(signal: self.signal, bufferingPolicy: self.bufferingPolicy)
-        storage.startNow()
+        storage.startNow(asLaterIterator: true)
         return Iterator(storage: storage)
     }
 

@@ -169,6 +169,26 @@ import Testing
             #expect(messages.said.isEmpty)
         }
 
+        /// A second loop over the same sequence subscribes when it begins: what the pipe put after the
+        /// first loop left is lost, and the message says why (it told a newcomer to make the sequence
+        /// before the producer, which they had done).
+        @Test func aSecondLoopOverTheSameSequenceSaysItSubscribedAgain() async {
+            let feed = ValuePipe<Int>()
+            let messages = DebugMessages(containing: "put 17 value(s)")
+            defer { messages.stop() }
+            let values = feed.values
+            feed.putNext(1)
+            for await _ in values { break }
+            for _ in 0..<17 { feed.putNext(2) }
+            var second = values.makeAsyncIterator()
+            feed.putNext(3)
+            #expect(await second.next() == 3)
+            let said = messages.said
+            #expect(said.count == 1, "\(said)")
+            #expect(said.first?.contains("a second loop over the same values sequence") == true)
+            #expect(said.first?.contains("Make one sequence per loop") == true)
+        }
+
         @Test func aSequenceMadeBeforeThePipeSentSaysNothing() async {
             let feed = ValuePipe<Int>()
             let messages = DebugMessages(containing: "put 11 value(s)")

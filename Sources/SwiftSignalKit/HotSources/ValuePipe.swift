@@ -47,7 +47,7 @@ public final class ValuePipe<T>: Sendable {
                 // After joining, so that the count is of every value the sequence missed: values put
                 // while the message was being printed would be missed too, and uncounted.
                 if SequenceSubscription.isSubscribing {
-                    unheard.loopJoined()
+                    unheard.loopJoined(asLaterIterator: SequenceSubscription.isLaterIterator)
                     return ValuePipeMembership(list: subscribers, key: key, loopOf: unheard)
                 }
             #endif
@@ -97,11 +97,22 @@ public final class ValuePipe<T>: Sendable {
 
         /// Called when a sequence (`values`) has joined the pipe: if the pipe has put values while no
         /// sequence was subscribed, says once (per pipe) that a sequence made after the producer started
-        /// misses them, and how to keep them.
-        @usableFromInline func loopJoined() {
+        /// misses them, and how to keep them. `asLaterIterator`: the subscription is not the one the
+        /// sequence made when it was made, but a later loop's over the same sequence.
+        @usableFromInline func loopJoined(asLaterIterator: Bool) {
             self.loops.add(1, ordering: .relaxed)
             let missed = self.count.load(ordering: .relaxed)
             guard missed > 0, !self.hasReported.exchange(true, ordering: .relaxed) else { return }
+            if asLaterIterator {
+                debugDiagnostic(
+                    "a second loop over the same values sequence subscribed to a ValuePipe that had already put \(missed) "
+                        + "value(s) while no sequence was subscribed; only the first loop over a sequence uses the "
+                        + "subscription made with it, and each later loop subscribes again when it begins, seeing only "
+                        + "values put after that. Make one sequence per loop, each before the producer starts. "
+                        + "Printed once per pipe."
+                )
+                return
+            }
             debugDiagnostic(
                 "a sequence (values) subscribed to a ValuePipe that had already put \(missed) value(s) while no sequence "
                     + "was subscribed (callback subscribers may have had them); "
@@ -124,9 +135,16 @@ public final class ValuePipe<T>: Sendable {
             return Self.slot.value != nil
         }
 
-        /// Runs `subscribe` (a sequence's subscription) with ``isSubscribing`` set on this thread.
-        @usableFromInline package static func marking<R>(_ subscribe: () -> R) -> R {
-            return Self.slot.withValue(UnsafeRawPointer(bitPattern: 1), subscribe)
+        /// Whether the sequence subscribing is a later iterator's (see `marking(asLaterIterator:_:)`).
+        @usableFromInline package static var isLaterIterator: Bool {
+            return Self.slot.value == UnsafeMutableRawPointer(bitPattern: 2)
+        }
+
+        /// Runs `subscribe` (a sequence's subscription) with ``isSubscribing`` set on this thread;
+        /// `asLaterIterator`: the subscription of a loop over a sequence whose first loop took the one
+        /// made with it.
+        @usableFromInline package static func marking<R>(asLaterIterator: Bool = false, _ subscribe: () -> R) -> R {
+            return Self.slot.withValue(UnsafeRawPointer(bitPattern: asLaterIterator ? 2 : 1), subscribe)
         }
     }
 #endif
