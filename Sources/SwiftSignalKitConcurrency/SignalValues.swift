@@ -4,9 +4,12 @@ import SwiftSignalKit
 public enum SignalBufferingPolicy: Sendable, Equatable {
     /// Keep every value. Memory grows if the producer outpaces the consumer.
     case unbounded
-    /// Keep at most this many values, dropping the oldest when full.
+    /// Keep at most this many values, dropping the oldest when full; besides them, the first value the
+    /// subscription gets is kept for the loop's first `next()` (see `Signal.values(bufferingPolicy:)`),
+    /// so `.bufferingNewest(1)` hands a loop that starts late the first value and then the latest.
     case bufferingNewest(Int)
-    /// Keep at most this many values, dropping new ones when full.
+    /// Keep at most this many values, dropping new ones when full; besides them, the first value the
+    /// subscription gets is kept for the loop's first `next()`, as under `.bufferingNewest`.
     case bufferingOldest(Int)
     /// Never keep more than this many values: producers that can wait do so while this many values
     /// wait for the loop (an async generator's `await send.waitingForRoom(value)`, and `Signal(sequence)`,
@@ -25,13 +28,16 @@ public enum SignalBufferingPolicy: Sendable, Equatable {
     ///   values kept, then ends, and ``SignalValues/endReason`` is
     ///   ``SignalValuesEndReason/producerCouldNotWait``. A debug build also prints why. To keep every
     ///   value of such a producer, use `.unbounded`.
-    /// - With one waiting producer, the buffer never holds more than the bound; producers that wait side
+    /// - The first value counts toward the bound (with a bound of 0 it is kept all the same, for the
+    ///   loop's first `next()`). With one waiting producer, the buffer never holds more than the bound; producers that wait side
     ///   by side may each find room at the same moment, and each such value is kept (up to 64 at once;
     ///   the Flow control article says where that leaves room for a producer that cannot wait). 0 is a rendezvous: a
     ///   waiting producer sends only while the loop waits in `next()`. A negative bound stops the
     ///   program with a message naming it; `Int.max` never makes a producer wait.
     case bounded(Int)
-    /// Keep at most this many values; when one more arrives, end this iteration: the loop still takes
+    /// Keep at most this many values (besides the first value, kept for the loop's first `next()` as
+    /// under `.bufferingNewest`, so a loop that starts late takes up to one more); when one more
+    /// arrives, end this iteration: the loop still takes
     /// the values kept, then `next()` returns nil, and ``SignalValues/endReason`` is
     /// ``SignalValuesEndReason/fellBehind``, telling this end from the source's completion. The
     /// subscription is disposed at once, so the source and its other consumers go on, and the value that
@@ -108,8 +114,8 @@ extension Signal where E: Error, T: Sendable {
     /// - The first value is kept for the first `next()` whatever the buffer's size (even 0), so the value
     ///   a replaying source (`single`, a promise's current value) sends while it starts is not lost.
     /// - Values that arrive while the loop body runs are kept according to `bufferingPolicy`; none is
-    ///   dropped silently under `.unbounded`. A limit of 0 keeps nothing: a value reaches the loop only
-    ///   if it arrives while the loop waits in `next()`. A value leaves the buffer when the loop takes it,
+    ///   dropped silently under `.unbounded`. A limit of 0 keeps nothing but that first value: any
+    ///   other value reaches the loop only if it arrives while the loop waits in `next()`. A value leaves the buffer when the loop takes it,
     ///   and is released outside the library's lock.
     /// - The sequence's `Failure` is the signal's error type, so a `NoError` signal is iterated with plain
     ///   `for await`.
