@@ -12,11 +12,16 @@
 /// ```
 ///
 /// Adding to a disposed set disposes the new member at once. ``remove(_:)`` forgets a member without
-/// disposing it. Removal is O(1) on average, so sets with many members stay cheap.
+/// disposing it. Removal is O(1) on average, so sets with many members stay cheap. ``dispose()``
+/// disposes the members in the order they were added, as the original library did (code that adds a
+/// subscription, then an `ActionDisposable` that cleans up after it, relies on that).
 public final class DisposableSet: Disposable {
     private struct State {
         var isDisposed = false
-        var members: [ObjectIdentifier: (disposable: Disposable, count: Int)] = [:]
+        /// Each member with how many times it was added, and when it was first added (``dispose()``
+        /// disposes in that order).
+        var members: [ObjectIdentifier: (disposable: Disposable, count: Int, added: UInt64)] = [:]
+        var additions: UInt64 = 0
     }
 
     private let state = LockedState<State>(State())
@@ -34,9 +39,10 @@ public final class DisposableSet: Disposable {
             if state.isDisposed { return true }
             let key = ObjectIdentifier(disposable)
             if let existing = state.members[key] {
-                state.members[key] = (existing.disposable, existing.count + 1)
+                state.members[key] = (existing.disposable, existing.count + 1, existing.added)
             } else {
-                state.members[key] = (disposable, 1)
+                state.additions += 1
+                state.members[key] = (disposable, 1, state.additions)
             }
             return false
         }
@@ -53,7 +59,7 @@ public final class DisposableSet: Disposable {
             let key = ObjectIdentifier(disposable)
             guard let existing = state.members[key] else { return nil }
             if existing.count > 1 {
-                state.members[key] = (existing.disposable, existing.count - 1)
+                state.members[key] = (existing.disposable, existing.count - 1, existing.added)
                 return nil
             }
             state.members[key] = nil
@@ -63,12 +69,14 @@ public final class DisposableSet: Disposable {
         withExtendedLifetime(removed) {}
     }
 
-    /// Disposes every member; later ``add(_:)`` calls dispose their argument at once.
+    /// Disposes every member, in the order they were added; later ``add(_:)`` calls dispose their
+    /// argument at once.
     public func dispose() {
         let members = self.state.withLock { state -> [Disposable] in
             guard !state.isDisposed else { return [] }
             state.isDisposed = true
-            let members = state.members.values.map { $0.disposable }
+            // Sorting compares integers only: no user code under the lock.
+            let members = state.members.values.sorted { $0.added < $1.added }.map { $0.disposable }
             state.members = [:]
             return members
         }

@@ -73,6 +73,25 @@ import Testing
         #expect(late.count.value == 1)
     }
 
+    /// As in the original, whose set was an array: client code adds a subscription, then an
+    /// `ActionDisposable` that cleans up after it, and relies on that order. Kept by identity, the
+    /// members were disposed in an order that depended on their addresses and the hash seed.
+    @Test func disposableSetDisposesInTheOrderMembersWereAdded() {
+        let order = LockedState<[Int]>([])
+        for _ in 0..<50 {
+            order.withLock { $0 = [] }
+            let set = DisposableSet()
+            let members = (0..<8).map { index in ActionDisposable { order.withLock { $0.append(index) } } }
+            members.forEach(set.add)
+            // Removed and added again: it goes to the end. Added twice: its first place counts.
+            set.remove(members[2])
+            set.add(members[2])
+            set.add(members[5])
+            set.dispose()
+            #expect(order.withLock { $0 } == [0, 1, 3, 4, 5, 6, 7, 2])
+        }
+    }
+
     @Test func disposableSetCountsRepeatedAdds() {
         let set = DisposableSet()
         let member = CountingDisposable()
