@@ -88,11 +88,14 @@
 @preconcurrency public func afterDisposed<T, E, R>(_ f: @escaping @Sendable () -> R) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
-            let upstream = signal.subscribe(Forwarding(to: subscriber))
-            // One disposable, in this order: a set disposes its members in no particular order, and ran
-            // `f` before the source's disposal in some processes.
+            // The source's generator gets the subscriber itself, and `f` follows the source's own
+            // disposable in the one disposable the subscriber ends with: so `f` runs after the source's
+            // disposal however the subscription ends. Disposing a subscription of the source from here
+            // instead did nothing while that subscription was sending its own terminal event (it
+            // disposes its source only once the event has been delivered), and `f` ran first.
+            let source = signal.generator(subscriber)
             return ActionDisposable {
-                upstream.dispose()
+                source.dispose()
                 _ = f()
             }
         }

@@ -411,6 +411,22 @@ func values<T: Sendable, E>(_ values: [T], _ errorType: E.Type = NoError.self) -
         #expect(order.withLock { $0 } == (0..<200).flatMap { ["source \($0)", "after \($0)"] })
     }
 
+    /// The same when the source ends by itself, later: its subscriber disposes the source's disposable
+    /// only once the terminal event has been delivered, and `f` ran before that.
+    @Test func afterDisposedRunsAfterTheSourceIsDisposedWhenItEndsByItself() {
+        let order = LockedState<[String]>([])
+        let held = LockedState<Subscriber<Int, NoError>?>(nil)
+        let source = Signal<Int, NoError> { subscriber in
+            held.withLock { $0 = subscriber }
+            return ActionDisposable { order.withLock { $0.append("source disposed") } }
+        }
+        _ = (source |> afterDisposed { order.withLock { $0.append("after") } })
+            .start(completed: { order.withLock { $0.append("completed") } })
+        held.withLock { $0 }?.putCompletion()
+        held.withLock { $0 = nil }
+        #expect(order.withLock { $0 } == ["completed", "source disposed", "after"])
+    }
+
     @Test func withStatePassesOneStatePerSubscription() {
         final class State: Sendable {
             let seen = Counter()
