@@ -21,13 +21,10 @@
         self.subscriber = subscriber
     }
 
-    /// Starts the source, then the first wait. In this order, a source event and the wait's end due at
-    /// the same instant of a virtual-time scheduler run source first, so an event that comes exactly
-    /// `seconds` after the subscription passes, as one exactly `seconds` after a value does (the wait
-    /// after a value is scheduled after the source scheduled its next event): the operator times out on
-    /// a gap of *more* than `seconds`, before the first event as after any value. A value the source
-    /// sends synchronously has moved the machine on by the time the wait is armed, and the machine
-    /// cancels that wait's timer at once (``TimeoutStateMachine/timerArmed(after:_:)``).
+    /// Starts the source, then the first wait (see ``arm(after:)`` for how a wait's end ties with an
+    /// event due at the same instant). A value the source sends synchronously has moved the machine on
+    /// by the time the wait is armed, and the machine cancels that wait's timer at once
+    /// (``TimeoutStateMachine/timerArmed(after:_:)``).
     @inlinable func start(_ signal: Signal<T, E>) {
         defer { self.arm(after: 0) }
         self.source.set(
@@ -43,10 +40,19 @@
     }
 
     /// Starts the wait that follows value `generation` (0: the subscription).
+    ///
+    /// When the wait ends, the timeout is decided in one more action, scheduled then for the same
+    /// instant: so on a virtual-time scheduler an event due exactly at the wait's end runs first and
+    /// passes, whenever its source scheduled it (a repeating timer schedules its next firing after the
+    /// wait was armed, a `delay` only once the one before it has fired). That is "a gap of more than
+    /// the interval". On a `Queue` it costs one more dispatch, and only when a wait runs out.
     @inlinable func arm(after generation: UInt64) {
         // The scheduler is called outside the lock: it may be a user's own conformance.
-        let timer = self.scheduler.schedule(after: self.seconds) {
-            self.perform(self.machine.withLock { $0.timerFired(after: generation) })
+        let scheduler = self.scheduler
+        let timer = scheduler.schedule(after: self.seconds) {
+            scheduler.schedule {
+                self.perform(self.machine.withLock { $0.timerFired(after: generation) })
+            }
         }
         self.perform(self.machine.withLock { $0.timerArmed(after: generation, timer) })
     }

@@ -97,6 +97,23 @@ import Testing
         #expect(play("--|", through: { timeout(2, scheduler: $0, alternate: .fail(TestError())) }, expect: "--|") == nil)
     }
 
+    /// The same when the source schedules its event after the wait was armed: the library's own
+    /// `interval` schedules its next tick after delivering one, and a second `delay` schedules its
+    /// subscription only once the first has fired. Decided when the wait ended, they timed out.
+    @Test func anEventDueExactlyAtTheWaitsEndPassesWhenItsSourceScheduledItLater() {
+        let scheduler = VirtualTimeScheduler()
+        let ticks = SignalRecorder(
+            interval(1, scheduler: scheduler) |> take(3) |> timeout(perValue: 1, scheduler: scheduler, alternate: .single(-1)),
+            scheduler: scheduler)
+        let delayed = SignalRecorder(
+            Signal<Int, NoError>.single(7) |> delay(1, scheduler: scheduler) |> delay(1, scheduler: scheduler)
+                |> timeout(2, scheduler: scheduler, alternate: .single(-1)),
+            scheduler: scheduler)
+        scheduler.run()
+        #expect(ticks.mismatch([.next(0, at: 1), .next(1, at: 2), .next(2, at: 3), .completed(at: 3)]) == nil)
+        #expect(delayed.mismatch([.next(7, at: 2), .completed(at: 2)]) == nil)
+    }
+
     @Test func endingTheSourceOrDisposingCancelsTheWait() {
         let scheduler = VirtualTimeScheduler()
         let completing = SignalRecorder(
