@@ -26,16 +26,27 @@ public final class QueueLocalObject<T: AnyObject> {
     @preconcurrency public init(queue: Queue, generate: @escaping @Sendable () -> T) {
         self.queue = queue
         let box = self.box
-        queue.async {
+        Self.run(on: queue) {
             box.value = generate()
         }
     }
 
     deinit {
         let box = self.box
-        self.queue.async {
+        Self.run(on: self.queue) {
             // Released here, on the queue.
             box.value = nil
+        }
+    }
+
+    /// Runs `f` on `queue`: inline when already on it, otherwise asynchronously. Inline on any kind of
+    /// queue, which `Queue.async` is not on a wrapped one (it may be concurrent): the object's queue is
+    /// serial, so `init` on its own queue makes the object at once, as the documentation says.
+    private static func run(on queue: Queue, _ f: @escaping @Sendable () -> Void) {
+        if queue.isCurrent() {
+            f()
+        } else {
+            queue.async(f)
         }
     }
 
@@ -44,7 +55,7 @@ public final class QueueLocalObject<T: AnyObject> {
     /// - Parameter f: Receives the object; runs on the queue.
     @preconcurrency public func with(_ f: @escaping @Sendable (T) -> Void) {
         let box = self.box
-        self.queue.async {
+        Self.run(on: self.queue) {
             if let value = box.value {
                 f(value)
             }

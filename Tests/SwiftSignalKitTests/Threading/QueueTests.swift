@@ -239,6 +239,25 @@ import Testing
         #expect(tracker.live.value == 0, "the object is released (on the queue) with its wrapper")
         #expect(!wrongQueue.isSet)
     }
+
+    /// Made on its own queue, the object is there at once, and `with` runs inline, on every kind of
+    /// queue: on a wrapped dispatch queue, whose `async` always enqueues (it may be concurrent), `init`
+    /// queued `generate`, and `syncWith` right after it trapped ("the object is not there").
+    @Test func madeOnItsOwnQueueTheObjectIsThereAtOnce() async {
+        for queue in [Queue(name: "named"), Queue(queue: DispatchQueue(label: "wrapped"))] {
+            let done = DispatchSemaphore(value: 0)
+            let seen = LockedState<[Int?]>([])
+            queue.async {
+                let local = QueueLocalObject(queue: queue, generate: { Box(tracked: LifetimeTracker().make()) })
+                seen.withLock { $0.append(local.unsafeGet()?.count) }
+                local.with { $0.count += 1 }
+                seen.withLock { $0.append(local.unsafeGet()?.count) }
+                done.signal()
+            }
+            #expect(await wait(done))
+            #expect(seen.withLock { $0 } == [0, 1], "\(queue.queue.label)")
+        }
+    }
 }
 
 @Suite struct QueueLocalObjectCompatibilityTests {
