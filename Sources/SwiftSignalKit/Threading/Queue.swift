@@ -49,8 +49,9 @@ public final class Queue: Sendable {
         /// The main queue: its marker, or the main thread. On Linux, after `dispatchMain()` the main queue
         /// is drained by a thread that is not the main thread, so the thread check alone is not enough.
         case main(QueueMarker)
-        /// A global concurrent queue: work submitted through this wrapper is marked per thread.
-        case global
+        /// A global concurrent queue: work submitted through any wrapper of it is marked per thread, with
+        /// the marker of its label (so that two wrappers of one global queue agree).
+        case global(QueueMarker)
     }
 
     /// The underlying dispatch queue.
@@ -95,7 +96,7 @@ public final class Queue: Sendable {
             self.runsAsyncInline = true
         } else if queue.label.hasPrefix("com.apple.root.") {
             // Global root queues do not support dispatch-specific storage.
-            self.identity = .global
+            self.identity = .global(QueueMarker.marker(forGlobalQueueLabeled: queue.label))
             self.runsAsyncInline = false
         } else {
             self.identity = .marker(QueueMarker.marker(for: queue))
@@ -129,8 +130,8 @@ public final class Queue: Sendable {
             return DispatchQueue.getSpecific(key: queueMarkerKey) === marker || OwnedQueues.contains(marker)
         case .main(let marker):
             return DispatchQueue.getSpecific(key: queueMarkerKey) === marker || Thread.isMainThread || OwnedQueues.contains(marker)
-        case .global:
-            return CurrentGlobalQueue.contains(self)
+        case .global(let marker):
+            return CurrentGlobalQueue.contains(marker)
         }
     }
 
@@ -199,10 +200,10 @@ public final class Queue: Sendable {
     /// Runs `f` with `DispatchQueue.sync`, with `owned` installed as the queues the block owns, on
     /// whichever thread runs it.
     private func dispatchSync(owning owned: UnsafePointer<OwnedQueues.Node>?, _ f: () -> Void) {
-        if case .global = self.identity {
+        if case .global(let marker) = self.identity {
             self.nativeQueue.sync {
                 OwnedQueues.run(owning: owned) {
-                    CurrentGlobalQueue.run(self, f)
+                    CurrentGlobalQueue.run(marker, f)
                 }
             }
         } else {
@@ -251,8 +252,8 @@ public final class Queue: Sendable {
 
     /// Wraps work for a global queue so ``isCurrent()`` can recognise it; other queues need no wrapping.
     func marked(_ f: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
-        guard case .global = self.identity else { return f }
-        return { CurrentGlobalQueue.run(self, f) }
+        guard case .global(let marker) = self.identity else { return f }
+        return { CurrentGlobalQueue.run(marker, f) }
     }
 }
 
@@ -275,6 +276,20 @@ final class QueueMarker: Sendable {
             return marker
         }
     }
+
+    /// The markers of the global queues, by label: global queues have no dispatch-specific storage, and
+    /// each `DispatchQueue.global(qos:)` call may return a new object for the same queue.
+    private static let globalMarkers = LockedState<[String: QueueMarker]>([:])
+
+    /// The marker of the global queue labelled `label`, made on first use.
+    static func marker(forGlobalQueueLabeled label: String) -> QueueMarker {
+        return self.globalMarkers.withLock { markers in
+            if let existing = markers[label] { return existing }
+            let marker = QueueMarker()
+            markers[label] = marker
+            return marker
+        }
+    }
 }
 
 private let queueMarkerKey = DispatchSpecificKey<QueueMarker>()
@@ -283,12 +298,12 @@ private let queueMarkerKey = DispatchSpecificKey<QueueMarker>()
 enum CurrentGlobalQueue {
     private static let slot = ThreadSpecificSlot()
 
-    static func run(_ queue: Queue, _ f: () -> Void) {
-        self.slot.withValue(Unmanaged.passUnretained(queue).toOpaque(), f)
+    static func run(_ marker: QueueMarker, _ f: () -> Void) {
+        self.slot.withValue(Unmanaged.passUnretained(marker).toOpaque(), f)
     }
 
-    static func contains(_ queue: Queue) -> Bool {
-        return self.slot.value == Unmanaged.passUnretained(queue).toOpaque()
+    static func contains(_ marker: QueueMarker) -> Bool {
+        return self.slot.value == Unmanaged.passUnretained(marker).toOpaque()
     }
 }
 

@@ -147,15 +147,17 @@ public final class Timer: Sendable {
         if TimelineExecutor.refusesDeparture("a Timer on the Queue \(queue.queue.label)") { return }
         let timer = DispatchSource.makeTimerSource(queue: queue.queue)
         let box = DispatchSourceTimerBox(timer)
-        timer.setEventHandler { [weak self, weak box] in
-            guard let self, let box else { return }
-            // A handler that was queued before `invalidate()` must not run after it.
-            guard self.armed.withLock({ $0 === box }) else { return }
-            self.completion(self)
-            if !self.repeat {
-                self.invalidate(ifCurrent: box)
-            }
-        }
+        // Marked, so that `isCurrent()` of a global queue is true in the handler, as in its other work.
+        timer.setEventHandler(
+            handler: queue.marked { [weak self, weak box] in
+                guard let self, let box else { return }
+                // A handler that was queued before `invalidate()` must not run after it.
+                guard self.armed.withLock({ $0 === box }) else { return }
+                self.completion(self)
+                if !self.repeat {
+                    self.invalidate(ifCurrent: box)
+                }
+            })
         // `seconds` is finite, from 0 to 100 years: Dispatch accepts it as a deadline and as an interval.
         let deadline = DispatchTime.now() + seconds
         if self.repeat {

@@ -46,6 +46,34 @@ import Testing
         #expect(Queue.concurrentDefaultQueue() === Queue.concurrentDefaultQueue())
     }
 
+    /// Two wrappers of one global queue agree, as two of a serial queue do, and a `Timer`'s callback on
+    /// a global queue is its work too: identity was per wrapper object, and the timer's handler was not
+    /// marked.
+    @Test func wrappersOfOneGlobalQueueAgreeAndTimerCallbacksAreItsWork() async {
+        let mine = Queue(queue: DispatchQueue.global(qos: .default))
+        let done = DispatchSemaphore(value: 0)
+        let answers = LockedState<[Bool]>([])
+        mine.async {
+            answers.withLock { $0 = [mine.isCurrent(), Queue.concurrentDefaultQueue().isCurrent()] }
+            done.signal()
+        }
+        #expect(await wait(done))
+        #expect(answers.withLock { $0 } == [true, true])
+        #expect(!Queue.concurrentBackgroundQueue().isCurrent())
+        let fired = DispatchSemaphore(value: 0)
+        let inTimer = LockedState<Bool?>(nil)
+        let timer = SwiftSignalKit.Timer(
+            timeout: 0.001, repeat: false,
+            completion: { _ in
+                inTimer.withLock { $0 = Queue.concurrentDefaultQueue().isCurrent() }
+                fired.signal()
+            }, queue: Queue.concurrentDefaultQueue())
+        timer.start()
+        #expect(await wait(fired))
+        #expect(inTimer.withLock { $0 } == true)
+        timer.invalidate()
+    }
+
     @Test func asyncRunsInlineWhenAlreadyOnTheQueue() {
         let queue = Queue()
         let order = LockedState<[String]>([])
