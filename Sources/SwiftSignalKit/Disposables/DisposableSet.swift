@@ -101,7 +101,9 @@ public final class DisposableDict<T: Hashable & Sendable>: Disposable {
     /// The entries whose keys share one hash value, with the stamp of the change that last wrote them.
     private struct Bucket {
         var stamp: UInt64
-        var entries: [(key: T, disposable: Disposable)]
+        /// Each entry with the stamp of the change that added it, which names it: a search that must
+        /// start again compares the key only with entries added since (see `set`).
+        var entries: [(key: T, disposable: Disposable, added: UInt64)]
     }
 
     private struct State {
@@ -127,6 +129,11 @@ public final class DisposableDict<T: Hashable & Sendable>: Disposable {
     ///   - key: The key. If the dictionary has been disposed, `disposable` is disposed at once.
     public func set(_ disposable: Disposable?, forKey key: T) {
         let hash = key.hashValue
+        // What `key == entry.key` answered for each entry compared so far, by the entry's stamp: a
+        // search that starts again asks only about entries added since. Otherwise a key whose `==`
+        // sets another key of the same hash value changed the bucket at every comparison, and the
+        // search started again for ever.
+        var compared: [(added: UInt64, equal: Bool)] = []
         while true {
             // Read the bucket under the lock, search it unlocked (the user's `==`), then apply the
             // change only if that bucket did not change meanwhile; otherwise search again. Changes to
@@ -140,11 +147,18 @@ public final class DisposableDict<T: Hashable & Sendable>: Disposable {
             }
             var updated = bucket?.entries ?? []
             var previous: Disposable?
-            if let index = updated.firstIndex(where: { $0.key == key }) {
+            let index = updated.firstIndex { entry in
+                if let known = compared.first(where: { $0.added == entry.added }) { return known.equal }
+                let equal = entry.key == key
+                compared.append((entry.added, equal))
+                return equal
+            }
+            if let index {
                 previous = updated.remove(at: index).disposable
             }
             if let disposable {
-                updated.append((key, disposable))
+                // Named under the lock, below.
+                updated.append((key, disposable, 0))
             } else if previous == nil {
                 // Removing a key that is not there changes nothing.
                 return
@@ -153,6 +167,9 @@ public final class DisposableDict<T: Hashable & Sendable>: Disposable {
                 guard state.buckets[hash]?.stamp == bucket?.stamp, !state.isDisposed else { return (false, nil) }
                 state.lastStamp += 1
                 let replaced = state.buckets.removeValue(forKey: hash)
+                if disposable != nil {
+                    updated[updated.count - 1].added = state.lastStamp
+                }
                 if !updated.isEmpty {
                     state.buckets[hash] = Bucket(stamp: state.lastStamp, entries: updated)
                 }

@@ -2,7 +2,41 @@ import Testing
 
 @testable import SwiftSignalKit
 
+/// A key type whose keys all share one hash value, and whose `==`, comparing two keys below 1000, sets
+/// a key above 5000 of `collidingDict` (the documentation allows a key's `==` to use the dictionary for other
+/// keys). After 10,000 comparisons it stops, so that a search that starts again for ever ends the test.
+private struct CollidingKey: Hashable, Sendable {
+    let id: Int
+
+    func hash(into hasher: inout Hasher) { hasher.combine(0) }
+
+    static func == (lhs: CollidingKey, rhs: CollidingKey) -> Bool {
+        if collidingComparisons.increment() < 10_000 && lhs.id < 1000 && rhs.id < 1000 {
+            collidingDict.set(EmptyDisposable, forKey: CollidingKey(id: 5000 + lhs.id))
+        }
+        return lhs.id == rhs.id
+    }
+}
+
+private let collidingDict = DisposableDict<CollidingKey>()
+private let collidingComparisons = Counter()
+
 @Suite struct DisposableTests {
+    /// Every comparison changed the bucket (the nested `set`), so `set` searched it again, compared
+    /// again, and never returned. A search that starts again now compares only entries added since.
+    @Test func aKeyWhoseEqualitySetsAnotherKeyOfTheSameHashDoesNotSearchForEver() {
+        let first = CountingDisposable()
+        let second = CountingDisposable()
+        collidingDict.set(first, forKey: CollidingKey(id: 1))
+        collidingDict.set(second, forKey: CollidingKey(id: 2))
+        #expect(collidingComparisons.value < 100, "\(collidingComparisons.value) comparisons")
+        collidingDict.set(nil, forKey: CollidingKey(id: 1))
+        #expect(first.count.value == 1)
+        #expect(second.count.value == 0)
+        collidingDict.dispose()
+        #expect(second.count.value == 1)
+    }
+
     #if !DEBUG
         /// In an optimised build the shared empty disposable is a static object, whose reference count
         /// the runtime never writes: generators on many threads return it without sharing a written
