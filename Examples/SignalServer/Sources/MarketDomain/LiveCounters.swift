@@ -49,17 +49,12 @@ public final class LiveCounters: Sendable {
 /// - Returns: An operator that passes every event through unchanged.
 public func tracked<T, E>(_ gauge: Gauge) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
-        return Signal { subscriber in
-            gauge.increment()
-            let source = signal.start(
-                next: { subscriber.putNext($0) },
-                error: { subscriber.putError($0) },
-                completed: { subscriber.putCompletion() })
-            // The subscriber disposes this when the subscription ends, also when it completes or fails.
-            return ActionDisposable {
-                source.dispose()
-                gauge.decrement()
-            }
-        }
+        // The library's operators, not a generator of our own that starts the source with callbacks:
+        // that would hide the subscriber from the operators above, and `then` in
+        // `cached |> then(exchange)` could not see that a `take(1)` below had ended, so it asked the
+        // exchange for a quote the cache had already given.
+        return signal
+            |> beforeStarted { gauge.increment() }
+            |> afterDisposed { gauge.decrement() }
     }
 }

@@ -49,8 +49,8 @@ public final class QuoteLoader: Sendable {
     /// The cached quote when there is one, otherwise the exchange's (which is then cached): one answer,
     /// and no exchange request when the cache has the symbol. For request/response callers.
     ///
-    /// Not `quote(symbol) |> take(1)`: the cache answers during `start`, so `then` would already have
-    /// started the exchange request by the time the first value ends the subscription.
+    /// `quote(symbol) |> take(1)` does the same (`then` sees the `take(1)` below it end, through the
+    /// library's operators, and does not start the exchange request); this says it in one name.
     public func firstQuote(_ symbol: String) -> Signal<Quote, MarketError> {
         let fromExchange = self.fromExchange(symbol)
         return self.store.quotes()

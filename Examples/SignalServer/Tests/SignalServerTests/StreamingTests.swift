@@ -97,6 +97,23 @@ import Testing
         }
     }
 
+    /// A stream of a symbol the cache has asks the exchange for nothing: `then` saw the stream's
+    /// `take(1)` end only through operators of the library, and the loader's subscription counter was
+    /// a generator of its own, so every stream subscriber asked the exchange.
+    @Test func aQuoteStreamOfACachedSymbolAsksTheExchangeNothing() async throws {
+        try await withServer { server in
+            #expect(try await server.get("quotes/ACME").status == 200)
+            try await eventually("the cache answers") { try await server.get("quotes/ACME").decoded(Quote.self).source == .cache }
+            let requests = try await server.metrics().exchangeRequests
+            for _ in 0..<3 {
+                let stream = server.stream("quotes/ACME/stream")
+                #expect(try await stream.next()?.name == "quote")
+                stream.disconnect()
+            }
+            #expect(try await server.metrics().exchangeRequests == requests)
+        }
+    }
+
     @Test func gracefulShutdownEndsEveryStreamAndDisposesEverySubscription() async throws {
         var services: MarketServices?
         var streams: [EventStream] = []
