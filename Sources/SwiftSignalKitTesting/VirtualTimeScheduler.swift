@@ -403,9 +403,10 @@ extension VirtualTimeScheduler.State {
 final class ScheduledAction: Disposable {
     /// Weak: the action it cancels often holds, through a subscriber, this very disposable, and the
     /// scheduler holds the action until it runs. A strong reference closed that loop, so a scheduler
-    /// released with work still pending (a test that ends before a diagram's last event, a `debounce`
-    /// still waiting) was never freed, nor was anything its actions held. Once the scheduler is gone
-    /// there is nothing to cancel.
+    /// released with work still pending (a test that ends before a diagram's last event) was never
+    /// freed, nor was anything its actions held. (An operator's pending action, a `debounce` still
+    /// waiting, holds the operator, which holds the scheduler: that loop stays until the action runs or
+    /// is cancelled, as the testing article says.) Once the scheduler is gone there is nothing to cancel.
     private weak let scheduler: VirtualTimeScheduler?
     private let due: Int64
     private let order: UInt64
