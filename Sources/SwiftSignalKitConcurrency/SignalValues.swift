@@ -105,7 +105,7 @@ extension Signal where E: Error, T: Sendable {
     ///   ```
     ///
     ///   A sequence made in a task that is already cancelled does not subscribe: its loop ends at once,
-    ///   with ``SignalValuesEndReason/cancelled``, and a cold signal's generator never runs.
+    ///   with `SignalValuesEndReason.cancelled`, and a cold signal's generator never runs.
     /// - The first iterator takes that subscription, with what it has kept. Each later iterator is a new
     ///   subscription, made when the iterator is made, so it sees only values sent after that: two loops
     ///   over one sequence, or a second loop after the first one broke, miss what was sent before they
