@@ -91,6 +91,17 @@ func loadUser(_ signal: Signal<User, APIError>, within limit: Duration = .second
     }
 }
 
+/// A loop over a failing signal throws the signal's error type; `do throws(APIError)` keeps it typed.
+func namesUntilFailure(_ users: Signal<User, APIError>) async -> (names: [String], failure: APIError?) {
+    var names: [String] = []
+    do throws(APIError) {
+        for try await user in users.values { names.append(user.name) }
+        return (names, nil)
+    } catch {
+        return (names, error)  // an APIError: no cast, no other case
+    }
+}
+
 /// `get()` throws `any Error`: the signal's error, `CancellationError` or `SignalError`.
 func statusCode(api: UserAPI, id: UserID) async -> Int {
     do {
@@ -220,6 +231,9 @@ func awaitable(_ signal: Signal<User, Void>) -> Signal<User, APIError> {
         #expect(try await legacyUserSignal(api: api, id: "ada").get() == ada)
         await #expect(throws: APIError.notFound) { try await legacyUserSignal(api: api, id: "x").get() }
         await #expect(throws: APIError.offline) { try await awaitable(.fail(())).get() }
+        let failing = Signal<User, APIError>.single(ada) |> then(.fail(.offline))
+        #expect(await namesUntilFailure(failing) == (["Ada"], .offline))
+        #expect(await namesUntilFailure(.single(ada)) == (["Ada"], nil))
     }
 
     @Test func aCancelledHandlerAnswers499() async {
