@@ -20,9 +20,11 @@ public final class DisposableSet: Disposable {
         var isDisposed = false
         /// Each member with how many times it was added, and when it was first added (``dispose()``
         /// disposes in that order).
-        var members: [ObjectIdentifier: (disposable: Disposable, count: Int, added: UInt64)] = [:]
+        var members: [ObjectIdentifier: Member] = [:]
         var additions: UInt64 = 0
     }
+
+    private typealias Member = (disposable: Disposable, count: Int, added: UInt64)
 
     private let state = LockedState<State>(State())
 
@@ -72,16 +74,16 @@ public final class DisposableSet: Disposable {
     /// Disposes every member, in the order they were added; later ``add(_:)`` calls dispose their
     /// argument at once.
     public func dispose() {
-        let members = self.state.withLock { state -> [Disposable] in
-            guard !state.isDisposed else { return [] }
+        let members = self.state.withLock { state -> [ObjectIdentifier: Member] in
+            guard !state.isDisposed else { return [:] }
             state.isDisposed = true
-            // Sorting compares integers only: no user code under the lock.
-            let members = state.members.values.sorted { $0.added < $1.added }.map { $0.disposable }
-            state.members = [:]
+            var members: [ObjectIdentifier: Member] = [:]
+            swap(&members, &state.members)
             return members
         }
-        for member in members {
-            member.dispose()
+        // Sorted after unlocking: the lock is held only to take the members.
+        for member in members.values.sorted(by: { $0.added < $1.added }) {
+            member.disposable.dispose()
         }
     }
 }
