@@ -64,7 +64,9 @@ extension Signal where E: Error, T: Sendable {
     ///   signal. The signal's `start` runs on the calling task: a cancellation while it runs is seen
     ///   when it returns, so an event the signal sent by then is the outcome.
     ///
-    /// Give a `VirtualTimeScheduler` as `scheduler` to test the deadline without waiting.
+    /// Give a `VirtualTimeScheduler` as `scheduler` to test the deadline without waiting. "Within"
+    /// includes the deadline: there, a value due exactly at it is the outcome, not `.timedOut` (the
+    /// deadline is decided at the end of its instant, `scheduleAtEndOfInstant(_:)`).
     ///
     /// - Parameters:
     ///   - timeout: The longest wait.
@@ -106,7 +108,11 @@ extension Signal where E: Error, T: Sendable {
             isolation: isolation,
             whileWaiting: {
                 if Task.isCancelled { return nil }
-                return scheduler.schedule(after: timeout) { waiter.giveUp(with: .timedOut) }
+                // Decided at the end of the deadline's instant: on virtual time, a value due exactly
+                // then arrives first, as for `timeout`.
+                return scheduler.schedule(after: timeout) {
+                    scheduler.scheduleAtEndOfInstant { waiter.giveUp(with: .timedOut) }
+                }
             })
     }
 }

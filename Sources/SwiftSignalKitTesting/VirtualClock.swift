@@ -134,6 +134,12 @@ public struct VirtualClock: Clock, SignalScheduler {
         return self.scheduler.schedule(after: delay, action)
     }
 
+    /// Schedules `action` on the scheduler for the end of the current instant
+    /// (``VirtualTimeScheduler/scheduleAtEndOfInstant(_:)``).
+    public func scheduleAtEndOfInstant(_ action: @escaping @Sendable () -> Void) {
+        self.scheduler.scheduleAtEndOfInstant(action)
+    }
+
     /// `duration` in whole nanoseconds, rounded to the nearest as the scheduler rounds seconds (so
     /// `.seconds(2.3)`, 2.2999999999999998 s, is due with `schedule(after: 2.3)`), saturating at the
     /// ends of `Int64`: virtual time ends after about 292 years, so a later deadline is reached only when

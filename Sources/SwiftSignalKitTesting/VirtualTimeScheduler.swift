@@ -23,7 +23,8 @@ import SwiftSignalKit
 /// (``maximumTime``).
 ///
 /// Work scheduled "as soon as possible" (``schedule(_:)``) is due at the current time: it runs at the
-/// next call that moves time, including `advance(by: 0)`.
+/// next call that moves time, including `advance(by: 0)`. Work scheduled for the end of the instant
+/// (``scheduleAtEndOfInstant(_:)``) runs at the current time too, once nothing else is due then.
 ///
 /// Actions may schedule and cancel other actions, from any thread. Moving time is for one thread at a
 /// time and not from inside an action: either is a precondition failure with a message, not a hang.
@@ -35,6 +36,9 @@ public final class VirtualTimeScheduler: SignalScheduler {
     struct Entry: Sendable {
         /// Nanoseconds since the scheduler was made.
         let due: Int64
+        /// Whether the action waits for the end of its instant (``scheduleAtEndOfInstant(_:)``): it
+        /// sorts after every other action due at that instant, including those scheduled later.
+        let endsInstant: Bool
         /// Scheduling order, which breaks ties between actions due at the same instant.
         let order: UInt64
         let action: @Sendable () -> Void
@@ -51,7 +55,7 @@ public final class VirtualTimeScheduler: SignalScheduler {
         /// Nanoseconds since the scheduler was made.
         var now: Int64 = 0
         var nextOrder: UInt64 = 0
-        /// Sorted by due time, then scheduling order.
+        /// Sorted by due time, then actions for the end of an instant last, then scheduling order.
         var entries: [Entry] = []
         var isMovingTime = false
         /// Whether ``VirtualTimeScheduler/run(timeLimit:_:)`` is driving the timeline.
@@ -108,6 +112,20 @@ public final class VirtualTimeScheduler: SignalScheduler {
         _ = self.enqueue(action) { now in now }!
     }
 
+    /// Schedules `action` for the end of the current virtual instant: it runs at the next call that moves
+    /// time, after every other action due at this instant, including the actions those schedule for it,
+    /// and before time moves on. During a run of the timeline (``run(timeLimit:_:)``), also after every
+    /// task that can run at this instant.
+    ///
+    /// `timeout` uses it to let an event due exactly when its wait ends pass, however many actions
+    /// (`deliverOn` hops, say) the event takes to arrive. Actions for the end of one instant run in the
+    /// order they were scheduled.
+    ///
+    /// - Parameter action: The work.
+    public func scheduleAtEndOfInstant(_ action: @escaping @Sendable () -> Void) {
+        _ = self.enqueue(action, endsInstant: true) { now in now }!
+    }
+
     /// Schedules `action` to run when virtual time reaches `now + delay`.
     ///
     /// The rules for `delay` are those of every wait in the library: 0 or negative means now,
@@ -145,12 +163,14 @@ public final class VirtualTimeScheduler: SignalScheduler {
 
     /// Schedules `action` at the time `due` gives for the current time, under the lock; nothing when it
     /// gives nil.
-    private func enqueue(_ action: @escaping @Sendable () -> Void, due: (Int64) -> Int64?) -> Disposable? {
+    private func enqueue(
+        _ action: @escaping @Sendable () -> Void, endsInstant: Bool = false, due: (Int64) -> Int64?
+    ) -> Disposable? {
         let (scheduled, woken) = self.state.withLock { state -> ((due: Int64, order: UInt64)?, [CheckedContinuation<Void, Never>]) in
             guard let due = due(state.now) else { return (nil, []) }
-            let entry = Entry(due: due, order: state.nextOrder, action: action)
+            let entry = Entry(due: due, endsInstant: endsInstant, order: state.nextOrder, action: action)
             state.nextOrder += 1
-            state.entries.insert(entry, at: state.insertionIndex(due: entry.due, order: entry.order))
+            state.entries.insert(entry, at: state.insertionIndex(due: entry.due, endsInstant: endsInstant, order: entry.order))
             return ((entry.due, entry.order), state.takeSatisfiedWaiters())
         }
         for continuation in woken {
@@ -159,10 +179,11 @@ public final class VirtualTimeScheduler: SignalScheduler {
         return scheduled.map { ScheduledAction(scheduler: self, due: $0.due, order: $0.order) }
     }
 
-    /// Removes a scheduled action; returns it, to be released after unlocking.
+    /// Removes a scheduled action (not one for the end of an instant: those have no disposable);
+    /// returns it, to be released after unlocking.
     func cancel(due: Int64, order: UInt64) -> Entry? {
         return self.state.withLock { state -> Entry? in
-            let index = state.insertionIndex(due: due, order: order)
+            let index = state.insertionIndex(due: due, endsInstant: false, order: order)
             guard index < state.entries.count, state.entries[index].order == order else { return nil }
             return state.entries.remove(at: index)
         }
@@ -368,14 +389,18 @@ struct ActionCounter {
 }
 
 extension VirtualTimeScheduler.State {
-    /// Where an entry with this due time and order belongs (or is), by binary search.
-    func insertionIndex(due: Int64, order: UInt64) -> Int {
+    /// Where an entry with this due time, phase and order belongs (or is), by binary search.
+    func insertionIndex(due: Int64, endsInstant: Bool, order: UInt64) -> Int {
         var low = 0
         var high = self.entries.count
         while low < high {
             let middle = (low + high) / 2
             let entry = self.entries[middle]
-            if entry.due < due || (entry.due == due && entry.order < order) {
+            let before =
+                entry.due != due
+                ? entry.due < due
+                : entry.endsInstant != endsInstant ? !entry.endsInstant : entry.order < order
+            if before {
                 low = middle + 1
             } else {
                 high = middle

@@ -266,14 +266,45 @@ import Testing
         #expect(log == ["1.25 value(100)"])
     }
 
-    @Test func firstWithinATieBetweenValueAndDeadlineIsDecidedByScheduleOrder() async throws {
+    /// "Within" includes the deadline, whichever was scheduled first: the value or the deadline's timer.
+    /// A value scheduled after the timer, or sent by a task that woke at the deadline, was a timeout.
+    @Test func firstWithinAValueDueAtTheDeadlineIsTheOutcome() async throws {
         let log = try await timelineLog { scheduler, log in
-            let pipe = ValuePipe<Int>()
-            scheduler.at(2) { pipe.putNext(1) }  // scheduled before the deadline's timer
-            let outcome = await pipe.signal().first(within: .seconds(2), scheduler: scheduler)
-            log("\(outcome)")
+            let early = ValuePipe<Int>()
+            scheduler.at(2) { early.putNext(1) }  // scheduled before the deadline's timer
+            log("before the timer: \(await early.signal().first(within: .seconds(2), scheduler: scheduler))")
+            let late = ValuePipe<Int>()
+            scheduler.at(3) { scheduler.at(4) { late.putNext(2) } }  // scheduled after it
+            log("after the timer: \(await late.signal().first(within: .seconds(2), scheduler: scheduler))")
+            let fromTask = Signal<Int, NoError>(operation: {
+                await scheduler.sleep(for: 2)
+                return 3
+            })
+            log("from a task: \(await fromTask.first(within: .seconds(2), scheduler: scheduler))")
+            let justLate = ValuePipe<Int>()
+            scheduler.at(8.000_000_001) { justLate.putNext(4) }
+            log("a nanosecond late: \(await justLate.signal().first(within: .seconds(2), scheduler: scheduler))")
         }
-        #expect(log == ["2.0 value(1)"])
+        #expect(
+            log == [
+                "2.0 before the timer: value(1)", "4.0 after the timer: value(2)", "6.0 from a task: value(3)",
+                "8.0 a nanosecond late: timedOut",
+            ])
+    }
+
+    /// `timeout`'s wait ends at the end of its instant: a value a task sends exactly then, through a
+    /// `deliverOn` hop, passes. Decided in an action scheduled when the wait's timer fired, it came
+    /// before the hop's action and timed out.
+    @Test func timeoutLetsAnAsyncValueDueWhenTheWaitEndsPass() async throws {
+        let log = try await timelineLog { scheduler, log in
+            let exact = Signal<String, NoError>(operation: {
+                await scheduler.sleep(for: 2)
+                return "exact"
+            })
+            let value = try await (exact |> deliverOn(scheduler) |> timeout(2, scheduler: scheduler, alternate: .single("fallback"))).get()
+            log("got \(value)")
+        }
+        #expect(log == ["2.0 got exact"])
     }
 
     @Test func boundedValuesPaceTheProducerToASlowLoop() async throws {

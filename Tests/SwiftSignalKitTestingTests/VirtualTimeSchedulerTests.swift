@@ -27,6 +27,60 @@ final class Log: Sendable {
         #expect(log.lines == ["now@0.0", "a@1.0", "b@2.0", "c@2.0"])
     }
 
+    /// An action for the end of an instant runs after every other action due then, including the ones
+    /// they schedule for it, and before time moves on; such actions run in the order they were
+    /// scheduled, with what each schedules for the instant before the next.
+    @Test func actionsForTheEndOfAnInstantRunAfterEverythingElseDueThen() {
+        let scheduler = VirtualTimeScheduler()
+        let log = Log()
+        _ = scheduler.schedule(after: 1) {
+            log.append("a@\(scheduler.now)")
+            scheduler.scheduleAtEndOfInstant { log.append("end@\(scheduler.now)") }
+            scheduler.schedule {
+                log.append("b@\(scheduler.now)")
+                scheduler.schedule { log.append("c@\(scheduler.now)") }
+            }
+        }
+        _ = scheduler.schedule(after: 1) { log.append("d@\(scheduler.now)") }
+        _ = scheduler.schedule(after: 2) { log.append("e@\(scheduler.now)") }
+        scheduler.scheduleAtEndOfInstant { log.append("end@\(scheduler.now)") }
+        scheduler.schedule { log.append("now@\(scheduler.now)") }
+        #expect(scheduler.scheduledActionCount == 5, "an action for the end of an instant is a scheduled action")
+        scheduler.advance(by: 1)
+        #expect(log.lines == ["now@0.0", "end@0.0", "a@1.0", "d@1.0", "b@1.0", "c@1.0", "end@1.0"])
+        scheduler.scheduleAtEndOfInstant {
+            log.append("x")
+            scheduler.schedule { log.append("y") }
+        }
+        scheduler.scheduleAtEndOfInstant { log.append("z") }
+        scheduler.advance(by: 0)
+        #expect(Array(log.lines.suffix(3)) == ["x", "y", "z"])
+        scheduler.run()
+        #expect(log.lines.last == "e@2.0")
+    }
+
+    /// A scheduler of the user's own, written before the requirement existed, gets the default: the end
+    /// of an instant is the next `schedule(_:)`.
+    @Test func aSchedulerWithoutItsOwnEndOfInstantSchedulesTheActionAsSoonAsPossible() {
+        final class Recording: SignalScheduler {
+            let scheduled = Atomic<[@Sendable () -> Void]>(value: [])
+            func schedule(_ action: @escaping @Sendable () -> Void) {
+                _ = self.scheduled.modify { $0 + [action] }
+            }
+            func schedule(after delay: Double, _ action: @escaping @Sendable () -> Void) -> Disposable {
+                self.schedule(action)
+                return EmptyDisposable
+            }
+        }
+        let scheduler = Recording()
+        let log = Log()
+        scheduler.scheduleAtEndOfInstant { log.append("ran") }
+        let actions = scheduler.scheduled.with { $0 }
+        #expect(actions.count == 1 && log.lines.isEmpty, "scheduled, not run inline")
+        actions.forEach { $0() }
+        #expect(log.lines == ["ran"])
+    }
+
     @Test func cancelledActionsDoNotRunAndAreReleased() {
         let scheduler = VirtualTimeScheduler()
         let log = Log()

@@ -22,8 +22,9 @@ import Dispatch
 ///
 /// A conformance runs each action once, never inline on the caller's stack, and never after the
 /// disposable that ``schedule(after:_:)`` returned has been disposed (an action already running
-/// finishes). Actions scheduled for the same time run in the order they were scheduled. Neither method
-/// may block the caller, and no lock may be held while an action runs.
+/// finishes). Actions scheduled for the same time run in the order they were scheduled. No method
+/// may block the caller, and no lock may be held while an action runs. ``scheduleAtEndOfInstant(_:)``
+/// has a default, ``schedule(_:)``, which is right for every scheduler whose time is real.
 public protocol SignalScheduler: Sendable {
     /// Runs `action` as soon as possible, after the caller returns.
     ///
@@ -42,6 +43,19 @@ public protocol SignalScheduler: Sendable {
     /// - Returns: A disposable that cancels the action if it has not started; disposing it releases the
     ///   action.
     func schedule(after delay: Double, _ action: @escaping @Sendable () -> Void) -> Disposable
+
+    /// Runs `action` at the current instant, after every action due at it, including the actions those
+    /// schedule for it.
+    ///
+    /// The time-based operators decide with it what happens when a wait ends at the very instant an
+    /// event is due: `timeout` asks for it when its wait runs out, so an event due then arrives first
+    /// and passes, however many actions it takes to arrive. On a scheduler whose time is real, two
+    /// things never happen at exactly the same instant, and the default, ``schedule(_:)``, is all it
+    /// needs; a virtual-time scheduler runs such actions when nothing else is due at the instant (and,
+    /// on a timeline, no task can run).
+    ///
+    /// - Parameter action: The work.
+    func scheduleAtEndOfInstant(_ action: @escaping @Sendable () -> Void)
 }
 
 extension Queue: SignalScheduler {
@@ -128,6 +142,14 @@ extension Duration {
 }
 
 extension SignalScheduler {
+    /// Runs `action` as ``schedule(_:)`` does: on a scheduler whose time is real, the end of an instant
+    /// is the next moment.
+    ///
+    /// - Parameter action: The work.
+    public func scheduleAtEndOfInstant(_ action: @escaping @Sendable () -> Void) {
+        self.schedule(action)
+    }
+
     /// Runs `action` after `delay`, unless the returned disposable is disposed first: the `Duration`
     /// form of `schedule(after:_:)`, for every scheduler.
     ///

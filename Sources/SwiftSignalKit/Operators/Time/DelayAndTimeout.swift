@@ -154,9 +154,9 @@ import Dispatch
 ///
 /// Like ``timeout(_:queue:alternate:)-(Double,_,_)``, on any ``SignalScheduler``: a ``Queue`` in production, a
 /// virtual-time scheduler in tests. "Within" includes the end: on a virtual-time scheduler, a first event
-/// exactly `timeout` after the subscription passes when an action already due at that instant
-/// delivers it (when the wait ends, the timeout is decided in one more action at that instant, after
-/// the actions already due then). Only the wait for the first event is bounded; see
+/// exactly `timeout` after the subscription passes, however many actions at that instant it takes to
+/// arrive (the timeout is decided at the end of the instant,
+/// ``SignalScheduler/scheduleAtEndOfInstant(_:)``). Only the wait for the first event is bounded; see
 /// ``timeout(perValue:scheduler:alternate:)-(Double,_,_)`` for a bound on every gap.
 ///
 /// > Note: Events from several threads are delivered one at a time, in the order the operator decided

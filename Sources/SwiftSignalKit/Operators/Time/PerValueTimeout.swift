@@ -12,9 +12,8 @@
 ///
 /// The wait starts at subscription, once the source has been subscribed to, and starts again after
 /// each value has been delivered; on a virtual-time scheduler, where such ties are exact, an event
-/// exactly `interval` after either passes when an action already due at that instant delivers it (see
-/// the testing article's "Ties at one instant"). When it runs
-/// out, the source is disposed and `alternate` is started; pass `.fail(error)` to fail instead. A source
+/// exactly `interval` after either passes (the timeout is decided at the end of the instant,
+/// ``SignalScheduler/scheduleAtEndOfInstant(_:)``). When it runs out, the source is disposed and `alternate` is started; pass `.fail(error)` to fail instead. A source
 /// event that races with the timer is dropped if the timer won. ``timeout(_:scheduler:alternate:)-(Double,_,_)``
 /// bounds only the wait for the first event.
 ///

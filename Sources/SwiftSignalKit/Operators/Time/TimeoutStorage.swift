@@ -41,19 +41,18 @@
 
     /// Starts the wait that follows value `generation` (0: the subscription).
     ///
-    /// When the wait ends, the timeout is decided in one more action, scheduled then for the same
-    /// instant: so on a virtual-time scheduler an event that an action already due then delivers runs
-    /// first and passes, also when its source scheduled that action after the wait was armed (a
-    /// repeating timer schedules its next firing after delivering one, a `delay` only once the one
-    /// before it has fired). That is "a gap of more than the interval". An event that needs further
-    /// actions at that instant to arrive (two `deliverOn(scheduler)` hops, an async task's `send`
-    /// followed by a hop) still comes after the decision: the `SignalScheduler` protocol cannot ask for
-    /// "after everything due now". On a `Queue` it costs one more dispatch, and only when a wait runs out.
+    /// When the wait ends, the timeout is decided at the end of that instant
+    /// (``SignalScheduler/scheduleAtEndOfInstant(_:)``): on a virtual-time scheduler an event due then
+    /// arrives first and passes, whenever its source scheduled it (a repeating timer schedules its next
+    /// firing after delivering one, a `delay` only once the one before it has fired) and however many
+    /// actions it takes to arrive (`deliverOn` hops, an async task's `send` on a timeline). That is "a
+    /// gap of more than the interval". On a `Queue` it costs one more dispatch, and only when a wait
+    /// runs out.
     @inlinable func arm(after generation: UInt64) {
         // The scheduler is called outside the lock: it may be a user's own conformance.
         let scheduler = self.scheduler
         let timer = scheduler.schedule(after: self.seconds) {
-            scheduler.schedule {
+            scheduler.scheduleAtEndOfInstant {
                 self.perform(self.machine.withLock { $0.timerFired(after: generation) })
             }
         }

@@ -114,6 +114,30 @@ import Testing
         #expect(delayed.mismatch([.next(7, at: 2), .completed(at: 2)]) == nil)
     }
 
+    /// An event that takes several actions at the instant the wait ends to arrive (here two
+    /// `deliverOn` hops) passes too: the timeout is decided at the end of the instant. Decided in one
+    /// action scheduled when the wait's timer fired, it came before the hops and timed out. A nanosecond
+    /// later still times out.
+    @Test func anEventThatTakesSeveralActionsToArriveWhenTheWaitEndsPasses() {
+        let scheduler = VirtualTimeScheduler()
+        let hopped = SignalRecorder(
+            Signal<Int, NoError>.single(7) |> delay(2, scheduler: scheduler) |> deliverOn(scheduler) |> deliverOn(scheduler)
+                |> timeout(2, scheduler: scheduler, alternate: .single(-1)),
+            scheduler: scheduler)
+        let ticks = SignalRecorder(
+            interval(1, scheduler: scheduler) |> take(3) |> deliverOn(scheduler) |> deliverOn(scheduler)
+                |> timeout(perValue: 1, scheduler: scheduler, alternate: .single(-1)),
+            scheduler: scheduler)
+        let late = SignalRecorder(
+            Signal<Int, NoError>.single(7) |> delay(2.000_000_001, scheduler: scheduler) |> deliverOn(scheduler)
+                |> timeout(2, scheduler: scheduler, alternate: .single(-1)),
+            scheduler: scheduler)
+        scheduler.run()
+        #expect(hopped.mismatch([.next(7, at: 2), .completed(at: 2)]) == nil)
+        #expect(ticks.mismatch([.next(0, at: 1), .next(1, at: 2), .next(2, at: 3), .completed(at: 3)]) == nil)
+        #expect(late.mismatch([.next(-1, at: 2), .completed(at: 2)]) == nil)
+    }
+
     @Test func endingTheSourceOrDisposingCancelsTheWait() {
         let scheduler = VirtualTimeScheduler()
         let completing = SignalRecorder(
