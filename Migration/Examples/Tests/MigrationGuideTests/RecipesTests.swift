@@ -4,6 +4,7 @@
 import Foundation
 import SwiftSignalKit
 import SwiftSignalKitConcurrency
+import SwiftSignalKitTesting
 import Testing
 
 // MARK: - Calling async code from signal code
@@ -67,10 +68,8 @@ extension Connection {
     ///
     /// - Throws: `CancellationError` when the task is cancelled first.
     func waitUntilReady() async throws {
-        for await status in self.status.values(bufferingPolicy: .bufferingNewest(1)) where status == .ready {
-            return
-        }
-        throw CancellationError()
+        // Filtered where the promise sends, so a `.ready` that lasts a moment is seen.
+        _ = try await (self.status.get() |> filter { $0 == .ready }).get()
     }
 
     /// The status now and each change; a busy loop sees the newest status, not a backlog.
@@ -194,6 +193,23 @@ func awaitable(_ signal: Signal<User, Void>) -> Signal<User, APIError> {
 
         #expect(try await connection.currentStatus() == .ready)
         #expect(seenBySignalUsers.with { $0 } == [.connecting, .ready])
+    }
+
+    /// A `.ready` that lasts a moment ends the wait. The recipe's loop (`values(bufferingPolicy:
+    /// .bufferingNewest(1)) where status == .ready`) missed it: `.offline` went straight to the waiting
+    /// loop, `.ready` waited in the buffer and the next `.offline` replaced it; the run then stalled.
+    @Test func aReadyThatLastsAMomentEndsTheWait() async throws {
+        let scheduler = VirtualTimeScheduler()
+        try await scheduler.run(timeLimit: 10) {
+            let connection = Connection()
+            async let ready: Void = connection.waitUntilReady()
+            // On the timeline the waiter runs until it waits before the body goes on.
+            await Task.yield()
+            connection.status.set(.offline)
+            connection.status.set(.ready)
+            connection.status.set(.offline)
+            try await ready
+        }
     }
 
     @Test func waitingForReadinessEndsWithCancellation() async {
