@@ -55,8 +55,9 @@ extension Signal where T: Sendable, E == NoError {
     /// - Values are set in actions of `scheduler`, on the main actor, in order. Values that arrive faster
     ///   than the main actor takes them are coalesced: one action sets the latest, so intermediate values
     ///   may never be set, and the last one always is.
-    /// - The object is held weakly. Storing the disposable in the object ties the subscription to its
-    ///   lifetime with no cycle; once the object is gone, the next value ends the subscription. After
+    /// - The object is held weakly, so storing the disposable in the object makes no cycle. Once the
+    ///   object is gone, the signal's next value ends the subscription; until then it stays (on a quiet
+    ///   feed, for as long as the feed is quiet), so dispose it in the object's `deinit`. After
     ///   `dispose()`, no value is set, not even one that was waiting for its action.
     /// - Call it on the main actor: a key path to a main-actor property is formed there (from a
     ///   nonisolated async function, `await MainActor.run { signal.assign(to: \.text, on: model) }`).

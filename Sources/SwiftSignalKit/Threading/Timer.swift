@@ -206,6 +206,11 @@ public final class Timer: Sendable {
     }
 
     /// Stops the timer. A handler already running finishes; none starts afterwards.
+    ///
+    /// The timer keeps its handler (and what the handler captures) until the timer itself is released,
+    /// as the original does, so that ``start()`` can run it again: an owner that keeps a timer whose
+    /// handler captures the owner strongly makes a cycle that `invalidate()` does not break. Capture the
+    /// owner weakly, or release the timer when invalidating it.
     public func invalidate() {
         let previous = self.armed.withLock { current -> Disposable? in
             let previous = current

@@ -5,7 +5,9 @@ import Dispatch
 /// Takes seconds as a `Double`, as the original SwiftSignalKit does; in new code, prefer `delay(for:queue:)`.
 ///
 /// The source is started on `queue` when the timer fires; disposing before then cancels the timer and the
-/// source never starts.
+/// source never starts. A disposal that races with the timer's firing may come too late to stop the
+/// start: the source then starts and is disposed at once, and what it sends after that disposal does not
+/// reach the subscriber.
 ///
 /// ```swift
 /// let retryLater = request |> delay(2.0, queue: Queue.concurrentDefaultQueue())
