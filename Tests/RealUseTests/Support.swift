@@ -15,11 +15,14 @@ let hangLimit: Double = 120
 /// instead of hanging CI.
 final class Watchdog: Sendable {
     private let scenario: String
+    private let limit: Double
     private let lastProgress = Atomic(value: DispatchTime.now())
     private let stopped = DispatchSemaphore(value: 0)
 
-    init(_ scenario: String) {
+    /// - Parameter limit: Seconds without progress that count as a hang.
+    init(_ scenario: String, limit: Double = hangLimit) {
         self.scenario = scenario
+        self.limit = limit
         let thread = Thread { [self] in
             // Waits for `stop()`, looking at the progress every half second.
             while self.stopped.wait(timeout: .now() + 0.5) == .timedOut {  // blocking-check: the watchdog's own thread
@@ -28,8 +31,8 @@ final class Watchdog: Sendable {
                 let last = self.lastProgress.with { $0 }.uptimeNanoseconds
                 let now = DispatchTime.now().uptimeNanoseconds
                 let idle = Double(now > last ? now - last : 0) / 1e9
-                if idle > hangLimit {
-                    fatalError("RealUseTests: '\(self.scenario)' made no progress for \(Int(hangLimit)) s: it hangs")
+                if idle > self.limit {
+                    fatalError("RealUseTests: '\(self.scenario)' made no progress for \(Int(self.limit)) s: it hangs")
                 }
             }
         }
@@ -70,8 +73,12 @@ func finishes(_ scenario: String = #function, _ body: @escaping @Sendable () -> 
 }
 
 /// Runs `body` in a task under a ``Watchdog`` and returns true once it has finished.
+///
+/// The body reports no progress, so the watchdog's limit covers all of it: four times ``hangLimit``,
+/// since a body that waits on the cooperative pool (`eventually`, a detached task) takes as long as the
+/// rest of the suite keeps the pool busy, and a stop here ends every test of the run.
 func finishes(_ scenario: String = #function, _ body: @escaping @Sendable () async -> Void) async -> Bool {
-    let watchdog = Watchdog(scenario)
+    let watchdog = Watchdog(scenario, limit: 4 * hangLimit)
     await Task.detached { await body() }.value
     watchdog.stop()
     return true

@@ -123,6 +123,9 @@ final class ControlledSource: Sendable {
         source.send(1)
         subscription.dispose()
         await drain(contractQueue)
+        // `runOn(ThreadPool)` counts a start before its pool thread has stored the source's disposable;
+        // a disposal in between is carried out by that thread, once the start returns.
+        _ = await spin(until: { source.disposals.value >= 1 && source.tracker.live.value == 0 && callbackTracker.live.value == 0 })
         #expect(source.disposals.value == 1, "\(operatorCase.name) disposes the source exactly once")
         #expect(source.tracker.live.value == 0, "\(operatorCase.name) releases the source's subscription")
         #expect(callbackTracker.live.value == 0, "\(operatorCase.name) releases the subscriber's callbacks")
