@@ -311,7 +311,9 @@
 
     /// Whether a member that has not ended (``isLive(_:_:since:)``) is left.
     @inlinable func hasLiveMembers(since endedThrough: UInt64) -> Bool {
-        // Through the entries, not `keyedElements`: a departure asks this, and need not build a list.
+        // Through the entries, not `keyedElements`: no list is built. A scan of every member: `share`
+        // keeps a count instead (``ShareStateMachine/liveMembers``) and checks it against this in debug
+        // builds.
         return self.members.entries.contains { entry in
             entry.element.map { self.isLive(entry.key, $0, since: endedThrough) } ?? false
         }

@@ -357,4 +357,71 @@ import Testing
         #expect(subscribers.count == 1, "only the member that joined after the end")
         Self.deliver(first, &machine)
     }
+
+    /// How many members have not ended, counted from the members themselves.
+    static func liveMembers(_ machine: Machine) -> Int {
+        return machine.fanOut.members.keyedElements.filter { machine.fanOut.isLive($0.key, $0.element, since: machine.endedThrough) }.count
+    }
+
+    /// The count a departure reads instead of scanning the members (which made subscribers that leave
+    /// oldest first cost quadratic time) stays equal to the members' own state through joins, replays
+    /// held back and carried out, deliveries held by a sender, leaves, ends, reconnections and
+    /// abandons, in random orders.
+    @Test(arguments: 0..<20)
+    func theCountOfLiveMembersFollowsTheMembers(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
+        let log = Log()
+        var machine = Machine(replay: .latest, connection: .whileSubscribed)
+        var keys: [Int] = []
+        var heldReplays: [Machine.Action] = []
+        var heldWork: [FanOutState<Int, TestError>.Work] = []
+        var pendingConnection: UInt64?
+        for step in 0..<400 {
+            switch Int.random(in: 0..<8, using: &random) {
+            case 0, 1:
+                let (key, action) = machine.join(log.subscriber("s\(step)"))
+                if let key { keys.append(key) }
+                switch action {
+                case .connect(let generation):
+                    pendingConnection = generation
+                case .replay where Bool.random(using: &random):
+                    heldReplays.append(action)
+                default:
+                    Self.perform(action, &machine)
+                }
+            case 2:
+                if let generation = pendingConnection {
+                    pendingConnection = nil
+                    Self.perform(machine.connected(generation, Connection("c\(generation)")), &machine)
+                }
+            case 3:
+                if !heldReplays.isEmpty {
+                    Self.perform(heldReplays.remove(at: Int.random(in: 0..<heldReplays.count, using: &random)), &machine)
+                }
+            case 4:
+                if !keys.isEmpty {
+                    Self.perform(machine.leave(keys.remove(at: Int.random(in: 0..<keys.count, using: &random))), &machine)
+                }
+            case 5:
+                let action = machine.upstreamSent(step, generation: machine.generation)
+                if case .deliver(let work?, _) = action, Bool.random(using: &random) {
+                    heldWork.append(work)
+                } else {
+                    Self.perform(action, &machine)
+                }
+            case 6:
+                if let work = heldWork.first {
+                    heldWork.removeFirst()
+                    Self.deliver(work, &machine)
+                } else if Int.random(in: 0..<4, using: &random) == 0 {
+                    Self.perform(machine.upstreamEnded(.Completion, generation: machine.generation), &machine)
+                }
+            default:
+                if Int.random(in: 0..<4, using: &random) == 0, let (_, membership) = Self.listeners(machine, machine.generation) {
+                    Self.perform(machine.abandon(machine.generation, membership: membership), &machine)
+                }
+            }
+            #expect(machine.liveMembers == Self.liveMembers(machine), "step \(step)")
+        }
+    }
 }

@@ -55,6 +55,13 @@
     @usableFromInline var fanOut = FanOut(value: nil)
     /// The sequence number of the last terminal event: members whose cursor is below it have ended.
     @usableFromInline var endedThrough: UInt64 = 0
+    /// How many members have not ended (``FanOutState/isLive(_:_:since:)``), so that a departure knows
+    /// whether it was the last without scanning the members: a scan from the front, on every departure
+    /// under the lock, made subscribers that leave oldest first (sessions that expire in the order they
+    /// came) cost time quadratic in their number. Every member that joins has not ended; a terminal
+    /// event (``upstreamEnded(_:generation:)``) or ``abandon(_:membership:)`` ends every member there is
+    /// then, and none of those becomes live again.
+    @usableFromInline var liveMembers = 0
     /// Changes whenever a subscriber joins or leaves, so that a check made outside the lock can tell
     /// whether the subscribers it looked at are still the ones there are.
     @usableFromInline var membership: UInt64 = 0
@@ -88,6 +95,7 @@
             self.generation += 1
             self.connection = .connecting(generation: self.generation)
             let (key, replay) = self.fanOut.join(subscriber)
+            self.liveMembers += 1
             if replay != nil {
                 preconditionFailure("share: a subscriber that connects found a replay (ShareStateMachine.join)")
             }
@@ -95,6 +103,7 @@
         case .connecting, .connected:
             self.membership += 1
             let (key, replay) = self.fanOut.join(subscriber)
+            self.liveMembers += 1
             guard let replay else { return (key, .none) }
             return (key, .replay(replay, key: key, to: subscriber))
         }
@@ -118,6 +127,7 @@
         guard self.isCurrent(generation) else { return .none }
         let (work, sequence) = self.fanOut.end(event)
         self.endedThrough = sequence
+        self.liveMembers = 0
         switch self.connectionPolicy {
         case .whileSubscribed:
             // The next subscriber connects again, from an empty replay.
@@ -135,10 +145,18 @@
     /// Member `key` leaves. Under ``ShareConnection/whileSubscribed`` the last member that has not
     /// ended takes the connection with it.
     @inlinable mutating func leave(_ key: Int) -> Action {
+        guard let member = self.fanOut.members.element(forKey: key) else { return .none }
+        if self.fanOut.isLive(key, member, since: self.endedThrough) {
+            self.liveMembers -= 1
+        }
         let departure = self.fanOut.leave(key)
-        guard departure.member != nil else { return .none }
         self.membership += 1
-        if case .whileSubscribed = self.connectionPolicy, !self.fanOut.hasLiveMembers(since: self.endedThrough) {
+        // The count against the scan it replaces, in debug builds, while the scan is cheap.
+        assert(
+            self.fanOut.members.entries.count > 64
+                || (self.liveMembers > 0) == self.fanOut.hasLiveMembers(since: self.endedThrough),
+            "share: \(self.liveMembers) members counted live, which the members do not say")
+        if case .whileSubscribed = self.connectionPolicy, self.liveMembers == 0 {
             switch self.connection {
             case .connecting, .connected:
                 return self.letConnectionGo(delivering: nil, departed: departure)
@@ -173,6 +191,7 @@
         guard membership == self.membership else { return .lookAgain }
         // Every member has terminated: none gets anything more.
         self.fanOut.endAllMembers()
+        self.liveMembers = 0
         return self.letConnectionGo(delivering: nil, departed: nil)
     }
 
