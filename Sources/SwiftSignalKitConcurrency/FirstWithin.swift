@@ -54,12 +54,14 @@ extension Signal where E: Error, T: Sendable {
     ///   delays the return, never changes the outcome.
     /// - A value the signal sends while it starts (a cached value, `single`) is returned without waiting
     ///   and without a timer, whatever `timeout` is.
-    /// - `timeout` follows the library's rules for waits: zero or negative times out as soon as
-    ///   `scheduler` runs the timer unless the signal answers while it starts, and a wait above 100
+    /// - `timeout` follows the library's rules for waits: zero or negative times out once `scheduler`
+    ///   has run the timer and the end of that instant (on a `Queue`, one more action) unless the signal
+    ///   has answered by then, and a wait above 100
     ///   years waits 100 years. It is measured from the end of the signal's `start`: a generator that
     ///   blocks its caller delays the deadline by as long.
     /// - A cancellation that comes before the first event and the deadline gives `.cancelled`, never
-    ///   `.timedOut`; a deadline that passed first stays `.timedOut`, even if the task is cancelled
+    ///   `.timedOut` (the deadline passes at the end of its instant, so on virtual time a cancellation
+    ///   at that instant comes first); a deadline that passed first stays `.timedOut`, even if the task is cancelled
     ///   while the subscription is being disposed. A task cancelled before the call never starts the
     ///   signal. The signal's `start` runs on the calling task: a cancellation while it runs is seen
     ///   when it returns, so an event the signal sent by then is the outcome.

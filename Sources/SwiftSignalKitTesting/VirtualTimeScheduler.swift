@@ -379,7 +379,8 @@ struct ActionCounter {
             if self.actionsAtInstant > VirtualTimeScheduler.actionsPerInstantLimit {
                 misuse(
                     "VirtualTimeScheduler.\(self.api): more than \(VirtualTimeScheduler.actionsPerInstantLimit) actions ran at the instant \(Double(self.instant) / 1e9): "
-                        + "a repeating timer with a period of 0, or work that reschedules itself without delay?")
+                        + "a repeating timer with a period of 0, or work that reschedules itself without delay "
+                        + "(schedule(_:) or scheduleAtEndOfInstant(_:) from its own action)?")
             }
         } else {
             self.instant = action.due

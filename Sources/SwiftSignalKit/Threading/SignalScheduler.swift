@@ -24,7 +24,9 @@ import Dispatch
 /// disposable that ``schedule(after:_:)`` returned has been disposed (an action already running
 /// finishes). Actions scheduled for the same time run in the order they were scheduled. No method
 /// may block the caller, and no lock may be held while an action runs. ``scheduleAtEndOfInstant(_:)``
-/// has a default, ``schedule(_:)``, which is right for every scheduler whose time is real.
+/// has a default, ``schedule(_:)``, which is right for every scheduler whose time is real; a scheduler
+/// that forwards to another (a wrapper that logs, say) must forward it too, or a virtual-time scheduler
+/// behind it loses what it promises at one instant.
 public protocol SignalScheduler: Sendable {
     /// Runs `action` as soon as possible, after the caller returns.
     ///
@@ -49,7 +51,9 @@ public protocol SignalScheduler: Sendable {
     ///
     /// The time-based operators decide with it what happens when a wait ends at the very instant an
     /// event is due: `timeout` asks for it when its wait runs out, so an event due then arrives first
-    /// and passes, however many actions it takes to arrive. On a scheduler whose time is real, two
+    /// and passes, however many actions it takes to arrive. Such actions run in the order they were
+    /// scheduled, so of two waits that end at one instant, the one armed first decides first, as on a
+    /// real queue, where it also ends first. On a scheduler whose time is real, two
     /// things never happen at exactly the same instant, and the default, ``schedule(_:)``, is all it
     /// needs; a virtual-time scheduler runs such actions when nothing else is due at the instant (and,
     /// on a timeline, no task can run).

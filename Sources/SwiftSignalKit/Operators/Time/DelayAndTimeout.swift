@@ -158,7 +158,9 @@ import Dispatch
 /// virtual-time scheduler in tests. "Within" includes the end: on a virtual-time scheduler, a first event
 /// exactly `timeout` after the subscription passes, however many actions at that instant it takes to
 /// arrive (the timeout is decided at the end of the instant,
-/// ``SignalScheduler/scheduleAtEndOfInstant(_:)``). Only the wait for the first event is bounded; see
+/// ``SignalScheduler/scheduleAtEndOfInstant(_:)``), unless another operator decides it at the end of
+/// that instant too, after this one (the alternate of an inner `timeout` whose wait was armed later, as
+/// on a real queue, where that wait also ends later). Only the wait for the first event is bounded; see
 /// ``timeout(perValue:scheduler:alternate:)-(Double,_,_)`` for a bound on every gap.
 ///
 /// > Note: Events from several threads are delivered one at a time, in the order the operator decided

@@ -138,6 +138,23 @@ import Testing
         #expect(late.mismatch([.next(-1, at: 2), .completed(at: 2)]) == nil)
     }
 
+    /// Two waits that end at one instant decide in the order they were armed, as on a real queue: an
+    /// inner `timeout` armed first gives its alternate before the outer one decides, and one armed
+    /// after a hop (so later) gives it after the outer one has timed out.
+    @Test func twoWaitsEndingAtOneInstantDecideInTheOrderTheyWereArmed() {
+        let scheduler = VirtualTimeScheduler()
+        let request = Signal<Int, NoError>.never() |> timeout(2, scheduler: scheduler, alternate: .single(7))
+        let innerFirst = SignalRecorder(
+            request |> timeout(2, scheduler: scheduler, alternate: .single(-1)), scheduler: scheduler)
+        let innerAfterAHop = SignalRecorder(
+            Signal<Int, NoError>.single(0) |> deliverOn(scheduler) |> mapToSignal { _ in request }
+                |> timeout(2, scheduler: scheduler, alternate: .single(-1)),
+            scheduler: scheduler)
+        scheduler.run()
+        #expect(innerFirst.mismatch([.next(7, at: 2), .completed(at: 2)]) == nil)
+        #expect(innerAfterAHop.mismatch([.next(-1, at: 2), .completed(at: 2)]) == nil)
+    }
+
     @Test func endingTheSourceOrDisposingCancelsTheWait() {
         let scheduler = VirtualTimeScheduler()
         let completing = SignalRecorder(
