@@ -136,7 +136,9 @@ public final class ThreadPool: Sendable {
 /// The state the pool's threads share; it outlives the `ThreadPool` until the threads exit.
 final class ThreadPoolCore: Sendable {
     private struct LaneState: Sendable {
-        /// Taken entries are set to nil and skipped with `head`, so taking a task is O(1).
+        /// Taken entries are set to nil and skipped with `head`, so taking a task is O(1); they are dropped
+        /// once they are most of the array, so a lane that never empties does not keep a slot for every
+        /// task it ever ran.
         private var tasks: [ThreadPoolTask?] = []
         private var head = 0
         var isScheduled = false
@@ -153,6 +155,9 @@ final class ThreadPoolCore: Sendable {
             self.head += 1
             if self.head == self.tasks.count {
                 self.tasks.removeAll(keepingCapacity: true)
+                self.head = 0
+            } else if self.head > 64 && self.head * 2 > self.tasks.count {
+                self.tasks.removeFirst(self.head)
                 self.head = 0
             }
             return task
@@ -195,11 +200,9 @@ final class ThreadPoolCore: Sendable {
     func enqueue(_ task: ThreadPoolTask, on lane: UInt64) {
         let wake = self.state.withLock { state -> Bool in
             guard !state.isStopped else { return false }
-            var laneState = state.lanes[lane] ?? LaneState()
-            laneState.append(task)
-            let wake = !laneState.isScheduled
-            laneState.isScheduled = true
-            state.lanes[lane] = laneState
+            // In place: a copy of the lane out of the dictionary and back copied its whole queue, so a
+            // burst onto a busy lane cost time quadratic in its length (100,000 tasks: 30 s).
+            let wake = Self.append(task, to: &state.lanes[lane, default: LaneState()])
             if wake {
                 state.ready.append(lane)
             }
@@ -208,6 +211,14 @@ final class ThreadPoolCore: Sendable {
         if wake {
             self.wakeUps.signal()
         }
+    }
+
+    /// Appends `task` to `lane` and marks it scheduled; returns whether it was not (a worker must be woken).
+    private static func append(_ task: ThreadPoolTask, to lane: inout LaneState) -> Bool {
+        lane.append(task)
+        let wake = !lane.isScheduled
+        lane.isScheduled = true
+        return wake
     }
 
     func stop() {

@@ -376,6 +376,33 @@ import Testing
         #expect(lane != pool.nextQueue())
     }
 
+    /// A lane with a long queue drops the slots of the tasks it has run while others still wait (it
+    /// kept one for every task it ever ran until it emptied), and keeps its order through that.
+    @Test func aLongLaneRunsInOrderWhileItDropsTheSlotsItHasRun() async {
+        let pool = ThreadPool(threadCount: 1, threadPriority: 0.5)
+        let lane = pool.nextQueue()
+        let gate = DispatchSemaphore(value: 0)
+        let order = LockedState<[Int]>([])
+        let done = DispatchSemaphore(value: 0)
+        lane.addTask(ThreadPoolTask { _ in _ = blockingWait(gate) })
+        for index in 0..<1_000 {
+            lane.addTask(
+                ThreadPoolTask { _ in
+                    order.withLock { $0.append(index) }
+                    // Half way, more arrive behind the ones still waiting.
+                    if index == 500 {
+                        for later in 1_000..<1_200 {
+                            lane.addTask(ThreadPoolTask { _ in order.withLock { $0.append(later) } })
+                        }
+                        lane.addTask(ThreadPoolTask { _ in done.signal() })
+                    }
+                })
+        }
+        gate.signal()
+        #expect(await wait(done))
+        #expect(order.withLock { $0 } == Array(0..<1_200))
+    }
+
     @Test func cancelledTaskDoesNotRun() async {
         let pool = ThreadPool(threadCount: 1, threadPriority: 0.5)
         let lane = pool.nextQueue()
