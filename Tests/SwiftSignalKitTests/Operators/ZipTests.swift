@@ -192,6 +192,34 @@ import Testing
         #expect(machine.sourceSent(3, index: 0) == .deliver)
     }
 
+    /// Rows form exactly when every source has a value waiting, whatever the order values arrive in:
+    /// the machine counts its empty buffers instead of looking at all of them for every value, and the
+    /// count must follow the buffers through rows that leave some of them full.
+    @Test(arguments: 0..<20)
+    func rowsFormWhenEverySourceHasAValue(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
+        let arity = Int.random(in: 1...6, using: &random)
+        var machine = Machine(arity: arity)
+        var model = Array(repeating: [Int](), count: arity)
+        var expected: [String] = []
+        var delivered: [String] = []
+        for value in 0..<300 {
+            let source = Int.random(in: 0..<arity, using: &random)
+            model[source].append(value)
+            let action = machine.sourceSent(value, index: source)
+            if model.allSatisfy({ !$0.isEmpty }) {
+                expected.append("deliver Next(\(model.map { $0[0] }))")
+                for index in model.indices { model[index].removeFirst() }
+                #expect(action == .deliver, "value \(value)")
+                delivered.append(describe(machine.nextDelivery()))
+                #expect(describe(machine.nextDelivery()) == "idle")
+            } else {
+                #expect(action == .none, "value \(value)")
+            }
+        }
+        #expect(delivered == expected)
+    }
+
     @Test func terminalEventsComeAfterQueuedRowsAndCloseTheInput() {
         var machine = Machine(arity: 2)
         #expect(machine.sourceSent(1, index: 0) == .none)

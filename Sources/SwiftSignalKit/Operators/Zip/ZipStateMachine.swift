@@ -33,8 +33,10 @@
 
     /// The sources' side of the machine, with the data of each state in its case.
     @usableFromInline enum Input {
-        /// Values not yet paired, one buffer per source, and which sources have completed.
-        case open(buffers: [ValueRing<Element>], completed: [Bool])
+        /// Values not yet paired, one buffer per source, which sources have completed, and how many
+        /// buffers are empty (a row forms when none is: counted, not looked for, so that a value costs
+        /// the same with a thousand sources as with two).
+        case open(buffers: [ValueRing<Element>], completed: [Bool], empty: Int)
         /// The terminal event is queued, or the subscription disposed: later events are dropped. The
         /// values that can no longer be paired wait here for disposal, which releases them after
         /// unlocking.
@@ -47,7 +49,8 @@
     @inlinable init(arity: Int) {
         precondition(arity > 0, "ZipStateMachine needs at least one source")
         self.input = .open(
-            buffers: Array(repeating: ValueRing(), count: arity), completed: Array(repeating: false, count: arity))
+            buffers: Array(repeating: ValueRing(), count: arity), completed: Array(repeating: false, count: arity),
+            empty: arity)
     }
 
     // Each event takes the buffers out of `input`, leaving an empty `.closed` for the moment (an empty
@@ -55,34 +58,36 @@
 
     /// Source `index` sent `value`.
     @inlinable mutating func sourceSent(_ value: Element, index: Int) -> Action {
-        guard case .open(var buffers, let completed) = self.input else { return .none }
+        guard case .open(var buffers, let completed, var empty) = self.input else { return .none }
         self.input = .closed(leftover: [])
+        if buffers[index].isEmpty { empty -= 1 }
         buffers[index].append(value)
-        guard buffers.allSatisfy({ !$0.isEmpty }) else {
-            self.input = .open(buffers: buffers, completed: completed)
+        guard empty == 0 else {
+            self.input = .open(buffers: buffers, completed: completed, empty: empty)
             return .none
         }
         var row: [Element] = []
         row.reserveCapacity(buffers.count)
         for source in buffers.indices {
             row.append(buffers[source].removeFirst())
+            if buffers[source].isEmpty { empty += 1 }
         }
         var deliver = self.delivery.post(.Next(row))
         if buffers.indices.contains(where: { completed[$0] && buffers[$0].isEmpty }) {
             deliver = self.close(leftover: buffers, with: .Completion) || deliver
         } else {
-            self.input = .open(buffers: buffers, completed: completed)
+            self.input = .open(buffers: buffers, completed: completed, empty: empty)
         }
         return deliver ? .deliver : .none
     }
 
     /// Source `index` completed.
     @inlinable mutating func sourceCompleted(index: Int) -> Action {
-        guard case .open(let buffers, var completed) = self.input else { return .none }
+        guard case .open(let buffers, var completed, let empty) = self.input else { return .none }
         self.input = .closed(leftover: [])
         completed[index] = true
         guard buffers[index].isEmpty else {
-            self.input = .open(buffers: buffers, completed: completed)
+            self.input = .open(buffers: buffers, completed: completed, empty: empty)
             return .none
         }
         return self.close(leftover: buffers, with: .Completion) ? .deliver : .none
@@ -90,7 +95,7 @@
 
     /// A source failed.
     @inlinable mutating func sourceFailed(_ error: E) -> Action {
-        guard case .open(let buffers, _) = self.input else { return .none }
+        guard case .open(let buffers, _, _) = self.input else { return .none }
         return self.close(leftover: buffers, with: .Error(error)) ? .deliver : .none
     }
 
@@ -104,7 +109,7 @@
     @inlinable mutating func disposed() -> SubscriptionAction {
         let buffers: [ValueRing<Element>]
         switch self.input {
-        case .open(let open, _): buffers = open
+        case .open(let open, _, _): buffers = open
         case .closed(let leftover): buffers = leftover
         }
         self.input = .closed(leftover: [])
