@@ -60,7 +60,11 @@ public final class Bag<T> {
 
     /// The oldest item with its index, or nil when empty.
     public var first: (Index, T)? {
-        return self.slots.keyedElements.first.map { ($0.key, $0.element) }
+        // The first entry that holds an item, without building the list of all of them.
+        for entry in self.slots.entries {
+            if let element = entry.element { return (entry.key, element) }
+        }
+        return nil
     }
 
     /// The number of items.
