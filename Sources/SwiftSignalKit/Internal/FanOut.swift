@@ -319,12 +319,14 @@
         }
     }
 
-    /// The subscribers of the members that have not ended (``isLive(_:_:since:)``).
-    @inlinable func liveSubscribers(since endedThrough: UInt64) -> [Subscriber<T, E>] {
+    /// The subscribers of the members that have not ended (``isLive(_:_:since:)``), the first `limit`
+    /// of them.
+    @inlinable func liveSubscribers(since endedThrough: UInt64, limit: Int = .max) -> [Subscriber<T, E>] {
         // Asked whenever a loop inside a share's upstream asks whether anyone listens: no list of
         // entries is built on the way.
         var subscribers: [Subscriber<T, E>] = []
         for entry in self.members.entries {
+            guard subscribers.count < limit else { break }
             guard let member = entry.element, self.isLive(entry.key, member, since: endedThrough) else { continue }
             subscribers.append(member.subscriber(of: T.self, failing: E.self))
         }

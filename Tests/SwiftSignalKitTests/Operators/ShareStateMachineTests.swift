@@ -358,6 +358,26 @@ import Testing
         Self.deliver(first, &machine)
     }
 
+    /// The listener check hands out the first `limit` live subscribers (the storage looks at a few
+    /// first, then at all of them if those have all terminated), and none when no member is live.
+    @Test func theListenerCheckHandsOutTheFirstLiveSubscribersUpToALimit() throws {
+        let log = Log()
+        var (machine, _) = Self.connected(.none, ["a", "b", "c", "d", "e"], log: log)
+        guard case .depends(let few, _) = machine.listenerCheck(1, limit: 2) else { throw Failure() }
+        #expect(few.count == 2)
+        let (all, _) = try #require(Self.listeners(machine, 1))
+        #expect(all.count == 5)
+        #expect(few.map(ObjectIdentifier.init) == all.prefix(2).map(ObjectIdentifier.init), "the first ones, in order")
+        _ = machine.abandon(1, membership: machine.membership)
+        let (_, join) = machine.join(log.subscriber("f"))
+        #expect(Self.describe(join) == "connect 2")
+        #expect(machine.liveMembers == 1)
+        guard case .depends(let after, _) = machine.listenerCheck(2, limit: 2) else { throw Failure() }
+        #expect(after.count == 1, "only the member that joined after the abandon")
+    }
+
+    struct Failure: Error {}
+
     /// How many members have not ended, counted from the members themselves.
     static func liveMembers(_ machine: Machine) -> Int {
         return machine.fanOut.members.keyedElements.filter { machine.fanOut.isLive($0.key, $0.element, since: machine.endedThrough) }.count

@@ -273,6 +273,26 @@ private func lateSubscriberRuns(signal: Signal<Int, NoError>, publish: @escaping
         #expect(values.value == 1)
     }
 
+    /// A loop inside the share's upstream keeps going while any subscriber listens, also when the first
+    /// several it looks at have finished: the share looks at a few subscribers first (usually the answer,
+    /// without a list of all of them under its lock), then at all of them.
+    @Test func aLoopBehindAShareGoesOnWhileALaterSubscriberListens() async {
+        let done = DispatchSemaphore(value: 0)
+        let lastValues = Counter()
+        let thread = Thread {
+            let shared = restart(Signal<Int, NoError>.single(1)) |> share()
+            _ = (shared |> take(1)).start(next: { _ in
+                // Joined during the loop: five that finish at the next value, then one that wants three.
+                for _ in 0..<5 { _ = (shared |> take(1)).start() }
+                _ = (shared |> take(3)).start(next: { _ in lastValues.increment() })
+            })
+            done.signal()
+        }
+        thread.start()
+        #expect(await wait(done), "the loop ends once every subscriber has finished")
+        #expect(lastValues.value == 3, "the last subscriber got its three values")
+    }
+
     /// With `.stayConnected` the share keeps its source whoever listens: a finished first subscriber
     /// (a `take(1)`) must not make `startWith` or `restart` give the source up.
     @Test func stayConnectedKeepsTheSourceAfterItsFirstSubscriberFinished() {

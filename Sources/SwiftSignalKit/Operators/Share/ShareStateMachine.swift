@@ -177,11 +177,13 @@
     }
 
     /// The first half of "does anyone still listen to connection `generation`?": the subscribers to
-    /// look at, outside the lock.
-    @inlinable func listenerCheck(_ generation: UInt64) -> ListenerCheck {
+    /// look at, outside the lock, the first `limit` of them (the caller asks for more when every one of
+    /// those has terminated: one that has not answers the question, and a loop asks at every step).
+    @inlinable func listenerCheck(_ generation: UInt64, limit: Int = .max) -> ListenerCheck {
         guard self.isCurrent(generation) else { return .abandoned }
         if case .stayConnected = self.connectionPolicy { return .kept }
-        return .depends(on: self.fanOut.liveSubscribers(since: self.endedThrough), membership: self.membership)
+        let subscribers = self.liveMembers == 0 ? [] : self.fanOut.liveSubscribers(since: self.endedThrough, limit: limit)
+        return .depends(on: subscribers, membership: self.membership)
     }
 
     /// The second half: every subscriber seen at `membership` has terminated, so connection
