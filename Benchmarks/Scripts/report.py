@@ -53,7 +53,7 @@ LIMIT_TARGETS = {
 # Targets against another implementation: (workload, other variant, largest allowed ratio).
 OTHER_TARGETS = [
     ("A1 producer thread into for await per element", "AsyncStream", 0.5),
-    ("A2 await an available value per await", "CheckedContinuation", 3.0),
+    ("A2 await an available value per await", "UnsafeContinuation", 3.0),
     ("A4 mapAsync serial per value", "AsyncStream", 1.0),
     ("A5 mapAsync concurrent(max: 8) per value", "Task", 1.2),
 ]

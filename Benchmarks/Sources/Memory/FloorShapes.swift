@@ -218,11 +218,13 @@ final class CombineLatestFloor: LiveSubscriptions {
     }
 }
 
-/// The least a suspended consumer holds: a task waiting on a continuation kept in a list.
+/// The least a suspended consumer holds: a task waiting on a continuation kept in a list. An unsafe
+/// continuation, as the library's bridges use: a checked one adds a box per waiter (the floor until
+/// 2026-11-30).
 final class ForAwaitFloor: LiveSubscriptions {
     let count: Int
     let sink = Sink()
-    let waiting: Slots<CheckedContinuation<Int?, Never>>
+    let waiting: Slots<UnsafeContinuation<Int?, Never>>
     var tasks: Handles<Task<Void, Never>>
 
     init(count: Int) {
@@ -235,7 +237,7 @@ final class ForAwaitFloor: LiveSubscriptions {
         let (sink, waiting) = (self.sink, self.waiting)
         for index in 0..<self.count {
             self.tasks[index] = Task.detached {
-                while let value = await withCheckedContinuation({ waiting.append($0) }) {
+                while let value = await withUnsafeContinuation({ waiting.append($0) }) {
                     sink.receive(value)
                 }
             }
@@ -256,10 +258,11 @@ final class ForAwaitFloor: LiveSubscriptions {
     }
 }
 
+/// The least a pending `get()` holds: a task waiting on an unsafe continuation kept in a list.
 final class PendingGetFloor: LiveSubscriptions {
     let count: Int
     let sink = Sink()
-    let waiting: Slots<CheckedContinuation<Int, Never>>
+    let waiting: Slots<UnsafeContinuation<Int, Never>>
     var tasks: Handles<Task<Void, Never>>
 
     init(count: Int) {
@@ -272,7 +275,7 @@ final class PendingGetFloor: LiveSubscriptions {
         let (sink, waiting) = (self.sink, self.waiting)
         for index in 0..<self.count {
             self.tasks[index] = Task.detached {
-                sink.receive(await withCheckedContinuation { waiting.append($0) })
+                sink.receive(await withUnsafeContinuation { waiting.append($0) })
             }
         }
         await waitUntil { self.waiting.count == self.count }

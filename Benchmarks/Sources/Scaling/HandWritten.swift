@@ -1,17 +1,21 @@
-// The hand-written baselines of the scaling suite: push pipelines with one pthread mutex per stage, in
-// their own heap objects. What a careful programmer writes without a library, and what the library must
-// keep up with as threads are added.
+// The hand-written baselines of the scaling suite: push pipelines in their own heap objects. What a
+// careful programmer writes without a library, and what the library must keep up with as threads are
+// added.
 //
 // - The tight floor (`TightStage`, `TightPipe`): the fastest correct pipeline a careful programmer
-//   writes. Per value and stage: one lock round trip to read a `terminated` flag, then a call of an
-//   immutable closure, which is not copied (no retain or release of its context). Per value, the pipe
-//   copies its array of stages under its lock (one retain and release of the array's buffer) and calls
-//   each stage outside it.
+//   writes. Per value and stage: an acquiring load of an atomic `terminated` flag (a plain load on
+//   x86-64 and arm64; nothing is written, so threads that share a stage share its line only for
+//   reading), then a call of an immutable closure, which is not copied (no retain or release of its
+//   context). Per value, the pipe copies its array of stages under its mutex (one retain and release of
+//   the array's buffer) and calls each stage outside it. Until 2026-11-30 each stage locked a mutex to
+//   read the flag, which wrote the stage's line twice per value and made the floor slower than the
+//   library (README.md, "The baselines, reviewed").
 // - Closable stages (`HandStage`, `HandPipe`): each stage's callback is optional and read under the
 //   lock, as a stage that can be closed and release its callback keeps it, so the callback's context is
 //   retained and released per stage per value; the pipe copies an array of closures.
 
 import BaselineMutex
+import Synchronization
 
 /// The baseline's lock: a pthread mutex at a stable heap address of its own.
 typealias HandMutex = BaselineMutex
@@ -136,12 +140,12 @@ final class HandBroadcaster<Value: Sendable>: @unchecked Sendable {
     }
 }
 
-/// A stage of the tight floor: an immutable callback, and a flag behind its own mutex that says whether
-/// the stage has ended. Per value: lock, read the flag, unlock, call the callback without copying it.
-final class TightStage<Input>: HandWrittenStage, @unchecked Sendable {
-    // Safe: `terminated` is read and written only with `lock` held; `next` is immutable.
-    private let lock = HandMutex()
-    private var terminated = false
+/// A stage of the tight floor: an immutable callback, and an atomic flag that says whether the stage
+/// has ended. Per value: an acquiring load of the flag, then the callback, called without copying it.
+/// `terminate()` stores the flag with release ordering; a value whose load came first may still be
+/// delivered, as one already under way may with the library.
+final class TightStage<Input>: HandWrittenStage, Sendable {
+    private let terminated = Atomic<Bool>(false)
     private let next: @Sendable (Input) -> Void
 
     init(_ next: @escaping @Sendable (Input) -> Void) {
@@ -150,14 +154,11 @@ final class TightStage<Input>: HandWrittenStage, @unchecked Sendable {
 
     @inline(__always)
     func push(_ value: Input) {
-        self.lock.lock()
-        let terminated = self.terminated
-        self.lock.unlock()
-        if !terminated { self.next(value) }
+        if !self.terminated.load(ordering: .acquiring) { self.next(value) }
     }
 
     func terminate() {
-        self.lock.locked { self.terminated = true }
+        self.terminated.store(true, ordering: .releasing)
     }
 }
 

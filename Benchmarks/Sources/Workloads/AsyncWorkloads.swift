@@ -77,10 +77,27 @@ func a2AwaitAvailable() -> [Workload] {
                         for _ in 0..<thousand {
                             sum &+= (try? await available.get()) ?? 0
                         }
+                        precondition(sum == thousand, "get() lost values")
                         blackHole(sum)
                     }
                 ),
                 (
+                    // The reference: the fastest correct hand-written await, a continuation resumed at
+                    // once. Per await: a suspension and a resumption, no allocation. `get()` suspends
+                    // on the same kind of continuation.
+                    .unsafeContinuation,
+                    { (benchmark: any MeasurementWindow) in
+                        var sum = 0
+                        for _ in 0..<thousand {
+                            sum &+= await withUnsafeContinuation { $0.resume(returning: 1) }
+                        }
+                        precondition(sum == thousand, "the reference lost awaits")
+                        blackHole(sum)
+                    }
+                ),
+                (
+                    // For comparison: the checked form (A2's reference until 2026-11-30), which also
+                    // allocates the checking box per await.
                     .checkedContinuation,
                     { (benchmark: any MeasurementWindow) in
                         var sum = 0

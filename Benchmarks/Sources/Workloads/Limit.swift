@@ -1,10 +1,20 @@
-// The "limit": hand-written push pipelines with exactly one pthread mutex lock/unlock per stage and
-// nothing else: no terminal events, no disposal protocol, no re-entrancy bookkeeping. A locked push
-// library cannot do less work per stage, so each workload's limit is its floor.
+// The "limit": hand-written push pipelines that do the least a correct closable stage can do, and
+// nothing else: no terminal events, no disposal protocol, no re-entrancy bookkeeping. Per value and
+// stage, one acquiring load of an atomic flag (a plain load on x86-64 and arm64) and a call of an
+// immutable closure, which is not copied. Until 2026-11-30 each stage locked a pthread mutex to read
+// that flag (a lock and an unlock, two out-of-line calls): a review found that no faster than the
+// library, and the fastest correct code a careful programmer writes is the flag (Benchmarks/README.md,
+// "The baselines, reviewed").
+//
+// The fan-out (`LimitFanOut`) still copies its array of stages under a mutex per value: a source that
+// stages join and leave from other threads needs that lock or something like it (a retain of a snapshot
+// under a lock), and the library's sources do no less.
 
 import BaselineMutex
+import Synchronization
 
-/// The limit's lock: the baselines' pthread mutex at a stable heap address.
+/// The limit's lock, where it needs one (the fan-out, the combiner, the contract floor): the baselines'
+/// pthread mutex at a stable heap address.
 typealias LimitMutex = BaselineMutex
 
 /// A stage a fan-out can deliver to and close.
@@ -14,11 +24,15 @@ protocol PushStage<Input>: AnyObject, Sendable {
     func close()
 }
 
-/// One stage: lock, look at its own state, unlock, call the next closure.
+/// One stage: an immutable callback and an atomic flag that says whether the stage is still open. Per
+/// value: an acquiring load of the flag, then the callback, called without copying it. `close()` stores
+/// the flag with release ordering: a value pushed after `close()` returns (ordered after it by the
+/// caller) sees it and is dropped; one whose load came first may still call the callback, as a delivery
+/// already under way may with the library.
 final class LimitStage<Input>: PushStage, @unchecked Sendable {
-    // Safe: `isOpen` is read and written only under `mutex`; `next` is immutable.
-    private let mutex = LimitMutex()
-    private var isOpen = true
+    // Safe: `isOpen` is atomic and `next` immutable. `next` is not `@Sendable`, as before: the
+    // workloads' callbacks write a `Sum` from one thread at a time, or synchronise themselves.
+    private let isOpen = Atomic<Bool>(true)
     private let next: (Input) -> Void
 
     init(_ next: @escaping (Input) -> Void) {
@@ -27,16 +41,11 @@ final class LimitStage<Input>: PushStage, @unchecked Sendable {
 
     @inline(__always)
     func push(_ value: Input) {
-        self.mutex.lock()
-        let open = self.isOpen
-        self.mutex.unlock()
-        if open { self.next(value) }
+        if self.isOpen.load(ordering: .acquiring) { self.next(value) }
     }
 
     func close() {
-        self.mutex.lock()
-        self.isOpen = false
-        self.mutex.unlock()
+        self.isOpen.store(false, ordering: .releasing)
     }
 }
 
@@ -141,10 +150,13 @@ final class LimitCombiner: @unchecked Sendable {
     }
 }
 
-/// The least a stage must do to keep this library's subscriber contract, for comparison with the limit:
-/// after `dispose()` returns no callback may start, and `dispose()` releases the callbacks without
-/// waiting for a callback in progress, so each delivery takes its own reference to the callback under
-/// the lock. That is the limit's one lock round trip plus a retain and a release per stage.
+/// What a stage written the plain way does to keep this library's subscriber contract, for comparison
+/// with the limit: after `dispose()` returns no callback may start, and `dispose()` releases the
+/// callbacks without waiting for a callback in progress, so each delivery takes its own reference to the
+/// callback under a lock. Per value and stage: a mutex lock and unlock, a retain and a release, where the
+/// limit has one atomic load. It is not the least the contract needs: the library keeps it without a
+/// lock or a retain per value (a gate that counts deliveries in flight, and the callbacks released by
+/// whichever of `dispose()` and the last delivery comes second).
 final class ContractStage<Input>: PushStage, @unchecked Sendable {
     // Safe: `next` is read and written only under `mutex`.
     private let mutex = LimitMutex()

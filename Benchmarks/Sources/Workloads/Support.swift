@@ -26,6 +26,8 @@ public enum Variant: String, CaseIterable, Sendable {
     case asyncStream = "AsyncStream"
     case asyncChannel = "AsyncChannel"
     case checkedContinuation = "CheckedContinuation"
+    /// `withUnsafeContinuation`, the reference of A2: what `get()` itself suspends on.
+    case unsafeContinuation = "UnsafeContinuation"
     case task = "Task"
     case limit = "limit"
     /// The limit plus what the subscriber contract requires (see `ContractStage`).
