@@ -163,21 +163,37 @@ final class TightStage<Input>: HandWrittenStage, Sendable {
 }
 
 /// A hot source of the tight floor: an array of its stages behind its mutex, copied under the lock and
-/// called outside it.
+/// called outside it. Each stage is reached at +0 through its address (the copy owns the stages
+/// meanwhile), as the library's broadcast does: a retain and a release per stage and value would write
+/// each stage's reference count, a line every thread pushing into the pipe shares.
 final class TightPipe<Value>: HandWrittenPipe, @unchecked Sendable {
-    // Safe: `stages` is read and written only with `lock` held.
+    // Safe: `stages` is read and written only with `lock` held; a copy of it owns its stages, so the
+    // addresses in it stay valid while the copy lives.
     private let lock = HandMutex()
-    private var stages: [TightStage<Value>] = []
+    private var stages: [Entry] = []
+
+    /// A stage, with its address for calls at +0.
+    private struct Entry {
+        let stage: TightStage<Value>
+        let address: UnsafeMutableRawPointer
+    }
 
     init() {}
 
     func attach(_ stage: TightStage<Value>) {
-        self.lock.locked { self.stages.append(stage) }
+        let entry = Entry(stage: stage, address: Unmanaged.passUnretained(stage).toOpaque())
+        self.lock.locked { self.stages.append(entry) }
     }
 
     @inline(__always)
     func push(_ value: Value) {
         let stages = self.lock.locked { self.stages }
-        for stage in stages { stage.push(value) }
+        stages.withUnsafeBufferPointer { stages in
+            for index in stages.indices {
+                Unmanaged<TightStage<Value>>.fromOpaque(stages[index].address)._withUnsafeGuaranteedRef {
+                    $0.push(value)
+                }
+            }
+        }
     }
 }

@@ -49,14 +49,29 @@ final class LimitStage<Input>: PushStage, @unchecked Sendable {
     }
 }
 
-/// A mutex-guarded registry of stages: what a multicast source must at least do.
+/// A mutex-guarded registry of stages: what a multicast source must at least do. Per value: a lock
+/// round trip to copy the delivery order (one retain and release of its buffer), then each stage's
+/// `push` outside the lock, reached at +0 through its address (the copy owns the stages meanwhile), so
+/// that delivering costs no retain and release per stage; the library's broadcast does the same.
 final class LimitFanOut<Stage: PushStage>: @unchecked Sendable {
     typealias Value = Stage.Input
-    // Safe: `stages` and `nextKey` are read and written only under `mutex`.
+    // Safe: `stages`, `order` and `nextKey` are read and written only under `mutex`; a copy of `order`
+    // owns its stages, so the addresses in it stay valid while the copy lives.
     private let mutex = LimitMutex()
     private var stages: [Int: Stage] = [:]
-    private var order: [Stage] = []
+    private var order: [Entry] = []
     private var nextKey = 0
+
+    /// A stage in delivery order, with its address for calls at +0.
+    private struct Entry {
+        let stage: Stage
+        let address: UnsafeMutableRawPointer
+
+        init(_ stage: Stage) {
+            self.stage = stage
+            self.address = Unmanaged.passUnretained(stage).toOpaque()
+        }
+    }
 
     func add(_ stage: Stage) -> Int {
         self.mutex.lock()
@@ -78,17 +93,19 @@ final class LimitFanOut<Stage: PushStage>: @unchecked Sendable {
     /// as a copy-on-write snapshot would be).
     func freeze() {
         self.mutex.lock()
-        self.order = self.stages.keys.sorted().map { self.stages[$0]! }
+        self.order = self.stages.keys.sorted().map { Entry(self.stages[$0]!) }
         self.mutex.unlock()
     }
 
     @inline(__always)
     func push(_ value: Value) {
         self.mutex.lock()
-        let stages = self.order
+        let entries = self.order
         self.mutex.unlock()
-        for stage in stages {
-            stage.push(value)
+        entries.withUnsafeBufferPointer { entries in
+            for index in entries.indices {
+                Unmanaged<Stage>.fromOpaque(entries[index].address)._withUnsafeGuaranteedRef { $0.push(value) }
+            }
         }
     }
 }
