@@ -7,9 +7,11 @@ import SwiftSignalKitConcurrency
 func a1ForAwait() -> [Workload] {
     var workloads: [Workload] = []
     let count = million
+    let name = "A1 producer thread into for await per element"
+    let expected = sumBelow(count)
     workloads.append(
         asyncWorkload(
-            "A1 producer thread into for await per element",
+            name,
             operations: million,
             [
                 (
@@ -25,6 +27,7 @@ func a1ForAwait() -> [Workload] {
                         var sum = 0
                         for await value in signal.values { sum &+= value }
                         blackHole(sum)
+                        checkResult(name, .signalKit, expected: expected, actual: sum)
                     }
                 ),
                 (
@@ -39,6 +42,7 @@ func a1ForAwait() -> [Workload] {
                         var sum = 0
                         for await value in stream { sum &+= value }
                         blackHole(sum)
+                        checkResult(name, .asyncStream, expected: expected, actual: sum)
                     }
                 ),
                 (
@@ -54,6 +58,7 @@ func a1ForAwait() -> [Workload] {
                         for await value in channel { sum &+= value }
                         await producer.value
                         blackHole(sum)
+                        checkResult(name, .asyncChannel, expected: expected, actual: sum)
                     }
                 ),
             ]
@@ -65,9 +70,12 @@ func a1ForAwait() -> [Workload] {
 func a2AwaitAvailable() -> [Workload] {
     var workloads: [Workload] = []
     let available = Signal<Int, NoError>.single(1)
+    let name = "A2 await an available value per await"
+    // Each await returns 1.
+    let expected = thousand
     workloads.append(
         asyncWorkload(
-            "A2 await an available value per await",
+            name,
             operations: thousand,
             [
                 (
@@ -77,8 +85,8 @@ func a2AwaitAvailable() -> [Workload] {
                         for _ in 0..<thousand {
                             sum &+= (try? await available.get()) ?? 0
                         }
-                        precondition(sum == thousand, "get() lost values")
                         blackHole(sum)
+                        checkResult(name, .signalKit, expected: expected, actual: sum)
                     }
                 ),
                 (
@@ -91,8 +99,8 @@ func a2AwaitAvailable() -> [Workload] {
                         for _ in 0..<thousand {
                             sum &+= await withUnsafeContinuation { $0.resume(returning: 1) }
                         }
-                        precondition(sum == thousand, "the reference lost awaits")
                         blackHole(sum)
+                        checkResult(name, .unsafeContinuation, expected: expected, actual: sum)
                     }
                 ),
                 (
@@ -105,6 +113,7 @@ func a2AwaitAvailable() -> [Workload] {
                             sum &+= await withCheckedContinuation { $0.resume(returning: 1) }
                         }
                         blackHole(sum)
+                        checkResult(name, .checkedContinuation, expected: expected, actual: sum)
                     }
                 ),
                 (
@@ -115,6 +124,7 @@ func a2AwaitAvailable() -> [Workload] {
                             sum &+= await Task { 1 }.value
                         }
                         blackHole(sum)
+                        checkResult(name, .task, expected: expected, actual: sum)
                     }
                 ),
             ]
@@ -127,9 +137,11 @@ func a2AwaitAvailable() -> [Workload] {
 func a3AsyncSequenceSource() -> [Workload] {
     var workloads: [Workload] = []
     let count = million
+    let name = "A3 AsyncSequence as a Signal per element"
+    let expected = sumBelow(count)
     workloads.append(
         asyncWorkload(
-            "A3 AsyncSequence as a Signal per element",
+            name,
             operations: million,
             [
                 (
@@ -143,6 +155,7 @@ func a3AsyncSequenceSource() -> [Workload] {
                             )
                         }
                         blackHole(sum.value)
+                        checkResult(name, .signalKit, expected: expected, actual: sum.value)
                     }
                 ),
                 (
@@ -155,6 +168,7 @@ func a3AsyncSequenceSource() -> [Workload] {
                             for await value in (0..<count).async { stage.push(value) }
                         }.value
                         blackHole(sum.value)
+                        checkResult(name, .limit, expected: expected, actual: sum.value)
                     }
                 ),
             ]
@@ -192,9 +206,12 @@ func producerThreadStream(count: Int) -> AsyncStream<Int> {
 /// A4: a producer thread pushes 1,000,000 values through an async transform, one at a time, in order.
 func a4MapAsyncSerial() -> [Workload] {
     let count = million
+    let name = "A4 mapAsync serial per value"
+    // Every value comes back incremented.
+    let expected = sumBelow(count) + count
     return [
         asyncWorkload(
-            "A4 mapAsync serial per value",
+            name,
             operations: million,
             [
                 (
@@ -208,6 +225,7 @@ func a4MapAsyncSerial() -> [Workload] {
                             )
                         }
                         blackHole(sum.value)
+                        checkResult(name, .signalKit, expected: expected, actual: sum.value)
                     }
                 ),
                 (
@@ -219,6 +237,7 @@ func a4MapAsyncSerial() -> [Workload] {
                             sum &+= await asyncIncrement(value)
                         }
                         blackHole(sum)
+                        checkResult(name, .asyncStream, expected: expected, actual: sum)
                     }
                 ),
             ]
@@ -230,9 +249,12 @@ func a4MapAsyncSerial() -> [Workload] {
 /// in completion order.
 func a5MapAsyncConcurrent() -> [Workload] {
     let count = million
+    let name = "A5 mapAsync concurrent(max: 8) per value"
+    // Every value comes back incremented; the order varies, the sum does not.
+    let expected = sumBelow(count) + count
     return [
         asyncWorkload(
-            "A5 mapAsync concurrent(max: 8) per value",
+            name,
             operations: million,
             [
                 (
@@ -246,6 +268,7 @@ func a5MapAsyncConcurrent() -> [Workload] {
                             transformed.start(next: { sum.value &+= $0 }, completed: { done.resume() })
                         }
                         blackHole(sum.value)
+                        checkResult(name, .signalKit, expected: expected, actual: sum.value)
                     }
                 ),
                 (
@@ -268,6 +291,7 @@ func a5MapAsyncConcurrent() -> [Workload] {
                             }
                         }
                         blackHole(sum)
+                        checkResult(name, .task, expected: expected, actual: sum)
                     }
                 ),
             ]

@@ -7,9 +7,12 @@ import SwiftSignalKit
 func w1MapFilter() -> [Workload] {
     var workloads: [Workload] = []
     let count = million
+    let name = "W1 map+filter per event"
+    // The same pipeline, computed directly.
+    let expected = (0..<count).lazy.map { $0 &* 3 }.filter { $0 & 1 == 0 }.reduce(0, &+)
     workloads.append(
         workload(
-            "W1 map+filter per event",
+            name,
             operations: million,
             [
                 (
@@ -19,6 +22,7 @@ func w1MapFilter() -> [Workload] {
                         let sum = Sum()
                         (source |> map { $0 &* 3 } |> filter { $0 & 1 == 0 }).start(next: { sum.value &+= $0 })
                         blackHole(sum.value)
+                        checkResult(name, .signalKit, expected: expected, actual: sum.value)
                     }
                 ),
                 (
@@ -31,6 +35,7 @@ func w1MapFilter() -> [Workload] {
                         subject.send(completion: .finished)
                         cancellable.cancel()
                         blackHole(sum.value)
+                        checkResult(name, .openCombine, expected: expected, actual: sum.value)
                     }
                 ),
                 (
@@ -42,6 +47,7 @@ func w1MapFilter() -> [Workload] {
                         let mapStage = LimitStage<Int> { filterStage.push($0 &* 3) }
                         for value in 0..<count { mapStage.push(value) }
                         blackHole(sum.value)
+                        checkResult(name, .limit, expected: expected, actual: sum.value)
                     }
                 ),
                 (
@@ -53,6 +59,7 @@ func w1MapFilter() -> [Workload] {
                         let mapStage = ContractStage<Int> { filterStage.push($0 &* 3) }
                         for value in 0..<count { mapStage.push(value) }
                         blackHole(sum.value)
+                        checkResult(name, .contractFloor, expected: expected, actual: sum.value)
                     }
                 ),
             ]
@@ -63,9 +70,12 @@ func w1MapFilter() -> [Workload] {
 /// W2: build, start and dispose `single(1) |> map |> filter`.
 func w2SubscriptionLifecycle() -> [Workload] {
     var workloads: [Workload] = []
+    let name = "W2 build+start+dispose per subscription"
+    // Each subscription delivers 1 + 1.
+    let expected = 2 * thousand
     workloads.append(
         workload(
-            "W2 build+start+dispose per subscription",
+            name,
             operations: thousand,
             [
                 (
@@ -77,6 +87,7 @@ func w2SubscriptionLifecycle() -> [Workload] {
                             signal.start(next: { sum.value &+= $0 }).dispose()
                         }
                         blackHole(sum.value)
+                        checkResult(name, .signalKit, expected: expected, actual: sum.value)
                     }
                 ),
                 (
@@ -87,6 +98,7 @@ func w2SubscriptionLifecycle() -> [Workload] {
                             Just(1).map { $0 &+ 1 }.filter { $0 > 0 }.sink { sum.value &+= $0 }.cancel()
                         }
                         blackHole(sum.value)
+                        checkResult(name, .openCombine, expected: expected, actual: sum.value)
                     }
                 ),
                 (
@@ -103,6 +115,7 @@ func w2SubscriptionLifecycle() -> [Workload] {
                             sink.close()
                         }
                         blackHole(sum.value)
+                        checkResult(name, .limit, expected: expected, actual: sum.value)
                     }
                 ),
             ]
@@ -117,9 +130,12 @@ func w3ValuePipe() -> [Workload] {
     let deliveries = million
     for subscribers in [1, 10, 100, 1000] {
         let puts = deliveries / subscribers
+        let name = "W3 delivery to \(subscribers) subscribers per delivery"
+        // Every subscriber receives every value.
+        let expected = subscribers * sumBelow(puts)
         workloads.append(
             workload(
-                "W3 delivery to \(subscribers) subscribers per delivery",
+                name,
                 operations: million,
                 [
                     (
@@ -133,14 +149,14 @@ func w3ValuePipe() -> [Workload] {
                             benchmark.stopMeasurement()
                             disposables.forEach { $0.dispose() }
                             blackHole(sum.value)
+                            checkResult(name, .signalKit, expected: expected, actual: sum.value)
                         }
                     ),
-                    (
-                        .openCombine,
-                        openCombineFanOut(subscribers: subscribers, sends: puts) { OpenCombineSubject(PassthroughSubject()) }
-                    ),
-                    (.limit, stageFanOut(subscribers: subscribers, sends: puts, stage: LimitStage.init)),
-                    (.contractFloor, stageFanOut(subscribers: subscribers, sends: puts, stage: ContractStage.init)),
+                    openCombineFanOut(name, subscribers: subscribers, sends: puts, expected: expected) {
+                        OpenCombineSubject(PassthroughSubject())
+                    },
+                    stageFanOut(.limit, name, subscribers: subscribers, sends: puts, expected: expected, stage: LimitStage.init),
+                    stageFanOut(.contractFloor, name, subscribers: subscribers, sends: puts, expected: expected, stage: ContractStage.init),
                 ]
             ))
     }
@@ -151,9 +167,12 @@ func w3ValuePipe() -> [Workload] {
     // replay dropped) before the allocation check had this workload.
     for subscribers in [10] {
         let puts = deliveries / subscribers
+        let name = "W3 share(replay: .latest) delivery to \(subscribers) subscribers per delivery"
+        // Every subscriber receives every value; nothing was put before they joined, so none is replayed.
+        let expected = subscribers * sumBelow(puts)
         workloads.append(
             workload(
-                "W3 share(replay: .latest) delivery to \(subscribers) subscribers per delivery",
+                name,
                 operations: million,
                 [
                     (
@@ -168,9 +187,10 @@ func w3ValuePipe() -> [Workload] {
                             benchmark.stopMeasurement()
                             disposables.forEach { $0.dispose() }
                             blackHole(sum.value)
+                            checkResult(name, .signalKit, expected: expected, actual: sum.value)
                         }
                     ),
-                    (.limit, stageFanOut(subscribers: subscribers, sends: puts, stage: LimitStage.init)),
+                    stageFanOut(.limit, name, subscribers: subscribers, sends: puts, expected: expected, stage: LimitStage.init),
                 ]
             ))
     }
@@ -179,9 +199,14 @@ func w3ValuePipe() -> [Workload] {
     for subscribers in [10, 100, 1000, 10_000] {
         let rounds = total / subscribers
         let order = shuffledIndices(subscribers)
+        let name = "W3 churn of \(subscribers) subscribers per subscriber"
+        // A churn delivers nothing, so each variant puts one value in its last round, before disposing
+        // (every subscriber must receive it), and one after it (no subscriber may): one comparison per
+        // round, none per subscriber.
+        let expected = subscribers
         workloads.append(
             workload(
-                "W3 churn of \(subscribers) subscribers per subscriber",
+                name,
                 operations: million,
                 maxSeconds: 3,
                 [
@@ -191,11 +216,16 @@ func w3ValuePipe() -> [Workload] {
                             let pipe = ValuePipe<Int>()
                             var disposables: [Disposable] = []
                             disposables.reserveCapacity(subscribers)
-                            for _ in 0..<rounds {
-                                for _ in 0..<subscribers { disposables.append(pipe.signal().start(next: { blackHole($0) })) }
+                            let before = churnDeliveries.load(ordering: .relaxed)
+                            for round in 1...rounds {
+                                for _ in 0..<subscribers { disposables.append(pipe.signal().start(next: churnReceived)) }
+                                if round == rounds { pipe.putNext(0) }
                                 for index in order { disposables[index].dispose() }
                                 disposables.removeAll(keepingCapacity: true)
                             }
+                            pipe.putNext(0)
+                            let received = churnDeliveries.load(ordering: .relaxed) - before
+                            checkResult(name, .signalKit, expected: expected, actual: received)
                         }
                     ),
                     (
@@ -204,11 +234,16 @@ func w3ValuePipe() -> [Workload] {
                             let subject = PassthroughSubject<Int, Never>()
                             var cancellables: [AnyCancellable] = []
                             cancellables.reserveCapacity(subscribers)
-                            for _ in 0..<rounds {
-                                for _ in 0..<subscribers { cancellables.append(subject.sink { blackHole($0) }) }
+                            let before = churnDeliveries.load(ordering: .relaxed)
+                            for round in 1...rounds {
+                                for _ in 0..<subscribers { cancellables.append(subject.sink(receiveValue: churnReceived)) }
+                                if round == rounds { subject.send(0) }
                                 for index in order { cancellables[index].cancel() }
                                 cancellables.removeAll(keepingCapacity: true)
                             }
+                            subject.send(0)
+                            let received = churnDeliveries.load(ordering: .relaxed) - before
+                            checkResult(name, .openCombine, expected: expected, actual: received)
                         }
                     ),
                     (
@@ -217,11 +252,20 @@ func w3ValuePipe() -> [Workload] {
                             let fanOut = LimitFanOut<LimitStage<Int>>()
                             var keys: [Int] = []
                             keys.reserveCapacity(subscribers)
-                            for _ in 0..<rounds {
-                                for _ in 0..<subscribers { keys.append(fanOut.add(LimitStage { blackHole($0) })) }
+                            let before = churnDeliveries.load(ordering: .relaxed)
+                            for round in 1...rounds {
+                                for _ in 0..<subscribers { keys.append(fanOut.add(LimitStage(churnReceived))) }
+                                if round == rounds {
+                                    fanOut.freeze()
+                                    fanOut.push(0)
+                                }
                                 for index in order { fanOut.remove(keys[index]) }
                                 keys.removeAll(keepingCapacity: true)
                             }
+                            fanOut.freeze()
+                            fanOut.push(0)
+                            let received = churnDeliveries.load(ordering: .relaxed) - before
+                            checkResult(name, .limit, expected: expected, actual: received)
                         }
                     ),
                 ]
@@ -234,9 +278,11 @@ func w3ValuePipe() -> [Workload] {
 /// OpenCombine 0.14 has no `combineLatest`, so there is no third column here.
 func w4CombineLatest() -> [Workload] {
     var workloads: [Workload] = []
+    let name2 = "W4 combineLatest of 2 per emission"
+    let expected2 = combineLatestSum(arity: 2, adding: [0, 1])
     workloads.append(
         workload(
-            "W4 combineLatest of 2 per emission",
+            name2,
             operations: million,
             [
                 (
@@ -248,15 +294,18 @@ func w4CombineLatest() -> [Workload] {
                             combineLatest(pipes[0].signal(), pipes[1].signal()).start(next: { sum.value &+= $0.0 &+ $0.1 })
                         }
                         blackHole(sum.value)
+                        checkResult(name2, .signalKit, expected: expected2, actual: sum.value)
                     }
                 ),
-                combineLatestLimit(arity: 2, copyingArray: false),
+                combineLatestLimit(name2, arity: 2, copyingArray: false, expected: expected2),
             ]
         ))
 
+    let name3 = "W4 combineLatest of 3 per emission"
+    let expected3 = combineLatestSum(arity: 3, adding: [0, 2])
     workloads.append(
         workload(
-            "W4 combineLatest of 3 per emission",
+            name3,
             operations: million,
             [
                 (
@@ -269,15 +318,18 @@ func w4CombineLatest() -> [Workload] {
                                 .start(next: { sum.value &+= $0.0 &+ $0.2 })
                         }
                         blackHole(sum.value)
+                        checkResult(name3, .signalKit, expected: expected3, actual: sum.value)
                     }
                 ),
-                combineLatestLimit(arity: 3, copyingArray: false),
+                combineLatestLimit(name3, arity: 3, copyingArray: false, expected: expected3),
             ]
         ))
 
+    let name8 = "W4 combineLatest of 8 per emission"
+    let expected8 = combineLatestSum(arity: 8, adding: [0, 7])
     workloads.append(
         workload(
-            "W4 combineLatest of 8 per emission",
+            name8,
             operations: million,
             [
                 (
@@ -291,16 +343,19 @@ func w4CombineLatest() -> [Workload] {
                                 .start(next: { sum.value &+= $0.0 &+ $0.7 })
                         }
                         blackHole(sum.value)
+                        checkResult(name8, .signalKit, expected: expected8, actual: sum.value)
                     }
                 ),
-                combineLatestLimit(arity: 8, copyingArray: false),
+                combineLatestLimit(name8, arity: 8, copyingArray: false, expected: expected8),
             ]
         ))
 
     for arity in [8, 32] {
+        let name = "W4 combineLatest array of \(arity) per emission"
+        let expected = combineLatestSum(arity: arity, adding: [0])
         workloads.append(
             workload(
-                "W4 combineLatest array of \(arity) per emission",
+                name,
                 operations: million,
                 [
                     (
@@ -312,9 +367,10 @@ func w4CombineLatest() -> [Workload] {
                                 combineLatest(pipes.map { $0.signal() }).start(next: { sum.value &+= $0[0] })
                             }
                             blackHole(sum.value)
+                            checkResult(name, .signalKit, expected: expected, actual: sum.value)
                         }
                     ),
-                    combineLatestLimit(arity: arity, copyingArray: true),
+                    combineLatestLimit(name, arity: arity, copyingArray: true, expected: expected),
                 ]
             ))
     }
@@ -325,9 +381,12 @@ func w4CombineLatest() -> [Workload] {
 func w5MapToSignal() -> [Workload] {
     var workloads: [Workload] = []
     let count = million
+    let name = "W5 mapToSignal per outer value"
+    // Each outer value comes back once, from its inner signal.
+    let expected = sumBelow(count)
     workloads.append(
         workload(
-            "W5 mapToSignal per outer value",
+            name,
             operations: million,
             [
                 (
@@ -337,6 +396,7 @@ func w5MapToSignal() -> [Workload] {
                         let sum = Sum()
                         (source |> mapToSignal { Signal<Int, NoError>.single($0) }).start(next: { sum.value &+= $0 })
                         blackHole(sum.value)
+                        checkResult(name, .signalKit, expected: expected, actual: sum.value)
                     }
                 ),
                 (
@@ -349,6 +409,7 @@ func w5MapToSignal() -> [Workload] {
                         subject.send(completion: .finished)
                         cancellable.cancel()
                         blackHole(sum.value)
+                        checkResult(name, .openCombine, expected: expected, actual: sum.value)
                     }
                 ),
                 (
@@ -368,6 +429,7 @@ func w5MapToSignal() -> [Workload] {
                         }
                         for value in 0..<count { outer.push(value) }
                         blackHole(sum.value)
+                        checkResult(name, .limit, expected: expected, actual: sum.value)
                     }
                 ),
             ]
@@ -379,9 +441,12 @@ func w5MapToSignal() -> [Workload] {
 func w6Promises() -> [Workload] {
     var workloads: [Workload] = []
     let subscribers = 10
+    // Every subscriber receives every value set (and the initial 0, where there is one).
+    let expected = subscribers * sumBelow(thousand)
+    let valueName = "W6 ValuePromise.set to 10 subscribers per set"
     workloads.append(
         workload(
-            "W6 ValuePromise.set to 10 subscribers per set",
+            valueName,
             operations: thousand,
             [
                 (
@@ -395,20 +460,28 @@ func w6Promises() -> [Workload] {
                         benchmark.stopMeasurement()
                         disposables.forEach { $0.dispose() }
                         blackHole(sum.value)
+                        checkResult(valueName, .signalKit, expected: expected, actual: sum.value)
                     }
                 ),
-                (
-                    .openCombine,
-                    openCombineFanOut(subscribers: subscribers, sends: thousand) { OpenCombineSubject(CurrentValueSubject(0)) }
+                openCombineFanOut(valueName, subscribers: subscribers, sends: thousand, expected: expected) {
+                    OpenCombineSubject(CurrentValueSubject(0))
+                },
+                stageFanOut(.limit, valueName, subscribers: subscribers, sends: thousand, expected: expected, stage: LimitStage.init),
+                stageFanOut(
+                    .contractFloor,
+                    valueName,
+                    subscribers: subscribers,
+                    sends: thousand,
+                    expected: expected,
+                    stage: ContractStage.init
                 ),
-                (.limit, stageFanOut(subscribers: subscribers, sends: thousand, stage: LimitStage.init)),
-                (.contractFloor, stageFanOut(subscribers: subscribers, sends: thousand, stage: ContractStage.init)),
             ]
         ))
 
+    let promiseName = "W6 Promise.set(single) to 10 subscribers per set"
     workloads.append(
         workload(
-            "W6 Promise.set(single) to 10 subscribers per set",
+            promiseName,
             operations: thousand,
             [
                 (
@@ -422,6 +495,7 @@ func w6Promises() -> [Workload] {
                         benchmark.stopMeasurement()
                         disposables.forEach { $0.dispose() }
                         blackHole(sum.value)
+                        checkResult(promiseName, .signalKit, expected: expected, actual: sum.value)
                     }
                 ),
                 (
@@ -439,10 +513,19 @@ func w6Promises() -> [Workload] {
                         benchmark.stopMeasurement()
                         cancellables.forEach { $0.cancel() }
                         blackHole(sum.value)
+                        checkResult(promiseName, .openCombine, expected: expected, actual: sum.value)
                     }
                 ),
-                (.limit, swappedSourceFanOut(subscribers: subscribers, sets: thousand, stage: LimitStage.init)),
-                (.contractFloor, swappedSourceFanOut(subscribers: subscribers, sets: thousand, stage: ContractStage.init)),
+                swappedSourceFanOut(
+                    .limit, promiseName, subscribers: subscribers, sets: thousand, expected: expected, stage: LimitStage.init),
+                swappedSourceFanOut(
+                    .contractFloor,
+                    promiseName,
+                    subscribers: subscribers,
+                    sets: thousand,
+                    expected: expected,
+                    stage: ContractStage.init
+                ),
             ]
         ))
     return workloads
@@ -452,9 +535,11 @@ func w6Promises() -> [Workload] {
 func w7DeliverOn() -> [Workload] {
     var workloads: [Workload] = []
     let count = million
+    let name = "W7 deliverOn per value"
+    let expected = sumBelow(count)
     workloads.append(
         workload(
-            "W7 deliverOn per value",
+            name,
             operations: million,
             [
                 (
@@ -467,6 +552,7 @@ func w7DeliverOn() -> [Workload] {
                         (source |> deliverOn(queue)).start(next: { sum.value &+= $0 }, completed: { done.signal() })
                         done.wait()
                         blackHole(sum.value)
+                        checkResult(name, .signalKit, expected: expected, actual: sum.value)
                     }
                 ),
                 (
@@ -483,6 +569,7 @@ func w7DeliverOn() -> [Workload] {
                         done.wait()
                         cancellable.cancel()
                         blackHole(sum.value)
+                        checkResult(name, .openCombine, expected: expected, actual: sum.value)
                     }
                 ),
                 (
@@ -497,6 +584,7 @@ func w7DeliverOn() -> [Workload] {
                         queue.async { done.signal() }
                         done.wait()
                         blackHole(sum.value)
+                        checkResult(name, .limit, expected: expected, actual: sum.value)
                     }
                 ),
                 (
@@ -526,6 +614,7 @@ func w7DeliverOn() -> [Workload] {
                         queue.async { done.signal() }
                         done.wait()
                         blackHole(sum.value)
+                        checkResult(name, .contractFloor, expected: expected, actual: sum.value)
                     }
                 ),
             ]
@@ -537,9 +626,12 @@ func w7DeliverOn() -> [Workload] {
 func w8TwoThreads() -> [Workload] {
     var workloads: [Workload] = []
     let perThread = million / 2
+    let name = "W8 two threads into one subscriber per event"
+    // Each thread pushes 0..<perThread; the interleaving varies, the sum does not.
+    let expected = 2 * sumBelow(perThread)
     workloads.append(
         workload(
-            "W8 two threads into one subscriber per event",
+            name,
             operations: million,
             [
                 (
@@ -557,6 +649,7 @@ func w8TwoThreads() -> [Workload] {
                         }
                         disposable.dispose()
                         blackHole(sum.value.load(ordering: .relaxed))
+                        checkResult(name, .signalKit, expected: expected, actual: sum.value.load(ordering: .relaxed))
                     }
                 ),
                 (
@@ -571,6 +664,7 @@ func w8TwoThreads() -> [Workload] {
                         }
                         cancellable.cancel()
                         blackHole(sum.value.load(ordering: .relaxed))
+                        checkResult(name, .openCombine, expected: expected, actual: sum.value.load(ordering: .relaxed))
                     }
                 ),
                 (
@@ -582,6 +676,7 @@ func w8TwoThreads() -> [Workload] {
                             for value in 0..<perThread { stage.push(value) }
                         }
                         blackHole(sum.value.load(ordering: .relaxed))
+                        checkResult(name, .limit, expected: expected, actual: sum.value.load(ordering: .relaxed))
                     }
                 ),
                 (
@@ -593,6 +688,7 @@ func w8TwoThreads() -> [Workload] {
                             for value in 0..<perThread { stage.push(value) }
                         }
                         blackHole(sum.value.load(ordering: .relaxed))
+                        checkResult(name, .contractFloor, expected: expected, actual: sum.value.load(ordering: .relaxed))
                     }
                 ),
             ]
@@ -601,7 +697,12 @@ func w8TwoThreads() -> [Workload] {
 }
 
 /// The limit for any arity: a fan-out and a stage per source, one combining mutex, a sink stage.
-private func combineLatestLimit(arity: Int, copyingArray: Bool) -> (Variant, @Sendable (any MeasurementWindow) -> Void) {
+private func combineLatestLimit(
+    _ name: String,
+    arity: Int,
+    copyingArray: Bool,
+    expected: Int
+) -> (Variant, @Sendable (any MeasurementWindow) -> Void) {
     return (
         .limit,
         { (benchmark: any MeasurementWindow) in
@@ -628,8 +729,21 @@ private func combineLatestLimit(arity: Int, copyingArray: Bool) -> (Variant, @Se
             for value in 0..<million { sources[value % arity].push(value) }
             benchmark.stopMeasurement()
             blackHole(sum.value)
+            checkResult(name, .limit, expected: expected, actual: sum.value)
         }
     )
+}
+
+/// What a W4 subscriber adds up: every source is primed with 0 (one emission of zeros), then value `v` goes
+/// to source `v % arity`, and each emission adds the latest values of the sources in `adding`.
+private func combineLatestSum(arity: Int, adding sources: [Int]) -> Int {
+    var latest = Array(repeating: 0, count: arity)
+    var sum = 0
+    for value in 0..<million {
+        latest[value % arity] = value
+        for source in sources { sum &+= latest[source] }
+    }
+    return sum
 }
 
 /// Runs a combined signal over `arity` pipes: primes every pipe, then measures the million.
@@ -671,20 +785,26 @@ private struct OpenCombineSubject {
 
 /// OpenCombine's multicast: `subscribers` summing sinks on a subject, then `sends` values (measured).
 private func openCombineFanOut(
+    _ name: String,
     subscribers: Int,
     sends: Int,
+    expected: Int,
     subject makeSubject: @escaping @Sendable () -> OpenCombineSubject
-) -> @Sendable (any MeasurementWindow) -> Void {
-    return { benchmark in
-        let subject = makeSubject()
-        let sum = Sum()
-        let cancellables = (0..<subscribers).map { _ in subject.sink { sum.value &+= $0 } }
-        benchmark.startMeasurement()
-        for value in 0..<sends { subject.send(value) }
-        benchmark.stopMeasurement()
-        cancellables.forEach { $0.cancel() }
-        blackHole(sum.value)
-    }
+) -> (Variant, @Sendable (any MeasurementWindow) -> Void) {
+    return (
+        .openCombine,
+        { benchmark in
+            let subject = makeSubject()
+            let sum = Sum()
+            let cancellables = (0..<subscribers).map { _ in subject.sink { sum.value &+= $0 } }
+            benchmark.startMeasurement()
+            for value in 0..<sends { subject.send(value) }
+            benchmark.stopMeasurement()
+            cancellables.forEach { $0.cancel() }
+            blackHole(sum.value)
+            checkResult(name, .openCombine, expected: expected, actual: sum.value)
+        }
+    )
 }
 
 /// A frozen registry of `subscribers` stages, each adding what it receives to `sum`.
@@ -702,46 +822,60 @@ private func summingFanOut<Stage: PushStage<Int>>(
 /// A fan-out floor: the limit's registry delivering `sends` values to `subscribers` stages, which are
 /// `LimitStage`s for the limit and `ContractStage`s for the contract floor.
 private func stageFanOut<Stage: PushStage<Int>>(
+    _ variant: Variant,
+    _ name: String,
     subscribers: Int,
     sends: Int,
+    expected: Int,
     stage makeStage: @escaping @Sendable (@escaping (Int) -> Void) -> Stage
-) -> @Sendable (any MeasurementWindow) -> Void {
-    return { benchmark in
-        let sum = Sum()
-        let fanOut = summingFanOut(subscribers, into: sum, stage: makeStage)
-        benchmark.startMeasurement()
-        for value in 0..<sends { fanOut.push(value) }
-        benchmark.stopMeasurement()
-        blackHole(sum.value)
-    }
+) -> (Variant, @Sendable (any MeasurementWindow) -> Void) {
+    return (
+        variant,
+        { benchmark in
+            let sum = Sum()
+            let fanOut = summingFanOut(subscribers, into: sum, stage: makeStage)
+            benchmark.startMeasurement()
+            for value in 0..<sends { fanOut.push(value) }
+            benchmark.stopMeasurement()
+            blackHole(sum.value)
+            checkResult(name, variant, expected: expected, actual: sum.value)
+        }
+    )
 }
 
 /// The floor of `Promise.set(.single(x))`: per set, a new source (a closure), a stage subscribed to it,
 /// one lock to swap the current source, and the fan-out of the value to `subscribers` stages.
 private func swappedSourceFanOut<Stage: PushStage<Int>>(
+    _ variant: Variant,
+    _ name: String,
     subscribers: Int,
     sets: Int,
+    expected: Int,
     stage makeStage: @escaping @Sendable (@escaping (Int) -> Void) -> Stage
-) -> @Sendable (any MeasurementWindow) -> Void {
-    return { benchmark in
-        let sum = Sum()
-        let fanOut = summingFanOut(subscribers, into: sum, stage: makeStage)
-        let current = LimitMutex()
-        var currentStage: Stage?
-        benchmark.startMeasurement()
-        for value in 0..<sets {
-            let source: (Stage) -> Void = { $0.push(value) }
-            let stage = makeStage { fanOut.push($0) }
-            current.lock()
-            let previous = currentStage
-            currentStage = stage
-            current.unlock()
-            previous?.close()
-            source(stage)
+) -> (Variant, @Sendable (any MeasurementWindow) -> Void) {
+    return (
+        variant,
+        { benchmark in
+            let sum = Sum()
+            let fanOut = summingFanOut(subscribers, into: sum, stage: makeStage)
+            let current = LimitMutex()
+            var currentStage: Stage?
+            benchmark.startMeasurement()
+            for value in 0..<sets {
+                let source: (Stage) -> Void = { $0.push(value) }
+                let stage = makeStage { fanOut.push($0) }
+                current.lock()
+                let previous = currentStage
+                currentStage = stage
+                current.unlock()
+                previous?.close()
+                source(stage)
+            }
+            benchmark.stopMeasurement()
+            blackHole(sum.value)
+            checkResult(name, variant, expected: expected, actual: sum.value)
         }
-        benchmark.stopMeasurement()
-        blackHole(sum.value)
-    }
+    )
 }
 
 /// The count of one subscription's events waiting in a queue, as `deliverOn` keeps it: incremented with

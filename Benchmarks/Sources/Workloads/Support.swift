@@ -105,6 +105,37 @@ public func blackHole<T>(_ value: T) {
 let million = 1_000_000
 let thousand = 1_000
 
+/// Stops the run unless a variant computed what a correct run must, so that one that drops values cannot
+/// pass for faster. Called once per run, after the measured work; `expected` is worked out beforehand.
+/// `fatalError`, not `precondition`: a release build drops a precondition's message.
+func checkResult(
+    _ workload: String,
+    _ variant: Variant,
+    expected: Int,
+    actual: Int,
+    file: StaticString = #fileID,
+    line: UInt = #line
+) {
+    guard actual == expected else {
+        fatalError("\(workload) · \(variant.rawValue): expected \(expected), got \(actual)", file: file, line: line)
+    }
+}
+
+/// The sum of `0..<count`: what a run adds up that delivers each of those values once.
+func sumBelow(_ count: Int) -> Int {
+    return count * (count - 1) / 2
+}
+
+/// The values that reached a subscriber of the churn workloads. Their callback (`churnReceived`) is a
+/// global function, so it captures nothing, as the `{ blackHole($0) }` it replaced did.
+let churnDeliveries = Atomic<Int>(0)
+
+/// A churn subscriber's callback: counts the value.
+func churnReceived(_ value: Int) {
+    blackHole(value)
+    churnDeliveries.add(1, ordering: .relaxed)
+}
+
 /// Runs `body` on `count` new threads at once and returns when all have finished.
 func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     let done = DispatchSemaphore(value: 0)
