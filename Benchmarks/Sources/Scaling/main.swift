@@ -1,12 +1,12 @@
-// The scaling suite: throughput of the library and of two hand-written baselines (one pthread mutex per
-// stage: the tight floor, and closable stages) in one binary, at 1, 2, 4, ... threads up to the cores
+// The scaling suite: throughput of the library and of two hand-written baselines (the tight floor, an
+// atomic flag per stage, and closable stages, a mutex per stage) in one binary, at 1, 2, 4, ... threads up to the cores
 // present. See Benchmarks/README.md, "Threads".
 //
 //   swift run -c release --package-path Benchmarks scaling            # every scenario, a table each
 //   swift run -c release --package-path Benchmarks scaling --ci       # two threads, the checked scenarios:
-//                                                                     # fails below 0.7x the tight floor
-//                                                                     # (stateful: closable stages); one
-//                                                                     # shared lock: eight threads
+//                                                                     # fails below each one's minimum
+//                                                                     # ratio and efficiency (`Check`);
+//                                                                     # one shared lock: eight threads
 // Options: --threads 1,2,4   --operations N (per thread, default 2,000,000)   --tries K (best of K, default 5)
 //          --scenario TEXT (only scenarios whose name contains it)
 
@@ -33,7 +33,7 @@ precondition(operations >= 64 && tries >= 1 && threadCounts.allSatisfy { $0 >= 1
 /// In the CI form, a contended scenario runs a fifth of the operations per thread: eight threads share
 /// the work of one lock, and a lock that collapses would otherwise take minutes to show it.
 func best(_ scenario: Scenario, _ form: Form, threads: Int) -> Double {
-    let perThread = ci && contendedScenarios.contains(scenario.name) ? operations / 5 : operations
+    let perThread = ci && contendedScenarios[scenario.name] != nil ? operations / 5 : operations
     return (0..<tries).map { _ in measure(scenario.prepare(form, threads, perThread), threads: threads) }.max()!
 }
 
@@ -42,24 +42,43 @@ func ratio(_ value: Double) -> String { String(format: "%.2f×", value) }
 
 print("Scaling on \(cores) cores, \(operations) operations per thread, best of \(tries)\n")
 var failure: String?
-/// The scenarios the CI form runs, and the baseline each is checked against at two threads: the tight
-/// floor, except for the stateful pipelines, whose operators cost more per value than the floor's
-/// hand-written stages (see Benchmarks/README.md, "Threads"), and which are checked against closable
-/// stages as before.
-let checkedScenarios: [String: Form] = [
-    "independent pipelines": .tight,
-    "independent pipelines, callback capturing a shared object": .tight,
-    "one shared pipe, 64 subscribers": .tight,
-    "independent stateful pipelines": .closable,
+/// What the CI form asks of a scenario at the checked thread count: the library's rate at least `ratio`
+/// times the baseline's, and, where given, the library's efficiency (its rate ÷ threads × its own rate
+/// at one thread) at least `efficiency` times the baseline's. The second is the library's ratio to the
+/// baseline at the checked thread count over its ratio at one thread: a library that slows down when
+/// a second thread joins, where the baseline does not, fails it, while a machine that lends the run
+/// only one core slows both alike. The minimums sit below what two cores measured on 2026-11-30
+/// against the atomic-flag floor (Benchmarks/README.md, "Threads"), to catch a regression rather than
+/// to state a target: the library does not reach the tight floor, whose stages never release their
+/// callbacks (see HandWritten.swift).
+struct Check {
+    let baseline: Form
+    let ratio: Double
+    let efficiency: Double?
+}
+
+/// The scenarios the CI form runs, and what each must reach at two threads. Independent pipelines
+/// measured 0.55–0.58× the tight floor, the 64-subscriber feed 0.20–0.32× (its efficiency 0.86–1.35
+/// times the floor's), and the stateful pipelines 1.07× the closable stages, whose hand-written state
+/// sits behind a mutex as the library's does; elsewhere efficiency was the floor's within 0.02.
+let checkedScenarios: [String: Check] = [
+    "independent pipelines": Check(baseline: .tight, ratio: 0.45, efficiency: 0.8),
+    "independent pipelines, callback capturing a shared object": Check(baseline: .tight, ratio: 0.45, efficiency: 0.8),
+    "one shared pipe, 64 subscribers": Check(baseline: .tight, ratio: 0.15, efficiency: 0.75),
+    "independent stateful pipelines": Check(baseline: .closable, ratio: 0.7, efficiency: 0.8),
 ]
 /// The scenarios the CI form checks at eight threads instead of two, against the tight floor: more
 /// threads than the CI machine has cores, all taking one lock. A lock that hands itself to a sleeping
 /// waiter instead of letting a running thread take it (the standard library's `Mutex` on Linux, taken
 /// directly) collapses there: 0.00× the floor on two cores, as on sixteen (see Benchmarks/README.md).
-let contendedScenarios: Set<String> = ["one shared pipe, one subscriber"]
+/// The floor takes its pipe's lock once per value too, so its atomic flags change little here (0.76–0.95×
+/// measured); the minimum, 0.5×, is there to catch a collapse.
+let contendedScenarios: [String: Check] = [
+    "one shared pipe, one subscriber": Check(baseline: .tight, ratio: 0.5, efficiency: nil)
+]
 /// Whether to run `scenario`: in the CI form only the checked ones.
 func selected(_ scenario: String) -> Bool {
-    if ci { return checkedScenarios[scenario] != nil || contendedScenarios.contains(scenario) }
+    if ci { return checkedScenarios[scenario] != nil || contendedScenarios[scenario] != nil }
     return nameFilter.map { scenario.contains($0) } ?? true
 }
 
@@ -87,8 +106,8 @@ for scenario in scenarios where selected(scenario.name) {
         "| threads | library | tight floor | closable stages | library ÷ floor | library efficiency | floor efficiency |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
     var single: [Form: Double] = [:]
-    let baseline = checkedScenarios[scenario.name] ?? .tight
-    let contended = contendedScenarios.contains(scenario.name)
+    let contended = contendedScenarios[scenario.name] != nil
+    let check = checkedScenarios[scenario.name] ?? contendedScenarios[scenario.name]
     // The thread count the CI form checks.
     let checked = contended ? 8 : 2
     for threads in ci && contended ? [1, 8] : threadCounts {
@@ -96,23 +115,34 @@ for scenario in scenarios where selected(scenario.name) {
         if threads == threadCounts.first {
             for form in Form.allCases { single[form] = rate[form]! / Double(threads) }
         }
-        // The CI form's check: a run that falls below is measured again, up to twice, since one busy
-        // moment on a shared machine can cost either form a whole try.
+        let efficiency = { (form: Form) in rate[form]! / (Double(threads) * single[form]!) }
+        /// What the CI form finds short in this row, if anything.
+        func shortfall() -> String? {
+            guard ci, threads == checked, let check else { return nil }
+            let reached = rate[.library]! / rate[check.baseline]!
+            if reached < check.ratio {
+                return "the library reached \(ratio(reached)) of the \(check.baseline.title), below \(ratio(check.ratio))"
+            }
+            if let minimum = check.efficiency, efficiency(.library) < minimum * efficiency(check.baseline) {
+                return "the library's efficiency was \(ratio(efficiency(.library))), below \(ratio(minimum)) the \(check.baseline.title)'s \(ratio(efficiency(check.baseline)))"
+            }
+            return nil
+        }
+        // A run that falls short is measured again, up to twice, since one busy moment on a shared
+        // machine can cost either form a whole try.
         var attempts = 1
-        while ci && threads == checked && rate[.library]! < 0.7 * rate[baseline]! && attempts < 3 {
-            print("(below 0.70× the \(baseline.title): \(ratio(rate[.library]! / rate[baseline]!)); measuring again)")
+        while let short = shortfall(), attempts < 3 {
+            print("(\(short); measuring again)")
             rate = rates(scenario, threads: threads)
             attempts += 1
         }
-        let efficiency = { (form: Form) in ratio(rate[form]! / (Double(threads) * single[form]!)) }
         let library = rate[.library]!
         let floor = rate[.tight]!
         print(
-            "| \(threads) | \(millions(library)) | \(millions(floor)) | \(millions(rate[.closable]!)) | \(ratio(library / floor)) | \(efficiency(.library)) | \(efficiency(.tight)) |"
+            "| \(threads) | \(millions(library)) | \(millions(floor)) | \(millions(rate[.closable]!)) | \(ratio(library / floor)) | \(ratio(efficiency(.library))) | \(ratio(efficiency(.tight))) |"
         )
-        if ci && threads == checked && library < 0.7 * rate[baseline]! {
-            failure =
-                "\(scenario.name) at \(checked) threads: the library reached \(ratio(library / rate[baseline]!)) of the \(baseline.title) in each of \(attempts) attempts, below 0.70×"
+        if let short = shortfall() {
+            failure = "\(scenario.name) at \(checked) threads: \(short), in each of \(attempts) attempts"
         }
     }
     print("")

@@ -416,7 +416,7 @@ func w5MapToSignal() -> [Workload] {
                     .limit,
                     { _ in
                         // Per outer value: the outer stage, a new inner source (a closure, as `single` makes),
-                        // a new inner stage with its own mutex, and one lock each to install and remove it.
+                        // a new inner stage with its own flag, and one lock each to install and remove it.
                         let sum = Sum()
                         let sink = LimitStage<Int> { sum.value &+= $0 }
                         let registry = LimitFanOut<LimitStage<Int>>()
