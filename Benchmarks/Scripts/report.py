@@ -10,8 +10,8 @@ Usage (from Benchmarks/):
                                                       # per operation than its committed threshold
     python3 Scripts/report.py current --write-thresholds malloc-thresholds.json
                                                       # records the current counts as thresholds: 0.05
-                                                      # where the count is zero, else the count rounded
-                                                      # plus half an allocation of slack
+                                                      # where the count is zero, else the count plus a
+                                                      # tenth of an allocation (A1, A3-A5 kept as set)
 
 Figures are medians (p50) of the runs, divided by the operations one run performs (the benchmark's
 scaling factor), so every number is per event, per subscription, per delivery and so on.
@@ -237,7 +237,17 @@ def check_mallocs(figures, path):
     return not failures
 
 
+# Workloads whose allocation counts depend on the scheduler (their buffers grow with the producer's
+# lead): their thresholds are set by hand, with slack, and regenerating keeps them.
+SCHEDULER_DEPENDENT = ("A1 ", "A3 ", "A4 ", "A5 ")
+
+
 def write_thresholds(figures, path):
+    try:
+        with open(path) as f:
+            previous = json.load(f)
+    except FileNotFoundError:
+        previous = {}
     thresholds = {
         "_comment": "Largest mallocs per operation allowed for each SignalKit workload; checked by "
                     ".ci/run through Scripts/run.sh --ci. Regenerate with Scripts/report.py "
@@ -245,11 +255,16 @@ def write_thresholds(figures, path):
     }
     for workload in sorted(figures):
         measured = get(figures, workload, "SignalKit", "mallocs")
-        if measured is not None:
+        if measured is None:
+            continue
+        if workload.startswith(SCHEDULER_DEPENDENT) and workload in previous:
+            thresholds[workload] = previous[workload]
+        else:
             # Zero per operation (under 0.02: only the harness's own few per run) stays near zero, so that
-            # any per-operation allocation fails; otherwise allow half an allocation of slack for counts
-            # that are not whole (per-round setup spread over a run).
-            thresholds[workload] = 0.05 if measured < 0.02 else round(measured) + 0.5
+            # any per-operation allocation fails; otherwise a tenth of an allocation of slack, so that one
+            # more allocation every ten operations fails. (Until 2026-11-30: the count rounded plus half
+            # an allocation, which let one more every two operations through.)
+            thresholds[workload] = 0.05 if measured < 0.02 else round(measured + 0.1, 2)
     with open(path, "w") as f:
         json.dump(thresholds, f, indent=2, ensure_ascii=False)
         f.write("\n")
