@@ -124,7 +124,9 @@ for scenario in scenarios where selected(scenario.name) {
                 return "the library reached \(ratio(reached)) of the \(check.baseline.title), below \(ratio(check.ratio))"
             }
             if let minimum = check.efficiency, efficiency(.library) < minimum * efficiency(check.baseline) {
-                return "the library's efficiency was \(ratio(efficiency(.library))), below \(ratio(minimum)) the \(check.baseline.title)'s \(ratio(efficiency(check.baseline)))"
+                let theirs = efficiency(check.baseline)
+                return
+                    "the library's efficiency was \(ratio(efficiency(.library))), below \(ratio(minimum)) the \(check.baseline.title)'s \(ratio(theirs))"
             }
             return nil
         }
