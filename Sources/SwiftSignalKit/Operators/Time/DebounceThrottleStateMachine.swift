@@ -26,6 +26,9 @@
         case cancel(Disposable)
         /// The thread is the deliverer: it delivers the queued events.
         case deliver
+        /// Release this timer, which fired (its disposable may be a user scheduler's, whose `deinit` is
+        /// user code), then deliver the queued events when `deliver` (the thread became the deliverer).
+        case fired(releasing: Disposable, deliver: Bool)
         /// The result ended, or the subscription was disposed: dispose `timer`, release `dropped` and
         /// `undelivered`, then deliver the queued events when `deliver` (the thread became the
         /// deliverer).
@@ -86,11 +89,14 @@
     }
 
     /// Timer `generation` fired: its value is sent, unless the timer was replaced or the result ended
-    /// meanwhile (a benign race).
+    /// meanwhile (a benign race). The timer's disposable, if it was stored, is handed back to be released
+    /// after unlocking.
     @inlinable mutating func timerFired(_ generation: UInt64) -> Action {
-        guard case .waiting(let value, let current, _) = self.phase, current == generation else { return .none }
+        guard case .waiting(let value, let current, let timer) = self.phase, current == generation else { return .none }
         self.phase = .idle
-        return self.delivery.post(.Next(value)) ? .deliver : .none
+        let deliver = self.delivery.post(.Next(value))
+        if let timer { return .fired(releasing: timer, deliver: deliver) }
+        return deliver ? .deliver : .none
     }
 
     /// The source completed: the waiting value, if any, is sent at once, then the completion.

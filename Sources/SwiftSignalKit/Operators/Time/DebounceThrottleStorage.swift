@@ -33,7 +33,8 @@
         case .arm(let generation, let cancelling, let releasing):
             withExtendedLifetime(releasing) {}
             cancelling?.dispose()
-            // The scheduler is called outside the lock: it may be a user's own conformance.
+            // The scheduler is called outside the lock, and its timers are released outside it: it may be
+            // a user's own conformance.
             let timer = self.scheduler.schedule(after: self.interval) { [self] in
                 self.act(self.state.withLock { $0.timerFired(generation) })
             }
@@ -42,6 +43,12 @@
             timer.dispose()
         case .deliver:
             self.deliverQueued()
+        case .fired(let timer, let deliver):
+            // Released here, outside the lock.
+            withExtendedLifetime(timer) {}
+            if deliver {
+                self.deliverQueued()
+            }
         case .end(let timer, let dropped, let undelivered, let deliver):
             timer?.dispose()
             withExtendedLifetime((dropped, undelivered)) {}

@@ -44,8 +44,9 @@
         case cancel(Disposable)
         /// Release this event, which came too late, and dispose `cancelling`, if any.
         case release(SignalEvent<T, E>, cancelling: Disposable?)
-        /// The timer won: dispose the source, then start the alternate.
-        case switchToAlternate
+        /// The timer won: release its disposable, which may be a user scheduler's (whose `deinit` is user
+        /// code), dispose the source, then start the alternate.
+        case switchToAlternate(releasing: Disposable?)
         /// The subscription was disposed: dispose the timer, if any, and release the events not
         /// delivered.
         case tearDown(timer: Disposable?, undelivered: ValueRing<SerialDelivery<Item>.Entry>)
@@ -94,9 +95,9 @@
     /// The timer for the wait after value `generation` fired: the alternate takes over, unless the wait
     /// ended meanwhile (a benign race).
     @inlinable mutating func timerFired(after generation: UInt64) -> Action {
-        guard case .watching(let current, _) = self.phase, current == generation else { return .none }
+        guard case .watching(let current, let timer) = self.phase, current == generation else { return .none }
         self.phase = .timedOut
-        return .switchToAlternate
+        return .switchToAlternate(releasing: timer)
     }
 
     /// Whether the timer won and the subscription has not ended since: the alternate is to be started.

@@ -72,7 +72,9 @@
         case .release(let event, let timer):
             timer?.dispose()
             withExtendedLifetime(event) {}
-        case .switchToAlternate:
+        case .switchToAlternate(let timer):
+            // Released here, outside the lock.
+            withExtendedLifetime(timer) {}
             self.switchToAlternate()
         case .tearDown(let timer, let undelivered):
             timer?.dispose()

@@ -20,6 +20,8 @@ import Testing
             return "cancel a timer"
         case .deliver:
             return "deliver"
+        case .fired(_, let deliver):
+            return deliver ? "deliver, releasing its timer" : "releasing its timer"
         case .end(let timer, let dropped, let undelivered, let deliver):
             var parts = ["end"]
             if timer != nil { parts.append("cancelling a timer") }
@@ -47,7 +49,7 @@ import Testing
         #expect(describe(machine.timerFired(1)) == "none", "replaced by timer 2")
         let late = ActionDisposable {}
         #expect(describe(machine.timerScheduled(1, late)) == "cancel a timer", "scheduled after it was replaced")
-        #expect(describe(machine.timerFired(2)) == "deliver")
+        #expect(describe(machine.timerFired(2)) == "deliver", "timer 2 fired before it was stored")
         #expect(delivered(&machine) == ["Next(2)"])
         #expect(describe(machine.timerFired(2)) == "none", "a timer fires once")
     }
@@ -58,9 +60,33 @@ import Testing
         _ = machine.timerScheduled(1, ActionDisposable {})
         #expect(describe(machine.valueArrived(2)) == "release 1", "the window stays; its latest value is 2")
         #expect(describe(machine.valueArrived(3)) == "release 2")
-        #expect(describe(machine.timerFired(1)) == "deliver")
+        #expect(describe(machine.timerFired(1)) == "deliver, releasing its timer")
         #expect(delivered(&machine) == ["Next(3)"])
         #expect(describe(machine.valueArrived(4)) == "arm 2", "the next value opens a new window")
+    }
+
+    /// A fired timer's disposable may be a user scheduler's, whose `deinit` is user code: the machine
+    /// hands it back, to be released after unlocking, and keeps no reference to it.
+    @Test func aFiredTimerIsHandedBackToBeReleasedOutsideTheLock() {
+        for mode in [Machine.Mode.debounce, .throttle] {
+            var machine = Machine(mode: mode)
+            _ = machine.valueArrived(1)
+            let timer = ActionDisposable {}
+            _ = machine.timerScheduled(1, timer)
+            let fired = machine.timerFired(1)
+            #expect(describe(fired) == "deliver, releasing its timer")
+            guard case .fired(let released, _) = fired else { continue }
+            #expect(released === timer)
+            // Queued behind a delivery in progress: the timer is handed back all the same.
+            _ = machine.valueArrived(2)
+            let second = ActionDisposable {}
+            _ = machine.timerScheduled(2, second)
+            let queued = machine.timerFired(2)
+            #expect(describe(queued) == "releasing its timer")
+            guard case .fired(let releasedSecond, false) = queued else { continue }
+            #expect(releasedSecond === second)
+            #expect(delivered(&machine) == ["Next(1)", "Next(2)"])
+        }
     }
 
     @Test func aValueFiredWhileAnotherThreadDeliversIsQueued() {

@@ -18,8 +18,8 @@ import Testing
             return "cancel a timer"
         case .release(let event, let timer):
             return "release \(event)\(timer == nil ? "" : ", cancelling a timer")"
-        case .switchToAlternate:
-            return "switch to the alternate"
+        case .switchToAlternate(let timer):
+            return "switch to the alternate\(timer == nil ? "" : ", releasing its timer")"
         case .tearDown(let timer, let undelivered):
             return "tear down\(timer == nil ? "" : ", cancelling a timer"), \(undelivered.count) undelivered"
         }
@@ -30,7 +30,8 @@ import Testing
         switch action {
         case .deliver(_, let timer), .release(_, let timer), .tearDown(let timer, _): return timer
         case .cancel(let timer): return timer
-        case .none, .switchToAlternate: return nil
+        case .switchToAlternate(let timer): return timer
+        case .none: return nil
         }
     }
 
@@ -49,10 +50,22 @@ import Testing
         #expect(describe(machine.sourceSent(.Next(3))) == "release Next(3)", "nothing after the terminal event")
     }
 
+    /// A fired timer's disposable may be a user scheduler's, whose `deinit` is user code: the machine
+    /// hands it back with the switch, to be released after unlocking.
+    @Test func theTimerThatWinsIsHandedBackToBeReleasedOutsideTheLock() {
+        var machine = Machine(mode: .everyGap)
+        let timer = ActionDisposable {}
+        _ = machine.timerArmed(after: 0, timer)
+        let fired = machine.timerFired(after: 0)
+        #expect(self.timer(in: fired) === timer)
+        var early = Machine(mode: .firstEvent)
+        #expect(describe(early.timerFired(after: 0)) == "switch to the alternate", "fired before it was stored")
+    }
+
     @Test func whenTheTimerWinsOnlyTheAlternatesEventsPass() {
         var machine = Machine(mode: .firstEvent)
         _ = machine.timerArmed(after: 0, ActionDisposable {})
-        #expect(describe(machine.timerFired(after: 0)) == "switch to the alternate")
+        #expect(describe(machine.timerFired(after: 0)) == "switch to the alternate, releasing its timer")
         #expect(machine.isTimedOut)
         #expect(describe(machine.timerFired(after: 0)) == "none", "the race is decided once")
         #expect(describe(machine.sourceSent(.Next(1))) == "release Next(1)", "the source lost")
