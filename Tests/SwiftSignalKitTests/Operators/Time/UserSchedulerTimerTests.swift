@@ -86,27 +86,30 @@ final class HookedTimer: Disposable {
 
     @Test(arguments: ["debounce", "throttle"])
     func aFiredTimerReleasedIntoADisposalOfItsSubscription(_ name: String) {
-        let result = run({ scheduler in
-            name == "debounce" ? debounce(1, scheduler: scheduler) : throttle(1, scheduler: scheduler)
-        }, reenter: { _, subscription in subscription?.dispose() })
+        let result = run(
+            { scheduler in
+                name == "debounce" ? debounce(1, scheduler: scheduler) : throttle(1, scheduler: scheduler)
+            }, reenter: { _, subscription in subscription?.dispose() })
         #expect(result.values == [1])
         #expect(result.released == 1)
     }
 
     @Test(arguments: ["debounce", "throttle"])
     func aFiredTimerReleasedIntoAValueOfItsSource(_ name: String) {
-        let result = run({ scheduler in
-            name == "debounce" ? debounce(1, scheduler: scheduler) : throttle(1, scheduler: scheduler)
-        }, reenter: { pipe, _ in pipe.putNext(2) })
+        let result = run(
+            { scheduler in
+                name == "debounce" ? debounce(1, scheduler: scheduler) : throttle(1, scheduler: scheduler)
+            }, reenter: { pipe, _ in pipe.putNext(2) })
         // The value sent from the release waits for a timer of its own, which fires a second later.
         #expect(result.values == [1, 2])
         #expect(result.released == 2)
     }
 
     @Test func theTimeoutThatWinsReleasedIntoADisposalOfItsSubscription() {
-        let result = run({ scheduler in
-            { signal in (signal |> filter { $0 > 1 }) |> timeout(1, scheduler: scheduler, alternate: .single(-1)) }
-        }, reenter: { _, subscription in subscription?.dispose() })
+        let result = run(
+            { scheduler in
+                { signal in (signal |> filter { $0 > 1 }) |> timeout(1, scheduler: scheduler, alternate: .single(-1)) }
+            }, reenter: { _, subscription in subscription?.dispose() })
         // The timer is released once the action that switched to the alternate is done, outside the
         // lock: the alternate (a synchronous `single`) has sent its value by then.
         #expect(result.values == [-1])
@@ -114,9 +117,10 @@ final class HookedTimer: Disposable {
     }
 
     @Test func aPerValueTimeoutThatWinsReleasedIntoAValueOfItsSource() {
-        let result = run({ scheduler in
-            timeout(perValue: 1, scheduler: scheduler, alternate: .single(-1))
-        }, reenter: { pipe, _ in pipe.putNext(2) })
+        let result = run(
+            { scheduler in
+                timeout(perValue: 1, scheduler: scheduler, alternate: .single(-1))
+            }, reenter: { pipe, _ in pipe.putNext(2) })
         // The value sent from the release comes after the timer won: the alternate has taken over.
         #expect(result.values == [1, -1])
         #expect(result.released == 2, "the wait before value 1, and the one after it")
