@@ -19,7 +19,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-pattern='DispatchSemaphore|DispatchGroup|pthread_cond_wait|NSCondition|usleep\(|Thread\.sleep|sched_yield|\.wait\(\)|\.wait\(timeout:|\.sync[ ({]'
+# Semaphores, groups and conditions (any wait: `.wait()`, `.wait(timeout:)`, `.wait(wallTimeout:)`),
+# sleeps, joins and yields. A grep, so it cannot see a spin on an atomic; reviews look for those.
+pattern='DispatchSemaphore|DispatchGroup|pthread_cond_(timed)?wait|pthread_join|NSCondition|usleep\(|nanosleep\(|(^|[^.A-Za-z_])sleep\([0-9]|Thread\.sleep|sched_yield|\.wait\(\)|\.wait\((wall)?[Tt]imeout:|\.sync[ ({]'
 allowed='^Sources/(SwiftSignalKit/(Threading/(ThreadPool|Queue|QueueLocalObject(\+Deprecated)?)|Internal/Lock)|SwiftSignalKitTesting/VirtualTimeScheduler\+Timeline)\.swift:'
 
 violations=$(grep -rnE "$pattern" Sources/SwiftSignalKit Sources/SwiftSignalKitConcurrency Sources/SwiftSignalKitTesting --include=*.swift \
