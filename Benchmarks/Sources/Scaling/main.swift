@@ -71,10 +71,11 @@ let checkedScenarios: [String: Check] = [
 /// threads than the CI machine has cores, all taking one lock. A lock that hands itself to a sleeping
 /// waiter instead of letting a running thread take it (the standard library's `Mutex` on Linux, taken
 /// directly) collapses there: 0.00× the floor on two cores, as on sixteen (see Benchmarks/README.md).
-/// The floor takes its pipe's lock once per value too, so its atomic flags change little here (0.76–0.95×
-/// measured); the minimum, 0.5×, is there to catch a collapse.
+/// The floor takes its pipe's lock once per value too, so its atomic flags change little here, but eight
+/// threads on two cores swing it: 0.36–1.26× in fifteen runs on 2026-11-30 (median about 0.56). The
+/// minimum, 0.25×, is there to catch a collapse, which reads 0.00–0.04×.
 let contendedScenarios: [String: Check] = [
-    "one shared pipe, one subscriber": Check(baseline: .tight, ratio: 0.5, efficiency: nil)
+    "one shared pipe, one subscriber": Check(baseline: .tight, ratio: 0.25, efficiency: nil)
 ]
 /// Whether to run `scenario`: in the CI form only the checked ones.
 func selected(_ scenario: String) -> Bool {
