@@ -4,9 +4,9 @@
 //
 // - The tight floor (`TightStage`, `TightPipe`): the fastest correct pipeline a careful programmer
 //   writes. Per value and stage: an acquiring load of an atomic `terminated` flag (a plain load on
-//   x86-64 and arm64; nothing is written, so threads that share a stage share its line only for
-//   reading), then a call of an immutable closure, which is not copied (no retain or release of its
-//   context). Per value, the pipe copies its array of stages under its mutex (one retain and release of
+//   x86-64; nothing is written, so threads that share a stage share its line only for reading), then
+//   a call of an immutable closure, which is not copied (no retain or release of its context), in a
+//   stage that is not generic (no reabstraction thunk). Per value, the pipe copies its array of stages under its mutex (one retain and release of
 //   the array's buffer) and calls each stage outside it. Until 2026-11-30 each stage locked a mutex to
 //   read the flag, which wrote the stage's line twice per value and made the floor slower than the
 //   library (README.md, "The baselines, reviewed").
@@ -143,17 +143,22 @@ final class HandBroadcaster<Value: Sendable>: @unchecked Sendable {
 /// A stage of the tight floor: an immutable callback, and an atomic flag that says whether the stage
 /// has ended. Per value: an acquiring load of the flag, then the callback, called without copying it.
 /// `terminate()` stores the flag with release ordering; a value whose load came first may still be
-/// delivered, as one already under way may with the library.
-final class TightStage<Input>: HandWrittenStage, Sendable {
+/// delivered, as one already under way may with the library. Of `Int`s, not generic: a closure stored
+/// in a generic class is kept in its most general form, and each call went through a reabstraction
+/// thunk, which the library's specialised code does not pay.
+final class TightStage: HandWrittenStage, Sendable {
     private let terminated = Atomic<Bool>(false)
-    private let next: @Sendable (Input) -> Void
+    private let next: @Sendable (Int) -> Void
 
-    init(_ next: @escaping @Sendable (Input) -> Void) {
+    /// Not inlined, so that the optimiser cannot see the callback through the stage: a program builds its
+    /// stages where it sets the pipeline up, not where it pushes.
+    @inline(never)
+    init(_ next: @escaping @Sendable (Int) -> Void) {
         self.next = next
     }
 
     @inline(__always)
-    func push(_ value: Input) {
+    func push(_ value: Int) {
         if !self.terminated.load(ordering: .acquiring) { self.next(value) }
     }
 
@@ -166,7 +171,7 @@ final class TightStage<Input>: HandWrittenStage, Sendable {
 /// called outside it. Each stage is reached at +0 through its address (the copy owns the stages
 /// meanwhile), as the library's broadcast does: a retain and a release per stage and value would write
 /// each stage's reference count, a line every thread pushing into the pipe shares.
-final class TightPipe<Value>: HandWrittenPipe, @unchecked Sendable {
+final class TightPipe: HandWrittenPipe, @unchecked Sendable {
     // Safe: `stages` is read and written only with `lock` held; a copy of it owns its stages, so the
     // addresses in it stay valid while the copy lives.
     private let lock = HandMutex()
@@ -174,23 +179,23 @@ final class TightPipe<Value>: HandWrittenPipe, @unchecked Sendable {
 
     /// A stage, with its address for calls at +0.
     private struct Entry {
-        let stage: TightStage<Value>
+        let stage: TightStage
         let address: UnsafeMutableRawPointer
     }
 
     init() {}
 
-    func attach(_ stage: TightStage<Value>) {
+    func attach(_ stage: TightStage) {
         let entry = Entry(stage: stage, address: Unmanaged.passUnretained(stage).toOpaque())
         self.lock.locked { self.stages.append(entry) }
     }
 
     @inline(__always)
-    func push(_ value: Value) {
+    func push(_ value: Int) {
         let stages = self.lock.locked { self.stages }
         stages.withUnsafeBufferPointer { stages in
             for index in stages.indices {
-                Unmanaged<TightStage<Value>>.fromOpaque(stages[index].address)._withUnsafeGuaranteedRef {
+                Unmanaged<TightStage>.fromOpaque(stages[index].address)._withUnsafeGuaranteedRef {
                     $0.push(value)
                 }
             }

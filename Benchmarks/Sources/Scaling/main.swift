@@ -58,24 +58,30 @@ struct Check {
 }
 
 /// The scenarios the CI form runs, and what each must reach at two threads. Independent pipelines
-/// measured 0.55–0.58× the tight floor, the 64-subscriber feed 0.20–0.32× (its efficiency 0.86–1.35
-/// times the floor's), and the stateful pipelines 1.07× the closable stages, whose hand-written state
-/// sits behind a mutex as the library's does; elsewhere efficiency was the floor's within 0.02.
+/// measured 0.55–0.57× the tight floor at the floor's efficiency (within 0.02), and the stateful ones
+/// 1.07× the closable stages, whose hand-written state sits behind a mutex as the library's does.
+///
+/// The shared feeds are checked against the closable stages, not the tight floor: every delivery of
+/// the library writes the subscriber's word (see Benchmarks/README.md, "Threads"), as the closable
+/// stages write their locks, and on two virtual CPUs what such writes cost from two threads depends on
+/// where the host runs the two (in some runs of the whole suite the 64-subscriber feed fell to an
+/// efficiency of 0.16–0.20, the closable stages' to 0.42–0.53, for a minute at a time), while the tight
+/// floor, which only reads, does not move. Against it the feed read 0.04–0.29× at two threads; against
+/// the closable stages 1.29–4.6×, and eight threads into one pipe 2.14–2.41× (fifteen runs, 2026-11-30).
 let checkedScenarios: [String: Check] = [
     "independent pipelines": Check(baseline: .tight, ratio: 0.45, efficiency: 0.8),
     "independent pipelines, callback capturing a shared object": Check(baseline: .tight, ratio: 0.45, efficiency: 0.8),
-    "one shared pipe, 64 subscribers": Check(baseline: .tight, ratio: 0.15, efficiency: 0.75),
+    "one shared pipe, 64 subscribers": Check(baseline: .closable, ratio: 0.8, efficiency: nil),
     "independent stateful pipelines": Check(baseline: .closable, ratio: 0.7, efficiency: 0.8),
 ]
-/// The scenarios the CI form checks at eight threads instead of two, against the tight floor: more
-/// threads than the CI machine has cores, all taking one lock. A lock that hands itself to a sleeping
-/// waiter instead of letting a running thread take it (the standard library's `Mutex` on Linux, taken
-/// directly) collapses there: 0.00× the floor on two cores, as on sixteen (see Benchmarks/README.md).
-/// The floor takes its pipe's lock once per value too, so its atomic flags change little here, but eight
-/// threads on two cores swing it: 0.36–1.26× in fifteen runs on 2026-11-30 (median about 0.56). The
-/// minimum, 0.25×, is there to catch a collapse, which reads 0.00–0.04×.
+/// The scenarios the CI form checks at eight threads instead of two: more threads than the CI machine
+/// has cores, all taking one lock. A lock that hands itself to a sleeping waiter instead of letting a
+/// running thread take it (the standard library's `Mutex` on Linux, taken directly) collapses there:
+/// 0.00× the floor on two cores, as on sixteen (see Benchmarks/README.md). Checked against the closable
+/// stages, whose pipe and stages lock too (the tight floor swung from 0.36× to 1.26× of the library
+/// there); the minimum is there to catch a collapse.
 let contendedScenarios: [String: Check] = [
-    "one shared pipe, one subscriber": Check(baseline: .tight, ratio: 0.25, efficiency: nil)
+    "one shared pipe, one subscriber": Check(baseline: .closable, ratio: 1.0, efficiency: nil)
 ]
 /// Whether to run `scenario`: in the CI form only the checked ones.
 func selected(_ scenario: String) -> Bool {
@@ -132,10 +138,15 @@ for scenario in scenarios where selected(scenario.name) {
             return nil
         }
         // A run that falls short is measured again, up to twice, since one busy moment on a shared
-        // machine can cost either form a whole try.
+        // machine can cost either form a whole try. The one-thread rates that efficiency divides by are
+        // measured again too: an unlucky one would otherwise decide every attempt.
         var attempts = 1
         while let short = shortfall(), attempts < 3 {
             print("(\(short); measuring again)")
+            if let first = threadCounts.first, first != threads {
+                let again = rates(scenario, threads: first)
+                for form in Form.allCases { single[form] = again[form]! / Double(first) }
+            }
             rate = rates(scenario, threads: threads)
             attempts += 1
         }

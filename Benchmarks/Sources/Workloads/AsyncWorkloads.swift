@@ -163,7 +163,7 @@ func a3AsyncSequenceSource() -> [Workload] {
                     { _ in
                         // The floor: the same sequence iterated in a task, each element through one stage.
                         let sum = Sum()
-                        let stage = LimitStage<Int> { sum.value &+= $0 }
+                        let stage = LimitStage { sum.value &+= $0 }
                         await Task {
                             for await value in (0..<count).async { stage.push(value) }
                         }.value

@@ -41,11 +41,13 @@ func w1MapFilter() -> [Workload] {
                 (
                     .limit,
                     { _ in
+                        // One stage, as the library runs `map`, `filter` and the callback in one subscriber.
                         let sum = Sum()
-                        let sink = LimitStage<Int> { sum.value &+= $0 }
-                        let filterStage = LimitStage<Int> { if $0 & 1 == 0 { sink.push($0) } }
-                        let mapStage = LimitStage<Int> { filterStage.push($0 &* 3) }
-                        for value in 0..<count { mapStage.push(value) }
+                        let stage = LimitStage { value in
+                            let mapped = value &* 3
+                            if mapped & 1 == 0 { sum.value &+= mapped }
+                        }
+                        for value in 0..<count { stage.push(value) }
                         blackHole(sum.value)
                         checkResult(name, .limit, expected: expected, actual: sum.value)
                     }
@@ -53,11 +55,13 @@ func w1MapFilter() -> [Workload] {
                 (
                     .contractFloor,
                     { _ in
+                        // One stage, as the library's one subscriber.
                         let sum = Sum()
-                        let sink = ContractStage<Int> { sum.value &+= $0 }
-                        let filterStage = ContractStage<Int> { if $0 & 1 == 0 { sink.push($0) } }
-                        let mapStage = ContractStage<Int> { filterStage.push($0 &* 3) }
-                        for value in 0..<count { mapStage.push(value) }
+                        let stage = ContractStage { value in
+                            let mapped = value &* 3
+                            if mapped & 1 == 0 { sum.value &+= mapped }
+                        }
+                        for value in 0..<count { stage.push(value) }
                         blackHole(sum.value)
                         checkResult(name, .contractFloor, expected: expected, actual: sum.value)
                     }
@@ -105,14 +109,15 @@ func w2SubscriptionLifecycle() -> [Workload] {
                     .limit,
                     { (benchmark: any MeasurementWindow) in
                         let sum = Sum()
+                        // Per subscription: one stage (the library's one subscriber for `map |> filter`
+                        // and the callback), given its one value, then closed.
                         for _ in 0..<thousand {
-                            let sink = LimitStage<Int> { sum.value &+= $0 }
-                            let filterStage = LimitStage<Int> { if $0 > 0 { sink.push($0) } }
-                            let mapStage = LimitStage<Int> { filterStage.push($0 &+ 1) }
-                            mapStage.push(1)
-                            mapStage.close()
-                            filterStage.close()
-                            sink.close()
+                            let stage = LimitStage { value in
+                                let mapped = value &+ 1
+                                if mapped > 0 { sum.value &+= mapped }
+                            }
+                            stage.push(1)
+                            stage.close()
                         }
                         blackHole(sum.value)
                         checkResult(name, .limit, expected: expected, actual: sum.value)
@@ -249,7 +254,7 @@ func w3ValuePipe() -> [Workload] {
                     (
                         .limit,
                         { _ in
-                            let fanOut = LimitFanOut<LimitStage<Int>>()
+                            let fanOut = LimitFanOut<LimitStage>()
                             var keys: [Int] = []
                             keys.reserveCapacity(subscribers)
                             let before = churnDeliveries.load(ordering: .relaxed)
@@ -418,11 +423,11 @@ func w5MapToSignal() -> [Workload] {
                         // Per outer value: the outer stage, a new inner source (a closure, as `single` makes),
                         // a new inner stage with its own flag, and one lock each to install and remove it.
                         let sum = Sum()
-                        let sink = LimitStage<Int> { sum.value &+= $0 }
-                        let registry = LimitFanOut<LimitStage<Int>>()
-                        let outer = LimitStage<Int> { value in
-                            let inner: (LimitStage<Int>) -> Void = { $0.push(value) }
-                            let stage = LimitStage<Int> { sink.push($0) }
+                        let sink = LimitStage { sum.value &+= $0 }
+                        let registry = LimitFanOut<LimitStage>()
+                        let outer = LimitStage { value in
+                            let inner: (LimitStage) -> Void = { $0.push(value) }
+                            let stage = LimitStage { sink.push($0) }
                             let key = registry.add(stage)
                             inner(stage)
                             registry.remove(key)
@@ -579,7 +584,7 @@ func w7DeliverOn() -> [Workload] {
                         let queue = DispatchQueue(label: "W7")
                         let done = DispatchSemaphore(value: 0)
                         let sum = Sum()
-                        let stage = LimitStage<Int> { value in queue.async { sum.value &+= value } }
+                        let stage = LimitStage { value in queue.async { sum.value &+= value } }
                         for value in 0..<count { stage.push(value) }
                         queue.async { done.signal() }
                         done.wait()
@@ -602,8 +607,8 @@ func w7DeliverOn() -> [Workload] {
                         let done = DispatchSemaphore(value: 0)
                         let sum = Sum()
                         let pending = PendingCount()
-                        let sink = ContractStage<Int> { sum.value &+= $0 }
-                        let stage = ContractStage<Int> { value in
+                        let sink = ContractStage { sum.value &+= $0 }
+                        let stage = ContractStage { value in
                             if DispatchQueue.getSpecific(key: key) === marker && pending.isZero {
                                 sink.push(value)
                             } else {
@@ -671,7 +676,7 @@ func w8TwoThreads() -> [Workload] {
                     .limit,
                     { _ in
                         let sum = SharedSum()
-                        let stage = LimitStage<Int> { sum.add($0) }
+                        let stage = LimitStage { sum.add($0) }
                         onThreads(2) { _ in
                             for value in 0..<perThread { stage.push(value) }
                         }
@@ -683,7 +688,7 @@ func w8TwoThreads() -> [Workload] {
                     .contractFloor,
                     { _ in
                         let sum = SharedSum()
-                        let stage = ContractStage<Int> { sum.add($0) }
+                        let stage = ContractStage { sum.add($0) }
                         onThreads(2) { _ in
                             for value in 0..<perThread { stage.push(value) }
                         }
@@ -707,13 +712,13 @@ private func combineLatestLimit(
         .limit,
         { (benchmark: any MeasurementWindow) in
             let sum = Sum()
-            let sink = LimitStage<Int> { sum.value &+= $0 }
-            let arraySink = LimitStage<[Int]> { sum.value &+= $0[0] }
+            let sink = LimitStage { sum.value &+= $0 }
+            let arraySink = LimitStageOf<[Int]> { sum.value &+= $0[0] }
             let combiner = LimitCombiner(arity: arity) { sink.push($0[0] &+ $0[arity - 1]) }
             let sources = (0..<arity).map { index in
-                let fanOut = LimitFanOut<LimitStage<Int>>()
+                let fanOut = LimitFanOut<LimitStage>()
                 _ = fanOut.add(
-                    LimitStage<Int> { value in
+                    LimitStage { value in
                         if copyingArray {
                             combiner.pushCopyingArray(value, at: index) { arraySink.push($0) }
                         } else {

@@ -1,14 +1,15 @@
 // The "limit": hand-written push pipelines that do the least a correct closable stage can do, and
 // nothing else: no terminal events, no disposal protocol, no re-entrancy bookkeeping. Per value and
-// stage, one acquiring load of an atomic flag (a plain load on x86-64 and arm64) and a call of an
-// immutable closure, which is not copied. Until 2026-11-30 each stage locked a pthread mutex to read
-// that flag (a lock and an unlock, two out-of-line calls): a review found that no faster than the
-// library, and the fastest correct code a careful programmer writes is the flag (Benchmarks/README.md,
-// "The baselines, reviewed").
+// stage, one acquiring load of an atomic flag (a plain load on x86-64) and a call of an immutable
+// closure, which is not copied, in a stage that is not generic (no reabstraction thunk per call).
+// Until 2026-11-30 each stage locked a pthread mutex to read that flag, and was generic: a review found
+// the limit no faster than the library, which the fastest correct code a careful programmer writes
+// must be (Benchmarks/README.md, "The baselines, rebuilt").
 //
 // The fan-out (`LimitFanOut`) still copies its array of stages under a mutex per value: a source that
 // stages join and leave from other threads needs that lock or something like it (a retain of a snapshot
-// under a lock), and the library's sources do no less.
+// under a lock), and the library's sources do no less. It delivers to the stages `freeze()` last put in
+// order: a workload that adds or removes stages freezes again before it pushes.
 
 import BaselineMutex
 import Synchronization
@@ -24,17 +25,48 @@ protocol PushStage<Input>: AnyObject, Sendable {
     func close()
 }
 
-/// One stage: an immutable callback and an atomic flag that says whether the stage is still open. Per
-/// value: an acquiring load of the flag, then the callback, called without copying it. `close()` stores
-/// the flag with release ordering: a value pushed after `close()` returns (ordered after it by the
-/// caller) sees it and is dropped; one whose load came first may still call the callback, as a delivery
-/// already under way may with the library.
-final class LimitStage<Input>: PushStage, @unchecked Sendable {
-    // Safe: `isOpen` is atomic and `next` immutable. `next` is not `@Sendable`, as before: the
-    // workloads' callbacks write a `Sum` from one thread at a time, or synchronise themselves.
+/// One stage of `Int`s: an immutable callback and an atomic flag that says whether the stage is still
+/// open. Per value: an acquiring load of the flag (a plain load on x86-64; on arm64 a load-acquire, where
+/// a relaxed load would do, since the flag publishes nothing), then the callback, called without
+/// copying it. `close()` stores the flag with release ordering: a value pushed after `close()` returns
+/// (ordered after it by the caller) sees it and is dropped; one whose load came first may still call
+/// the callback, as a delivery already under way may with the library.
+///
+/// Not generic: a closure stored in a generic class is kept in its most general form, so each call
+/// went through a reabstraction thunk (about 16 instructions per value), which the library's code,
+/// specialised for the client's types, does not pay. A careful programmer writing an `Int` pipeline
+/// writes this. ``LimitStageOf`` is the same stage for other types.
+final class LimitStage: PushStage, @unchecked Sendable {
+    // Safe: `isOpen` is atomic and `next` immutable. `next` is not `@Sendable`: the workloads'
+    // callbacks write a `Sum` from one thread at a time, or synchronise themselves.
+    private let isOpen = Atomic<Bool>(true)
+    private let next: (Int) -> Void
+
+    /// Not inlined, so that the optimiser cannot see the callback through the stage and delete the
+    /// pipeline: a program builds its stages where it sets the pipeline up, not where it pushes.
+    @inline(never)
+    init(_ next: @escaping (Int) -> Void) {
+        self.next = next
+    }
+
+    @inline(__always)
+    func push(_ value: Int) {
+        if self.isOpen.load(ordering: .acquiring) { self.next(value) }
+    }
+
+    func close() {
+        self.isOpen.store(false, ordering: .releasing)
+    }
+}
+
+/// ``LimitStage`` for values of another type (W4's arrays), where the thunk is paid.
+final class LimitStageOf<Input>: PushStage, @unchecked Sendable {
+    // Safe: as `LimitStage`.
     private let isOpen = Atomic<Bool>(true)
     private let next: (Input) -> Void
 
+    /// Not inlined, as `LimitStage`'s.
+    @inline(never)
     init(_ next: @escaping (Input) -> Void) {
         self.next = next
     }
@@ -174,17 +206,22 @@ final class LimitCombiner: @unchecked Sendable {
 /// limit has one atomic load. It is not the least the contract needs: the library keeps it without a
 /// lock or a retain per value (a gate that counts deliveries in flight, and the callbacks released by
 /// whichever of `dispose()` and the last delivery comes second).
-final class ContractStage<Input>: PushStage, @unchecked Sendable {
+///
+/// Of `Int`s, not generic, for the reason ``LimitStage`` gives.
+final class ContractStage: PushStage, @unchecked Sendable {
     // Safe: `next` is read and written only under `mutex`.
     private let mutex = LimitMutex()
-    private var next: ((Input) -> Void)?
+    private var next: ((Int) -> Void)?
 
-    init(_ next: @escaping (Input) -> Void) {
+    /// Not inlined, so that the optimiser cannot see the callback through the stage and delete the
+    /// pipeline: a program builds its stages where it sets the pipeline up, not where it pushes.
+    @inline(never)
+    init(_ next: @escaping (Int) -> Void) {
         self.next = next
     }
 
     @inline(__always)
-    func push(_ value: Input) {
+    func push(_ value: Int) {
         self.mutex.lock()
         let callback = self.next
         self.mutex.unlock()
