@@ -61,7 +61,9 @@ final class FloorRegistry: Sendable {
     }
 }
 
-/// A subscription to a ``FloorRegistry``: cancelling empties its slot.
+/// A subscription to a ``FloorRegistry``: cancelling empties its slot. Cancel once: the slot may be
+/// reused afterwards (the harness cancels each token once; a generation number would make a second
+/// cancel harmless, at 8 more bytes a subscription).
 struct FloorToken: Sendable {
     let registry: FloorRegistry
     let slot: Int
