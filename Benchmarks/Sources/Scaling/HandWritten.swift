@@ -9,7 +9,7 @@
 //   stage that is not generic (no reabstraction thunk). Per value, the pipe copies its array of stages under its mutex (one retain and release of
 //   the array's buffer) and calls each stage outside it. Until 2026-11-30 each stage locked a mutex to
 //   read the flag, which wrote the stage's line twice per value and made the floor slower than the
-//   library (README.md, "The baselines, reviewed").
+//   library (README.md, "The baselines, rebuilt").
 // - Closable stages (`HandStage`, `HandPipe`): each stage's callback is optional and read under the
 //   lock, as a stage that can be closed and release its callback keeps it, so the callback's context is
 //   retained and released per stage per value; the pipe copies an array of closures.

@@ -241,9 +241,28 @@ func statefulPipeline(_ form: Form, counting count: @escaping @Sendable (Int) ->
         let pipe = ValuePipe<Int>()
         let subscription = (pipe.signal() |> distinctUntilChanged |> scan(0, { $0 &+ $1 })).start(next: count)
         return Driver(send: { pipe.putNext($0) }, end: { subscription.dispose() })
-    case .tight: return handWrittenStatefulPipeline(TightPipe.self, counting: count)
+    case .tight: return fusedStatefulPipeline(counting: count)
     case .closable: return handWrittenStatefulPipeline(HandPipe<Int>.self, counting: count)
     }
+}
+
+/// ``statefulPipeline(_:counting:)`` as the tight floor writes it: one stage that drops a repeat and adds
+/// to the sum, with both values behind one mutex, and counts. (Until 2026-11-30 it was three stages and
+/// two mutexes, as the closable stages still are.)
+func fusedStatefulPipeline(counting count: @escaping @Sendable (Int) -> Void) -> Driver {
+    let pipe = TightPipe()
+    let state = HandState<(last: Int?, sum: Int)>((nil, 0))
+    let stage = TightStage { value in
+        let total = state.update { state -> Int? in
+            guard state.last != value else { return nil }
+            state.last = value
+            state.sum &+= value
+            return state.sum
+        }
+        if let total { count(total) }
+    }
+    pipe.attach(stage)
+    return Driver(send: { pipe.push($0) }, end: { stage.terminate() })
 }
 
 /// ``statefulPipeline(_:counting:)`` written by hand, with the stages and pipe of one baseline.

