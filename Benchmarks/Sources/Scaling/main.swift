@@ -73,7 +73,7 @@ struct Check {
 /// tight floor, whose stages only read (its pipe writes once per value, not per delivery), moved less.
 /// Against it the feed read 0.04–0.29× at two threads; against the closable stages 0.70–4.7×, and eight
 /// threads into one pipe 2.14–2.41× (2026-11-30). The feed's low readings are the library's own: in
-/// four of seven runs of the whole suite its efficiency fell to 0.13–0.20 (in the `--ci` form, eight
+/// four of nine runs of the whole suite its efficiency fell to 0.13–0.20 (in the `--ci` form, eight
 /// runs, to 0.41 at worst) while the closable stages' held at 0.85 once (Benchmarks/README.md,
 /// "Threads"), a finding the minimum of 0.5× does not fail on. So the feed is also held to its ratio to the tight floor at one
 /// thread, which does not swing from run to run: 0.13–0.16× (a delivery that took a lock and copied its
