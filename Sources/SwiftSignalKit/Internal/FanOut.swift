@@ -82,7 +82,11 @@
     @usableFromInline enum Log {
         case empty
         case one(T)
-        case many([T])
+        /// Two or more values. The array fills in order until it holds the replay's limit; from then on it
+        /// is a ring, whose oldest value is at `oldest`, where the next value replaces it, so that keeping
+        /// the last values costs the same at any limit (`Array.removeFirst` moved every value each time).
+        /// `oldest` is 0 while the array fills.
+        case many([T], oldest: Int)
 
         /// The latest value.
         @inlinable var latest: T? {
@@ -91,8 +95,8 @@
                 return nil
             case .one(let value):
                 return value
-            case .many(let values):
-                return values.last
+            case .many(let values, let oldest):
+                return values[(oldest == 0 ? values.count : oldest) - 1]
             }
         }
 
@@ -103,8 +107,8 @@
                 return []
             case .one(let value):
                 return [value]
-            case .many(let values):
-                return values
+            case .many(let values, let oldest):
+                return oldest == 0 ? values : Array(values[oldest...] + values[..<oldest])
             }
         }
 
@@ -115,8 +119,11 @@
                 break
             case .one(let value):
                 subscriber.putNext(value)
-            case .many(let values):
-                for value in values {
+            case .many(let values, let oldest):
+                for value in values[oldest...] {
+                    subscriber.putNext(value)
+                }
+                for value in values[..<oldest] {
                     subscriber.putNext(value)
                 }
             }
@@ -209,15 +216,20 @@
             case .empty:
                 self.log = .one(value)
             case .one(let previous):
-                self.log = .many([previous, value])
-            case .many(var values):
-                // Emptied first, so that the array is not copied when it grows.
+                self.log = .many([previous, value], oldest: 0)
+            case .many(var values, var oldest):
+                // Emptied first, so that the array is not copied when it changes.
                 self.log = .empty
-                values.append(value)
-                if values.count > limit {
-                    dropped = values.removeFirst()
+                if values.count < limit {
+                    values.append(value)
+                } else {
+                    // Full: the oldest value leaves (released by the caller, after unlocking), the new
+                    // one takes its place.
+                    dropped = values[oldest]
+                    values[oldest] = value
+                    oldest = oldest + 1 == values.count ? 0 : oldest + 1
                 }
-                self.log = .many(values)
+                self.log = .many(values, oldest: oldest)
             }
         }
         return (self.submit(.Next(value)), dropped)

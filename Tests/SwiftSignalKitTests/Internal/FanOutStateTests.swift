@@ -47,6 +47,27 @@ import Testing
         #expect(handedBack == dropped)
     }
 
+    /// Once full, the log is a ring: the test goes round it more than twice, checking at every position
+    /// what it keeps, its latest value, what it hands back, and what a member joining then replays.
+    @Test(arguments: [2, 3, 5])
+    func aFullLogKeepsTheLastValuesInOrderAtEveryPositionOfItsRing(limit: Int) {
+        var state = State(value: nil)
+        for value in 1...(3 * limit + 1) {
+            let (work, dropped) = state.publish(value, keeping: limit)
+            Self.deliver(work, &state)
+            let expected = Array(Swift.max(1, value - limit + 1)...value)
+            #expect(state.log.values == expected, "after \(value)")
+            #expect(state.log.latest == value)
+            #expect(dropped == (value > limit ? value - limit : nil))
+            let log = Log()
+            let member = log.subscriber("m")
+            let (key, replay) = state.join(member)
+            Self.replay(replay, key: key, to: member, &state)
+            #expect(log.take() == expected.map { "m:\($0)" })
+            _ = state.leave(key)
+        }
+    }
+
     @Test func aMemberWithoutAReplayGetsOnlyTheValuesPublishedAfterItJoined() {
         let log = Log()
         var state = State(value: nil)
