@@ -3,7 +3,7 @@ import SwiftSignalKit
 /// What the body of an async signal sends its values with (see `Signal.init(priority:_:)`).
 ///
 /// ```swift
-/// let rows = Signal<Row, DBError> { send in
+/// let rows = Signal<Row, DBError> { (send) throws(DBError) in
 ///     for try await row in db.rows() { send(row) }
 /// }
 /// ```
@@ -77,7 +77,7 @@ public struct SignalSender<T, E> {
     /// - Parameter value: The value.
     @inlinable nonisolated(nonsending) public func waitingForRoom(_ value: T) async {
         if let demand = self.demand {
-            await demand.waitForRoom()
+            _ = await demand.waitForRoom()
         }
         self.subscriber.putNext(value)
     }
@@ -93,7 +93,7 @@ extension Signal where T: Sendable, E: Error {
     /// sends any number of values, and ends the signal when it returns or throws.
     ///
     /// ```swift
-    /// let rows = Signal<Row, DBError> { send in
+    /// let rows = Signal<Row, DBError> { (send) throws(DBError) in
     ///     for try await row in db.rows() { send(row) }
     /// }
     /// ```

@@ -39,7 +39,15 @@ extension Signal where T: Sendable, E: Error {
                     var elements = sequence.makeAsyncIterator()
                     while true {
                         // Room first, then the pull: the sequence is not read ahead of the consumer.
-                        if let demand { await demand.waitForRoom() }
+                        if let demand, !(await demand.waitForRoom()) {
+                            // The consumer has gone (its loop ended), and the disposal that cancels this
+                            // task is on its way: pulling on until it lands read elements nobody takes
+                            // (up to a dozen in a release build). The task ends as a disposed one does,
+                            // cancelled, with the one pull that tells the sequence.
+                            withUnsafeCurrentTask { $0?.cancel() }
+                            _ = try? await elements.next(isolation: nil)
+                            return
+                        }
                         // Pulled even once cancelled: a cancelled task's `next()` is how a sequence learns
                         // that its iteration ended (an `AsyncStream` then runs its `onTermination`, and its
                         // producer stops). Returning without it left such a producer running for ever.

@@ -139,6 +139,18 @@ import SwiftSignalKit
         }
     }
 
+    /// Whether the iteration is over for the source: a value sent now is dropped, and the subscription
+    /// is being disposed, or the source has ended it. A producer that can wait stops there (see
+    /// `SignalDemand.waitForRoom()`).
+    @inlinable var isOverForTheSource: Bool {
+        switch self.phase {
+        case .ending, .finished:
+            return true
+        case .idle, .running, .modifying:
+            return false
+        }
+    }
+
     // MARK: Events
 
     /// What a caller that asked to take or to start the subscription does.

@@ -177,9 +177,10 @@ import SwiftSignalKit
 
     /// Suspends a producer that can wait until the loop has room for one more value (see
     /// `SignalBufferingPolicy.bounded`); returns at once without a bound, when there is room, when the
-    /// iteration is over, or when the calling task is cancelled (which also ends a wait under way).
-    @usableFromInline package func waitForRoom() async {
-        guard case .bounded(let bound) = self.policy else { return }
-        await self.state.waitForRoom { $0.hasRoom(bound: bound) }
+    /// iteration is over (answering false), or when the calling task is cancelled (which also ends a wait
+    /// under way).
+    @usableFromInline package func waitForRoom() async -> Bool {
+        guard case .bounded(let bound) = self.policy else { return true }
+        return await self.state.waitForRoom(hasRoom: { $0.hasRoom(bound: bound) }, hasGone: { $0.isOverForTheSource })
     }
 }

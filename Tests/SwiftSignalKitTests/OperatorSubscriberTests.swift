@@ -68,7 +68,7 @@ import Testing
     }
 
     final class NoRoomNeeded: SignalDemand {
-        func waitForRoom() async {}
+        func waitForRoom() async -> Bool { true }
     }
 
     @Test func theExampleOperatorClampsAndForwardsEveryEvent() {

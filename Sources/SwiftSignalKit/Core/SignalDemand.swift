@@ -8,6 +8,10 @@
 /// can suspend ask.
 @usableFromInline package protocol SignalDemand: AnyObject, Sendable {
     /// Returns once the consumer has room for one more value, or has gone; at once when the calling
-    /// task is cancelled. A value sent after it returns is not dropped for want of room.
-    func waitForRoom() async
+    /// task is cancelled. A value sent after it returns true is not dropped for want of room.
+    ///
+    /// - Returns: false when the consumer has gone: its iteration is over, a value sent now is dropped,
+    ///   and the subscription is being disposed (the disposal that cancels a producer's task may land a
+    ///   moment later). A producer that pulls its values (`Signal(sequence)`) stops pulling then.
+    func waitForRoom() async -> Bool
 }

@@ -56,17 +56,24 @@ extension LockedState where State: RoomWaitingState {
     /// or the calling task is cancelled (which also ends a wait under way). Returns at once, after one
     /// lock round trip, when `hasRoom` already holds.
     ///
-    /// `hasRoom` runs under the lock: it must only read the state.
-    @inlinable package func waitForRoom(hasRoom: (State) -> Bool) async {
-        let id: Int? = self.withLock { state in
+    /// `hasRoom` and `hasGone` run under the lock: they must only read the state. `hasGone` says that the
+    /// consumer has gone (see ``SignalDemand/waitForRoom()``), which `hasRoom` must count as room.
+    ///
+    /// - Returns: false when the consumer has gone (asked in the critical section that lets the
+    ///   producer go on, or in one more after a wait).
+    @inlinable package func waitForRoom(hasRoom: (State) -> Bool, hasGone: (State) -> Bool) async -> Bool {
+        // nil: the producer goes on now, `.some(nil)` when the consumer has gone; else its waiter's id.
+        let wait: Int?? = self.withLock { state in
             if hasRoom(state) {
+                if hasGone(state) { return .some(nil) }
                 state.grantedRoom()
                 return nil
             }
             defer { state.producers.nextID &+= 1 }
             return state.producers.nextID
         }
-        guard let id else { return }
+        guard let wait else { return true }
+        guard let id = wait else { return false }
         await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
                 let resumeNow = self.withLock { state -> Bool in
@@ -89,5 +96,6 @@ extension LockedState where State: RoomWaitingState {
             }
             waiter?.continuation.resume()
         }
+        return !self.withLock { hasGone($0) }
     }
 }

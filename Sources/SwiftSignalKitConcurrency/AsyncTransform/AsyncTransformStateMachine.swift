@@ -189,6 +189,17 @@ import SwiftSignalKit
     /// Whether a producer upstream may send one more value when at most `bound` values may wait: fewer
     /// wait, or none waits and a transform could take a value now, or no value will be taken any more
     /// (it is then dropped, and a producer must not wait for it).
+    /// Whether no more values are taken: a terminal event is queued, or the subscription was disposed
+    /// (see `SignalDemand.waitForRoom()`).
+    @inlinable var hasStopped: Bool {
+        switch self.phase {
+        case .ending, .disposed:
+            return true
+        case .running, .modifying:
+            return false
+        }
+    }
+
     @inlinable func hasInputRoom(bound: Int) -> Bool {
         guard case .running(let running) = self.phase, !running.upstreamFinished else { return true }
         if running.waiting.count < bound { return true }

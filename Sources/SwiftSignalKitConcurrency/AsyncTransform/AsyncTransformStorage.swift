@@ -160,7 +160,7 @@ final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposabl
             if let demand = self.downstreamDemand, case .success(.some) = result {
                 // The output is full: hold this result, and with it this transform's place, until the
                 // consumer has room, so that no further transform starts meanwhile.
-                await demand.waitForRoom()
+                _ = await demand.waitForRoom()
             }
             var step = self.state.withLock { $0.transformFinished(runner: runner, index: current.index, result: result) }
             if case .checkOut(let after) = step {
@@ -251,8 +251,8 @@ final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposabl
 
     /// Suspends a producer upstream while ``inputBound`` values wait for a transform (see
     /// `SignalDemand`).
-    @usableFromInline package func waitForRoom() async {
-        guard let bound = self.inputBound else { return }
-        await self.state.waitForRoom { $0.hasInputRoom(bound: bound) }
+    @usableFromInline package func waitForRoom() async -> Bool {
+        guard let bound = self.inputBound else { return true }
+        return await self.state.waitForRoom(hasRoom: { $0.hasInputRoom(bound: bound) }, hasGone: { $0.hasStopped })
     }
 }
