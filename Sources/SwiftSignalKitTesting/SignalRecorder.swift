@@ -105,7 +105,11 @@ extension RecordingMismatch {
         let drawn = Marbles.diagram(actual, values: values, frame: frame, start: start)
         return RecordingMismatch(
             expected: expected, actual: actual,
-            diagrams: (expected: marbles, actual: drawn ?? "(an event falls between frames: see the list)"))
+            diagrams: (
+                expected: marbles,
+                actual: drawn
+                    ?? "(not drawn: an event falls between frames, before frame 0, or 10,000 or more frames after it; see the list)"
+            ))
     }
 }
 

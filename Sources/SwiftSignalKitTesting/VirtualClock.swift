@@ -97,10 +97,12 @@ public struct VirtualClock: Clock, SignalScheduler {
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         try Task.checkCancellation()
         let deadline = Self.nanoseconds(deadline.offset)
-        if !TimelineExecutor.isOnTimeline(of: self.scheduler.jobs), self.scheduler.jobs.runIsActive {
+        let jobs = self.scheduler.jobs
+        let offTimeline = !TimelineExecutor.isOnTimeline(of: jobs)
+        let madeInRun = offTimeline && TimelineExecutor.currentTaskWasMadeInRun(of: jobs)
+        if offTimeline, jobs.runIsActive {
             // During a run, a task off the timeline: it would race with it.
-            self.scheduler.jobs.noteSleeperOffTheTimeline(
-                madeInRun: TimelineExecutor.currentTaskWasMadeInRun(of: self.scheduler.jobs))
+            jobs.noteSleeperOffTheTimeline(madeInRun: madeInRun)
         }
         guard deadline > self.scheduler.nanosecondsNow else {
             // A real clock suspends here too (its timer fires at once): yield, so that a loop that polls
@@ -112,7 +114,17 @@ public struct VirtualClock: Clock, SignalScheduler {
         let sleeper = VirtualSleeper()
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                guard let scheduled = self.scheduler.schedule(atNanoseconds: deadline, { sleeper.wake() }) else {
+                guard
+                    let scheduled = self.scheduler.schedule(
+                        atNanoseconds: deadline,
+                        {
+                            // A task off the timeline that began to sleep before a run (a subscription
+                            // made before it), woken by the run: it would race with it too. (Woken
+                            // outside a run, by `advance`, it is a test driving time by hand.)
+                            if offTimeline { jobs.noteSleeperOffTheTimeline(madeInRun: madeInRun) }
+                            sleeper.wake()
+                        })
+                else {
                     // Another thread moved time to the deadline meanwhile.
                     continuation.resume()
                     return

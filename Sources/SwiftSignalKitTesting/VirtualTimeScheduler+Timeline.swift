@@ -70,7 +70,8 @@ extension VirtualTimeScheduler {
     /// - Parameters:
     ///   - timeLimit: Seconds of virtual time from the start of the run after which a `body` that is
     ///     still waiting is given up as ``Stalled``; `.infinity`, the default, for none. A scenario with
-    ///     a repeating timer never goes quiet without one.
+    ///     a repeating timer never goes quiet without one: a run without a time limit gives its body up
+    ///     as ``Stalled`` after ``runActionLimit`` scheduled actions instead.
     ///   - body: The test's scenario.
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws, ``Stalled`` or ``WorkLeftTheTimeline``; `CancellationError` if the
@@ -78,6 +79,14 @@ extension VirtualTimeScheduler {
     ///   runnable have run (time stops moving then).
     public func run<R: Sendable>(
         timeLimit: Double = .infinity, _ body: sending @escaping () async throws -> R
+    ) async throws -> R {
+        return try await self.run(timeLimit: timeLimit, actionLimit: Self.runActionLimit, body)
+    }
+
+    /// ``run(timeLimit:_:)`` giving up a body that still waits after `actionLimit` scheduled actions when
+    /// there is no time limit (tests reach the limit with fewer actions than ``runActionLimit``).
+    func run<R: Sendable>(
+        timeLimit: Double, actionLimit: Int, _ body: sending @escaping () async throws -> R
     ) async throws -> R {
         if !(timeLimit >= 0) {
             misuse(
@@ -108,7 +117,8 @@ extension VirtualTimeScheduler {
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<R, any Error>, Never>) in
                 let driver = Thread {
-                    continuation.resume(returning: self.drive(bodyTask, binding: binding, outcome: outcome, limit: limit))
+                    continuation.resume(
+                        returning: self.drive(bodyTask, binding: binding, outcome: outcome, limit: limit, actionLimit: actionLimit))
                 }
                 driver.name = "SwiftSignalKitTesting.VirtualTimeScheduler.run"
                 driver.start()
@@ -136,7 +146,8 @@ extension VirtualTimeScheduler {
     /// The driver's loop, on its own thread: jobs first, then the next due action, until `body` has
     /// returned and no job is left, or the run stops early.
     private func drive<R>(
-        _ bodyTask: Task<Void, Never>, binding: TimelineExecutor.Binding, outcome: TimelineOutcome<R>, limit: Int64
+        _ bodyTask: Task<Void, Never>, binding: TimelineExecutor.Binding, outcome: TimelineOutcome<R>, limit: Int64,
+        actionLimit: Int
     ) -> Result<R, any Error> {
         let executor = self.jobs.asUnownedTaskExecutor()
         var counter = ActionCounter(api: "run(timeLimit:_:)")
@@ -177,6 +188,16 @@ extension VirtualTimeScheduler {
                     continue
                 }
                 if outcome.isFinished || stop != nil { return }
+                if limit == .max, actionsRun == actionLimit, stop == nil, self.scheduledActionCount > 0 {
+                    // No time limit, and the body still waits after this many actions: a repeating timer
+                    // would move time on for hours (to ``maximumTime``). Stopped as a stall, the same way.
+                    stop = .stalled(
+                        Stalled(
+                            time: self.now, timeLimit: nil, laterActions: self.scheduledActionCount, jobsRun: jobsRun,
+                            actionsRun: actionsRun, reachedActionLimit: true))
+                    bodyTask.cancel()
+                    continue
+                }
                 if let action = self.nextAction(upTo: limit) {
                     actionsRun += 1
                     jobsAtThisInstant = 0
@@ -196,7 +217,7 @@ extension VirtualTimeScheduler {
                 stop = .stalled(
                     Stalled(
                         time: self.now, timeLimit: reachedLimit ? Double(limit) / 1e9 : nil, laterActions: laterActions, jobsRun: jobsRun,
-                        actionsRun: actionsRun))
+                        actionsRun: actionsRun, reachedActionLimit: false))
                 bodyTask.cancel()
             }
         }
@@ -233,7 +254,10 @@ extension VirtualTimeScheduler {
     /// sleep on the clock, which suspends once as a real clock's does) would otherwise never let it finish. A long run whose time moves has no limit on its jobs in all.
     public static let runJobLimit = 10_000_000
 
-    /// What ``run(timeLimit:_:)`` throws when its body waits and nothing on the timeline can run.
+    /// What ``run(timeLimit:_:)`` throws when its body waits and nothing on the timeline can run, when
+    /// its time limit comes, or, in a run without a time limit, when the body still waits after
+    /// ``VirtualTimeScheduler/runActionLimit`` scheduled actions (a repeating timer, which never lets the
+    /// timeline go quiet, would otherwise move time on for hours of real time).
     public struct Stalled: Error, Sendable, CustomStringConvertible {
         /// The virtual time, in seconds, at which nothing could run.
         public let time: Double
@@ -246,11 +270,20 @@ extension VirtualTimeScheduler {
         public let jobsRun: Int
         /// How many scheduled actions the run had run.
         public let actionsRun: Int
+        /// Whether the run had no time limit and stopped after ``VirtualTimeScheduler/runActionLimit``
+        /// actions.
+        let reachedActionLimit: Bool
 
         /// What was pending, and where to look.
         public var description: String {
             var lines: [String] = []
-            if let timeLimit {
+            if self.reachedActionLimit {
+                lines.append(
+                    "VirtualTimeScheduler.run: the body was still waiting at \(self.time) s after \(self.actionsRun) scheduled actions "
+                        + "(VirtualTimeScheduler.runActionLimit), in a run without a time limit; \(self.laterActions) action(s) are "
+                        + "still scheduled. A repeating timer (interval, a Timer, a loop that sleeps on the clock) never lets the "
+                        + "timeline go quiet: give run a timeLimit, the virtual time by which the body must have returned.")
+            } else if let timeLimit {
                 lines.append(
                     "VirtualTimeScheduler.run: the body was still waiting at the time limit, \(timeLimit) s; "
                         + "\(self.laterActions) scheduled action(s) are due later (a repeating timer?).")

@@ -71,6 +71,19 @@ import Testing
         #expect(Recorded<Int, NoError>.next(1, at: 0.3) != .next(1, at: 0.300_000_002), "two nanoseconds too")
     }
 
+    /// A recording too long to draw (an event 10,000 frames or more after frame 0) said that an event
+    /// fell between frames, which was not so (2026-11-30): the message now names each reason.
+    @Test func aRecordingTooLongToDrawSaysWhy() {
+        let scheduler = VirtualTimeScheduler()
+        let recorder = SignalRecorder(scheduler.signal(marbles: "a|", values: ["a": 1]), scheduler: scheduler)
+        scheduler.run()
+        let late = SignalRecorder(Signal<Int, NoError>.single(1) |> delay(10_000, scheduler: scheduler), scheduler: scheduler)
+        scheduler.run()
+        let mismatch = late.mismatch(marbles: "a|", values: ["a": 1])
+        #expect(mismatch?.diagrams?.actual.contains("10,000 or more frames after it") == true)
+        #expect(recorder.mismatch(marbles: "a|", values: ["a": 1]) == nil)
+    }
+
     /// A scheduler released with work still pending is freed, with what the work holds: a pending
     /// action held its subscriber, which held the action's disposable, which held the scheduler.
     @Test func aSchedulerReleasedWithWorkPendingIsFreed() {

@@ -1,0 +1,77 @@
+import SwiftSignalKit
+import Testing
+
+@testable import SwiftSignalKitTesting
+
+/// How a run of the timeline ends a scenario that would otherwise run on for hours, or race with it
+/// unseen: what a sceptical probe of the testing helpers found (2026-11-30), each fixed and kept fixed.
+@Suite struct TimelineLimitsTests {
+    /// A repeating timer never lets the timeline go quiet: a run without a time limit moved time on for
+    /// hours (to `maximumTime`, at about 100,000 actions a second) while its body waited for nothing.
+    /// It now gives the body up as `Stalled` after its action limit (`runActionLimit` for
+    /// `run(timeLimit:_:)`; 1,000 here, so that the test is quick).
+    @Test func aRunWithoutATimeLimitGivesUpABodyThatATimerKeepsWaiting() async throws {
+        let scheduler = VirtualTimeScheduler()
+        let ticks = Atomic<Int>(value: 0)
+        let stall = await #expect(throws: VirtualTimeScheduler.Stalled.self) {
+            try await scheduler.run(timeLimit: .infinity, actionLimit: 1_000) {
+                let subscription = interval(1, scheduler: scheduler).start(next: { _ in _ = ticks.modify { $0 + 1 } })
+                defer { subscription.dispose() }
+                _ = try await ValuePipe<Int>().signal().get()  // nobody sends
+            }
+        }
+        #expect(stall?.actionsRun == 1_000)
+        #expect(stall?.time == 1_000)
+        #expect(stall?.timeLimit == nil)
+        #expect(stall?.description.contains("without a time limit") == true)
+        #expect(ticks.with { $0 } == 1_000)
+        #expect(scheduler.scheduledActionCount == 0, "the body's task was cancelled, which disposed the timer")
+    }
+
+    /// With a time limit, the time limit alone ends the run: the action limit does not apply.
+    @Test func aRunWithATimeLimitIsNotCutShortByTheActionLimit() async throws {
+        let scheduler = VirtualTimeScheduler()
+        let stall = await #expect(throws: VirtualTimeScheduler.Stalled.self) {
+            try await scheduler.run(timeLimit: 2_000, actionLimit: 1_000) {
+                let subscription = interval(1, scheduler: scheduler).start()
+                defer { subscription.dispose() }
+                _ = try await ValuePipe<Int>().signal().get()
+            }
+        }
+        #expect(stall?.timeLimit == 2_000)
+        #expect(stall?.actionsRun == 2_000)
+    }
+
+    /// A task off the timeline that began to sleep on the clock before the run (a subscription made
+    /// before it) was woken by the run's timer and went on, off the timeline, unreported: a recorder's
+    /// value came at a time that depended on the thread pool, or not at all. Woken by a run, it now
+    /// stops the run with `WorkLeftTheTimeline`, as a task that begins to sleep during a run does.
+    @Test func aTaskThatBeganToSleepBeforeTheRunIsNamedWhenTheRunWakesIt() async throws {
+        let scheduler = VirtualTimeScheduler()
+        let sleeper = Task {  // off the timeline
+            try await scheduler.clock.sleep(for: .seconds(1))
+        }
+        await eventually { scheduler.scheduledActionCount == 1 }
+        let left = await #expect(throws: VirtualTimeScheduler.WorkLeftTheTimeline.self) {
+            try await scheduler.run {
+                try await scheduler.clock.sleep(for: .seconds(2))
+            }
+        }
+        #expect(left?.time == 1)
+        #expect(left?.departure.contains("made before the run") == true)
+        sleeper.cancel()
+        _ = try? await sleeper.value
+    }
+
+    /// Woken by a test that moves time by hand, the same sleeper is the test's own business.
+    @Test func aTaskOffTheTimelineWokenByHandIsNotAnError() async throws {
+        let scheduler = VirtualTimeScheduler()
+        let sleeper = Task {
+            try await scheduler.clock.sleep(for: .seconds(1))
+            return scheduler.now
+        }
+        await eventually { scheduler.scheduledActionCount == 1 }
+        scheduler.advance(by: 1)
+        #expect(try await sleeper.value == 1)
+    }
+}
