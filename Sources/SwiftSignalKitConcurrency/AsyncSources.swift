@@ -20,11 +20,12 @@ extension Signal where T: Sendable, E: Error {
     /// hand values on synchronously): a slow loop then reads the sequence no faster than it takes the
     /// values. Otherwise it pulls as fast as the sequence gives.
     ///
-    /// When the subscription ends (disposed, or `first()`/`get()` took its value), the task calls the
-    /// iterator's `next()` once more, in its cancelled task, and drops what it returns: that call is how a
-    /// sequence learns its iteration ended (an `AsyncStream` runs its `onTermination`). A sequence that
-    /// ignores cancellation hands over one element there, which nobody sees: a shared iterator, or an
-    /// `AsyncStream` read again later, has lost it.
+    /// When the subscription ends (disposed, or `first()`/`get()` took its value), or the loop that
+    /// paces it has ended (its task pulls nothing more while the disposal is on its way), the task
+    /// calls the iterator's `next()` once more, in its cancelled task, and drops what it returns: that
+    /// call is how a sequence learns its iteration ended (an `AsyncStream` runs its `onTermination`). A
+    /// sequence that ignores cancellation hands over one element there, which nobody sees: a shared
+    /// iterator, or an `AsyncStream` read again later, has lost it.
     ///
     /// - Parameters:
     ///   - sequence: The sequence; iterated once per subscription.
