@@ -85,8 +85,10 @@
         /// Two or more values. The array fills in order until it holds the replay's limit; from then on it
         /// is a ring, whose oldest value is at `oldest`, where the next value replaces it, so that keeping
         /// the last values costs the same at any limit (`Array.removeFirst` moved every value each time).
-        /// `oldest` is 0 while the array fills.
-        case many([T], oldest: Int)
+        /// `oldest` is 0 while the array fills. An `Int32`, which fits where the enum's tag leaves room:
+        /// an `Int` made every promise 8 bytes larger (a ring of more than `Int32.max` values, 16 GiB of
+        /// integers, falls back to moving them).
+        case many([T], oldest: Int32)
 
         /// The latest value.
         @inlinable var latest: T? {
@@ -96,7 +98,7 @@
             case .one(let value):
                 return value
             case .many(let values, let oldest):
-                return values[(oldest == 0 ? values.count : oldest) - 1]
+                return values[(oldest == 0 ? values.count : Int(oldest)) - 1]
             }
         }
 
@@ -108,7 +110,7 @@
             case .one(let value):
                 return [value]
             case .many(let values, let oldest):
-                return oldest == 0 ? values : Array(values[oldest...] + values[..<oldest])
+                return oldest == 0 ? values : Array(values[Int(oldest)...] + values[..<Int(oldest)])
             }
         }
 
@@ -120,10 +122,10 @@
             case .one(let value):
                 subscriber.putNext(value)
             case .many(let values, let oldest):
-                for value in values[oldest...] {
+                for value in values[Int(oldest)...] {
                     subscriber.putNext(value)
                 }
-                for value in values[..<oldest] {
+                for value in values[..<Int(oldest)] {
                     subscriber.putNext(value)
                 }
             }
@@ -222,12 +224,16 @@
                 self.log = .empty
                 if values.count < limit {
                     values.append(value)
-                } else {
+                } else if values.count <= Int32.max {
                     // Full: the oldest value leaves (released by the caller, after unlocking), the new
                     // one takes its place.
-                    dropped = values[oldest]
-                    values[oldest] = value
-                    oldest = oldest + 1 == values.count ? 0 : oldest + 1
+                    let index = Int(oldest)
+                    dropped = values[index]
+                    values[index] = value
+                    oldest = index + 1 == values.count ? 0 : oldest + 1
+                } else {
+                    values.append(value)
+                    dropped = values.removeFirst()
                 }
                 self.log = .many(values, oldest: oldest)
             }
