@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compiles every ```swift block of README.md and the DocC catalogues against the library.
+"""Compiles every ```swift block of README.md, the DocC catalogues and the sources' doc comments.
 
     Scripts/check-doc-snippets.py            # every block; exit status 1 if one does not compile
     Scripts/check-doc-snippets.py FILE.md    # only the blocks of the given markdown files
@@ -25,6 +25,10 @@ How a block is compiled:
   warning.
 - `#sourceLocation` directives point the compiler at the markdown file, so every message names the
   markdown file and line.
+- The doc comments (`///`) of the Swift files under `Sources/` are read as markdown too: DocC shows
+  them as each symbol's page, so their examples are documentation like any other. Each line of a doc
+  comment counts without its `///` (and one space after it), every other line as blank, so a message
+  names the Swift file and line.
 
 With `--approachable`, the blocks are compiled a second way, as in a module that Swift 6.2 creates
 with approachable concurrency: `defaultIsolation(MainActor.self)` and the upcoming features
@@ -52,7 +56,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # The migration guide (Migration/*.md and the articles in a catalogue's Migration/ folder) is checked by
 # Scripts/check-migration-snippets.py instead: its blocks are copies of the sources under
 # Migration/Examples/, which `swift test` builds and runs.
-DOC_PATTERNS = ["README.md", "Sources/*/*.docc/**/*.md"]
+DOC_PATTERNS = ["README.md", "Sources/*/*.docc/**/*.md", "Sources/**/*.swift"]
+DOC_COMMENT = re.compile(r"^\s*/// ?(?P<text>.*)$")
 MIGRATION_ARTICLES = "Sources/SwiftSignalKitConcurrency/SwiftSignalKitConcurrency.docc/Migration/*.md"
 CONTEXT_FILE = ROOT / "Scripts" / "doc-snippets" / "Context.swift"
 WORK = ROOT / ".build-snippets"
@@ -148,8 +153,10 @@ def relative(path):
 
 
 def extract(path):
-    """The ```swift blocks of one markdown file, in order."""
+    """The ```swift blocks of one markdown file, or of the doc comments of one Swift file, in order."""
     text = path.read_text(encoding="utf-8").splitlines()
+    if path.suffix == ".swift":
+        text = [match["text"] if (match := DOC_COMMENT.match(line)) else "" for line in text]
     snippets = []
     index = 0
     while index < len(text):
@@ -378,7 +385,7 @@ def attribute(output, snippets):
         last = owner
         if owner is None:
             others.append(f"{shown(path)}:{number}:{column}: {message}")
-        elif path in by_markdown:
+        elif path in by_markdown and owner.fence_line <= number <= owner.fence_line + len(owner.lines):
             source = "```swift" if number == owner.fence_line else owner.lines[number - owner.first_line]
             column += owner.indent
             source = " " * owner.indent + source
@@ -392,7 +399,9 @@ def attribute(output, snippets):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("files", nargs="*", help="markdown files to check (default: every document)")
+    parser.add_argument(
+        "files", nargs="*", help="markdown or Swift files to check (default: every document and source file)"
+    )
     parser.add_argument(
         "--approachable", action="store_true", help="compile as a module with approachable concurrency (main actor by default)"
     )

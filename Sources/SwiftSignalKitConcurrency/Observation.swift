@@ -24,6 +24,9 @@ extension Signal where T: Sendable, E == NoError {
     ///   if that matters. (An `@Observable` property set to an equal value does not count as a change.)
     /// - The signal never completes; disposing stops the reads. A change that comes after `dispose()`
     ///   schedules nothing.
+    /// - Change the models on the main actor, as their `@MainActor` asks. Observation reports a change
+    ///   before the new value is stored, so a read scheduled by a change made on another thread can run
+    ///   before the store lands, and that change's value is then never sent.
     ///
     /// - Parameters:
     ///   - scheduler: Runs the reads, and must run them on the main actor: the main queue by default, or

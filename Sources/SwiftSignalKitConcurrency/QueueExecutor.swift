@@ -20,7 +20,10 @@ import SwiftSignalKit
 ///   each other without hops.
 ///
 /// > Important: The queue must be serial (`Queue.init(name:qos:)` makes serial queues);
-/// > a concurrent queue would run actor jobs in parallel. For the main queue, use `@MainActor` instead.
+/// > a concurrent queue would run actor jobs in parallel. A global concurrent queue
+/// > (`Queue.concurrentDefaultQueue()`, a wrapped `DispatchQueue.global`) stops the process with a
+/// > message; a concurrent queue made elsewhere and wrapped cannot be told from a serial one. For the
+/// > main queue, use `@MainActor` instead.
 ///
 /// The actor must keep its executor alive (store it), because `UnownedSerialExecutor` does not retain
 /// it.
@@ -32,6 +35,11 @@ public final class QueueExecutor: SerialExecutor {
     ///
     /// - Parameter queue: A serial queue.
     public init(queue: Queue) {
+        if queue.isGlobalConcurrentQueue {
+            misuse(
+                "QueueExecutor(queue:): the queue must be serial, and \(queue.queue.label) is a global concurrent "
+                    + "queue, which would run the actor's jobs in parallel. Give the actor a serial queue: Queue(name:)")
+        }
         self.queue = queue
     }
 

@@ -60,6 +60,16 @@ final class TallyDoor {
         #expect(viaQueueSync.with { $0 } == 2)
     }
 
+    /// A global concurrent queue would run an actor's jobs in parallel: refused with a message (a probe
+    /// found it accepted, 2026-11-30).
+    @Test func anExecutorOnAGlobalConcurrentQueueStopsWithAMessage() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = QueueExecutor(queue: Queue.concurrentDefaultQueue())
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("QueueExecutor(queue:): the queue must be serial"))
+    }
+
     @Test func withValueOnQueueTrapsOffTheQueueNamingTheCall() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let actor = QueueLocalActor(queue: Queue(name: "elsewhere"), value: 0)

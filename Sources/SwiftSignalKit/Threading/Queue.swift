@@ -54,6 +54,14 @@ public final class Queue: Sendable {
         case global(QueueMarker)
     }
 
+    /// Whether this is a global concurrent queue (``concurrentDefaultQueue()``, a wrapped
+    /// `DispatchQueue.global`): the one kind of concurrent queue that Dispatch lets the library tell.
+    /// `package`: the queue executor asks it too.
+    package var isGlobalConcurrentQueue: Bool {
+        if case .global = self.identity { return true }
+        return false
+    }
+
     /// The underlying dispatch queue.
     public var queue: DispatchQueue {
         return self.nativeQueue

@@ -12,7 +12,9 @@
 /// ```
 ///
 /// > Note: The queue must be serial; on a concurrent queue the object would be touched from several
-/// > threads at once.
+/// > threads at once. A global concurrent queue (``Queue/concurrentDefaultQueue()``, a wrapped
+/// > `DispatchQueue.global`) stops the process with a message; a concurrent queue made elsewhere and
+/// > wrapped cannot be told from a serial one.
 public final class QueueLocalObject<T: AnyObject> {
     /// The queue the object lives on.
     public let queue: Queue
@@ -24,6 +26,12 @@ public final class QueueLocalObject<T: AnyObject> {
     ///   - queue: A serial queue.
     ///   - generate: Makes the object; runs on `queue`.
     @preconcurrency public init(queue: Queue, generate: @escaping @Sendable () -> T) {
+        if queue.isGlobalConcurrentQueue {
+            misuse(
+                "QueueLocalObject(queue:generate:): the queue must be serial, and \(queue.queue.label) is a global "
+                    + "concurrent queue, where the object would be touched from several threads at once. Give it a "
+                    + "serial queue of its own: Queue(name:)")
+        }
         self.queue = queue
         let box = self.box
         Self.run(on: queue) {

@@ -205,7 +205,10 @@ public final class Timer: Sendable {
         previous?.dispose()
     }
 
-    /// Stops the timer. A handler already running finishes; none starts afterwards.
+    /// Stops the timer. Called on the timer's queue (from its handler, say), no handler runs after it.
+    /// Called from another thread, it never waits: a handler already running finishes, and a firing
+    /// that had just begun on the queue may still call the handler an instant after `invalidate()`
+    /// returns, as a delivery under way may after `dispose()`. Later firings do not run.
     ///
     /// The timer keeps its handler (and what the handler captures) until the timer itself is released,
     /// as the original does, so that ``start()`` can run it again: an owner that keeps a timer whose

@@ -344,6 +344,17 @@ import Testing
         #expect(holder.withLock { $0 }?.syncWith { $0.count } == 0)
     }
 
+    /// A probe found (2026-11-30) that a global concurrent queue was accepted, and the object's updates
+    /// raced (76 of 80,000 lost in a debug build).
+    @Test func aGlobalConcurrentQueueStopsWithAMessage() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            final class Object {}
+            _ = QueueLocalObject(queue: Queue.concurrentDefaultQueue(), generate: { Object() })
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("QueueLocalObject(queue:generate:): the queue must be serial"))
+    }
+
     @Test func unsafeGetOffTheQueueIsAPreconditionFailure() async {
         await #expect(processExitsWith: .failure) {
             final class Object {}
