@@ -3,7 +3,7 @@ import SwiftSignalKit
 /// What the body of an async signal sends its values with (see `Signal.init(priority:_:)`).
 ///
 /// ```swift
-/// let rows = Signal<Row, DBError> { (send) throws(DBError) in
+/// let rows = Signal<Row, any Error> { send in
 ///     for try await row in db.rows() { send(row) }
 /// }
 /// ```
@@ -15,7 +15,7 @@ import SwiftSignalKit
 /// producer that reads a database or a file reads no faster than its consumer:
 ///
 /// ```swift
-/// let rows = Signal<Row, DBError> { (send) throws(DBError) in
+/// let rows = Signal<Row, any Error> { send in
 ///     for try await row in db.rows() { await send.waitingForRoom(row) }
 /// }
 /// for try await row in rows.values(bufferingPolicy: .bounded(64)) { try await write(row) }
@@ -93,7 +93,7 @@ extension Signal where T: Sendable, E: Error {
     /// sends any number of values, and ends the signal when it returns or throws.
     ///
     /// ```swift
-    /// let rows = Signal<Row, DBError> { (send) throws(DBError) in
+    /// let rows = Signal<Row, any Error> { send in
     ///     for try await row in db.rows() { send(row) }
     /// }
     /// ```

@@ -7,11 +7,13 @@ import SwiftSignalKit
 /// is never reported as a backend that was too slow:
 ///
 /// ```swift
-/// switch try await quotes.first(within: .seconds(2)) {
-/// case .value(let quote): return .ok(quote)
-/// case .empty: return .notFound
-/// case .timedOut: return .gatewayTimeout
-/// case .cancelled: return .clientClosedRequest
+/// func quoteResponse() async throws -> HTTPResponse {
+///     switch try await quotes.first(within: .seconds(2)) {
+///     case .value(let quote): return .ok(quote)
+///     case .empty: return .notFound
+///     case .timedOut: return .gatewayTimeout
+///     case .cancelled: return .clientClosedRequest
+///     }
 /// }
 /// ```
 ///
@@ -45,6 +47,7 @@ extension Signal where E: Error, T: Sendable {
     /// ```swift
     /// let outcome = try await legacyClient.profile(id).first(within: .seconds(2))
     /// guard case .value(let profile) = outcome else { return fallback(outcome) }
+    /// show(profile)
     /// ```
     ///
     /// - The signal is started when the call is made. The first of: its first event, the deadline, the

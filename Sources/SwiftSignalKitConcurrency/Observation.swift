@@ -9,10 +9,16 @@ extension Signal where T: Sendable, E == NoError {
     /// after each change to a property that `read` used.
     ///
     /// ```swift
+    /// import Observation
+    /// import SwiftSignalKit
+    /// import SwiftSignalKitConcurrency
+    ///
     /// @MainActor @Observable final class Cart { var items: [Item] = [] }
     ///
-    /// let totals = Signal.observing { cart.items.reduce(0) { $0 + $1.price } }
-    /// let disposable = totals.start(next: { total in log(total) })
+    /// @MainActor func logTotals(of cart: Cart) -> Disposable {
+    ///     let totals = Signal.observing { cart.items.reduce(0) { $0 + $1.price } }
+    ///     return totals.start(next: { total in log(total) })
+    /// }
     /// ```
     ///
     /// - `read` runs on the main actor, in actions of `scheduler`: once when the subscription starts,
@@ -50,9 +56,18 @@ extension Signal where T: Sendable, E == NoError {
     /// until the returned disposable is disposed, the object is released or the signal ends.
     ///
     /// ```swift
-    /// @MainActor @Observable final class StatusModel { var text = "" }
+    /// import Observation
+    /// import SwiftSignalKit
+    /// import SwiftSignalKitConcurrency
     ///
-    /// model.subscription = statusSignal.assign(to: \.text, on: model)
+    /// @MainActor @Observable final class StatusModel {
+    ///     var text = ""
+    ///     var subscription: Disposable?
+    /// }
+    ///
+    /// @MainActor func show(_ statusSignal: Signal<String, NoError>, in model: StatusModel) {
+    ///     model.subscription = statusSignal.assign(to: \.text, on: model)
+    /// }
     /// ```
     ///
     /// - Values are set in actions of `scheduler`, on the main actor, in order. Values that arrive faster

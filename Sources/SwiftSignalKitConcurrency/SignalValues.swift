@@ -79,8 +79,8 @@ extension Signal where E: Error, T: Sendable {
     /// arrives until the loop takes it (see ``values(bufferingPolicy:)``).
     ///
     /// ```swift
-    /// for await user in userSignal.values { render(user) }          // a NoError signal
-    /// for try await chunk in downloadSignal.values { write(chunk) } // throws the signal's error type
+    /// for await name in userName.values { render(name) }            // a NoError signal
+    /// for try await chunk in downloadSignal.values { try await write(chunk) } // throws the signal's error type
     /// ```
     @inlinable public var values: SignalValues<T, E> {
         return SignalValues(signal: self, bufferingPolicy: .unbounded)
@@ -98,7 +98,7 @@ extension Signal where E: Error, T: Sendable {
     ///   had sent values while no sequence was subscribed to it).
     ///
     ///   ```swift
-    ///   let trades = feed.signal() |> filter { $0.symbol == "ACME" }
+    ///   let trades = feed |> filter { $0.symbol == "ACME" }
     ///   let values = trades.values          // subscribed here
     ///   exchange.connect()                  // sends at once, from its own thread
     ///   for await trade in values { record(trade) }

@@ -9,6 +9,9 @@ extension VirtualTimeScheduler {
     /// `Duration` form of ``advance(by:)-(Double)``.
     ///
     /// ```swift
+    /// import SwiftSignalKitTesting
+    ///
+    /// let scheduler = VirtualTimeScheduler()
     /// scheduler.advance(by: .milliseconds(300))
     /// ```
     ///

@@ -4,6 +4,11 @@ extension VirtualTimeScheduler {
     /// A cold signal that plays a marble diagram on virtual time, from each subscription.
     ///
     /// ```swift
+    /// import SwiftSignalKit
+    /// import SwiftSignalKitTesting
+    ///
+    /// struct TestError: Error {}
+    ///
     /// let scheduler = VirtualTimeScheduler()
     /// let requests: Signal<Int, TestError> = scheduler.signal(marbles: "a--#", values: ["a": 1], error: TestError())
     /// ```

@@ -10,7 +10,10 @@ extension VirtualTimeScheduler {
     /// `Task {}` does not inherit it:
     ///
     /// ```swift
-    /// let refresh = Task(executorPreference: scheduler.executor) { await cache.refresh() }
+    /// import SwiftSignalKitTesting
+    ///
+    /// let scheduler = VirtualTimeScheduler()
+    /// let refresh = Task(executorPreference: scheduler.executor) { await catalog.refresh() }
     /// ```
     ///
     /// Its jobs run only while a run drives the timeline: outside a run, such a task waits for the next.

@@ -9,6 +9,7 @@
 /// it, deliver on a serial ``Queue`` and tear down on that queue after disposing:
 ///
 /// ```swift
+/// let queue = Queue(name: "log")
 /// let subscription = (lines |> deliverOn(queue)).start(next: { line in file.write(line) })
 /// subscription.dispose()
 /// queue.async { file.close() }  // after any write in progress; no write follows

@@ -1,7 +1,7 @@
 /// Shares one subscription to a signal among all concurrent subscribers of the same key.
 ///
 /// ```swift
-/// let shared = Multicast<Data>()
+/// let shared = Multicast<Quote>()
 /// let a = shared.get(key: "feed", signal: expensiveFeed).start(next: { _ in })
 /// let b = shared.get(key: "feed", signal: expensiveFeed).start(next: { _ in }) // no second subscription
 /// ```

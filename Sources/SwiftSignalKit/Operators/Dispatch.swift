@@ -9,7 +9,7 @@
 /// from another thread just before it.
 ///
 /// ```swift
-/// let disposable = (download |> deliverOn(uiQueue)).start(next: { show($0) })
+/// let disposable = (download(url) |> deliverOn(uiQueue)).start(next: { render($0) })
 /// ```
 ///
 /// - Parameter queue: Where callbacks run.

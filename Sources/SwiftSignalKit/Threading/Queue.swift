@@ -362,6 +362,7 @@ extension Queue {
     /// Runs `f` on the queue after `delay`: the `Duration` form of `after(_:_:)`.
     ///
     /// ```swift
+    /// let queue = Queue(name: "batches")
     /// queue.after(.milliseconds(250)) { flush() }
     /// ```
     ///

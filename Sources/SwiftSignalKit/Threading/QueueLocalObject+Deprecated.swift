@@ -8,7 +8,7 @@ extension QueueLocalObject {
     /// if let (disposable, control) = impl.syncWith({ impl in
     ///     return impl.context(for: key)
     /// }) {
-    ///     // ...
+    ///     control.attach(disposable)
     /// }
     /// ```
     ///

@@ -5,7 +5,7 @@
 /// serial queue while the wrapper itself is passed around freely.
 ///
 /// ```swift
-/// final class Context { var count = 0 }
+/// nonisolated final class Context { var count = 0 }  // not the main actor's: it lives on the queue
 /// let context = QueueLocalObject(queue: Queue(), generate: { Context() })
 /// context.with { $0.count += 1 }
 /// let count = context.syncWith { $0.count }

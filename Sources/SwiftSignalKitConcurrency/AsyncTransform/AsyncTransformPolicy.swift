@@ -4,9 +4,9 @@ import SwiftSignalKit
 /// leave, and what happens to values that arrive while the transforms are busy.
 ///
 /// ```swift
-/// requests |> mapAsync { request in try await db.load(request) }                  // .serial
-/// queries |> mapAsync(.latest) { text in try await search(text) }                 // newest wins
-/// ids |> mapAsync(.concurrent(max: 8, ordered: true)) { id in try await fetch(id) } // 8 at once
+/// let rows = requests |> mapAsync { request in try await db.load(request) }                // .serial
+/// let results = queries |> mapAsync(.latest) { text in try await searchRemote(text) }     // newest wins
+/// let fetched = ids |> mapAsync(.concurrent(max: 8, ordered: true)) { id in try await fetch(id) } // 8 at once
 /// ```
 public struct AsyncTransformPolicy: Sendable, Equatable {
     @usableFromInline enum Mode: Sendable, Equatable {

@@ -107,9 +107,9 @@ public struct RetryBackoff: Sendable {
 /// out waits, permanent ones fail at once.
 ///
 /// ```swift
-/// let profile = api.profile(id)
+/// let profile = remoteProfile
 ///     |> retry(.exponential(initial: 0.2, maxDelay: 5), maxAttempts: 4, scheduler: Queue.concurrentDefaultQueue()) { error in
-///         error == .timeout
+///         error == .offline
 ///     }
 /// ```
 ///

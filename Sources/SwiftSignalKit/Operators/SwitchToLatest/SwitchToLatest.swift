@@ -5,7 +5,7 @@
 /// inner signal, and completes when the outer signal and the current inner signal have both completed.
 ///
 /// ```swift
-/// let results = query |> map { text in search(text) } |> switchToLatest
+/// let results = query.get() |> map { text in search(text) } |> switchToLatest
 /// ```
 ///
 /// > Note: Callbacks run outside the operator's lock. A value that the replaced inner signal was already
