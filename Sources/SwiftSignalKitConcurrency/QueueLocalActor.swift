@@ -46,10 +46,18 @@ public actor QueueLocalActor<Value> {
 
     /// Creates the actor with its value.
     ///
+    /// A global concurrent queue (`Queue.concurrentDefaultQueue()`, a wrapped `DispatchQueue.global`),
+    /// which would run the actor's jobs in parallel, stops the process with a message.
+    ///
     /// - Parameters:
     ///   - queue: A serial queue; the actor's code and the value's release run there.
     ///   - value: The initial value.
     public init(queue: Queue, value: sending Value) {
+        if queue.isGlobalConcurrentQueue {
+            misuse(
+                "QueueLocalActor(queue:value:): the queue must be serial, and \(queue.queue.label) is a global "
+                    + "concurrent queue, which would run the actor's jobs in parallel. Give it a serial queue: Queue(name:)")
+        }
         self.executor = QueueExecutor(queue: queue)
         self.storage = Unmanaged.passRetained(QueueLocalActorStorage(value))
     }

@@ -73,8 +73,9 @@ extension VirtualTimeScheduler {
     /// - Parameters:
     ///   - timeLimit: Seconds of virtual time from the start of the run after which a `body` that is
     ///     still waiting is given up as ``Stalled``; `.infinity`, the default, for none. A scenario with
-    ///     a repeating timer never goes quiet without one: a run without a time limit gives its body up
-    ///     as ``Stalled`` after ``runActionLimit`` scheduled actions instead.
+    ///     a repeating timer never goes quiet without one: a run without a time limit runs at most
+    ///     ``runActionLimit`` scheduled actions, as ``run()`` does, and gives up a body that has not
+    ///     returned by then as ``Stalled`` (a scenario that needs more actions needs a time limit).
     ///   - body: The test's scenario.
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws, ``Stalled`` or ``WorkLeftTheTimeline``; `CancellationError` if the
@@ -86,8 +87,8 @@ extension VirtualTimeScheduler {
         return try await self.run(timeLimit: timeLimit, actionLimit: Self.runActionLimit, body)
     }
 
-    /// ``run(timeLimit:_:)`` giving up a body that still waits after `actionLimit` scheduled actions when
-    /// there is no time limit (tests reach the limit with fewer actions than ``runActionLimit``).
+    /// ``run(timeLimit:_:)`` giving up a body that has not returned after `actionLimit` scheduled actions
+    /// when there is no time limit (tests reach the limit with fewer actions than ``runActionLimit``).
     func run<R: Sendable>(
         timeLimit: Double, actionLimit: Int, _ body: sending @escaping () async throws -> R
     ) async throws -> R {
@@ -192,8 +193,9 @@ extension VirtualTimeScheduler {
                 }
                 if outcome.isFinished || stop != nil { return }
                 if limit == .max, actionsRun == actionLimit, stop == nil, self.scheduledActionCount > 0 {
-                    // No time limit, and the body still waits after this many actions: a repeating timer
-                    // would move time on for hours (to ``maximumTime``). Stopped as a stall, the same way.
+                    // No time limit, and the body has not returned after this many actions (in all, as
+                    // `run()` counts them): a repeating timer would move time on for hours (to
+                    // `maximumTime`). Stopped as a stall, the same way.
                     stop = .stalled(
                         Stalled(
                             time: self.now, timeLimit: nil, laterActions: self.scheduledActionCount, jobsRun: jobsRun,
@@ -258,7 +260,7 @@ extension VirtualTimeScheduler {
     public static let runJobLimit = 10_000_000
 
     /// What ``run(timeLimit:_:)`` throws when its body waits and nothing on the timeline can run, when
-    /// its time limit comes, or, in a run without a time limit, when the body still waits after
+    /// its time limit comes, or, in a run without a time limit, when the body has not returned after
     /// ``VirtualTimeScheduler/runActionLimit`` scheduled actions (a repeating timer, which never lets the
     /// timeline go quiet, would otherwise move time on for hours of real time).
     public struct Stalled: Error, Sendable, CustomStringConvertible {
@@ -282,10 +284,11 @@ extension VirtualTimeScheduler {
             var lines: [String] = []
             if self.reachedActionLimit {
                 lines.append(
-                    "VirtualTimeScheduler.run: the body was still waiting at \(self.time) s after \(self.actionsRun) scheduled actions "
-                        + "(VirtualTimeScheduler.runActionLimit), in a run without a time limit; \(self.laterActions) action(s) are "
-                        + "still scheduled. A repeating timer (interval, a Timer, a loop that sleeps on the clock) never lets the "
-                        + "timeline go quiet: give run a timeLimit, the virtual time by which the body must have returned.")
+                    "VirtualTimeScheduler.run: the body had not returned at \(self.time) s after \(self.actionsRun) scheduled actions, "
+                        + "the most a run without a time limit runs (VirtualTimeScheduler.runActionLimit); \(self.laterActions) "
+                        + "action(s) are still scheduled. A repeating timer (interval, a Timer, a loop that sleeps on the clock) "
+                        + "never lets the timeline go quiet: give run a timeLimit, the virtual time by which the body must have "
+                        + "returned (a scenario that needs more actions needs one too).")
             } else if let timeLimit {
                 lines.append(
                     "VirtualTimeScheduler.run: the body was still waiting at the time limit, \(timeLimit) s; "

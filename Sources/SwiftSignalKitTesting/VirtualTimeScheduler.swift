@@ -79,8 +79,8 @@ public final class VirtualTimeScheduler: SignalScheduler {
     public static let actionsPerInstantLimit = 100_000
 
     /// The most actions one call to ``run()`` runs before it stops with a precondition failure, and the
-    /// most a ``run(timeLimit:_:)`` without a time limit runs while its body waits before it gives the
-    /// body up as ``Stalled``.
+    /// most a ``run(timeLimit:_:)`` without a time limit runs before it gives up a body that has not
+    /// returned as ``Stalled``.
     public static let runActionLimit = 1_000_000
 
     /// The latest virtual time, in seconds: about 292 years, the most nanoseconds an `Int64` holds.

@@ -70,6 +70,24 @@ final class TallyDoor {
         #expect(message.contains("QueueExecutor(queue:): the queue must be serial"))
     }
 
+    /// The actor names itself, not the executor it makes.
+    @Test func anActorOnAGlobalConcurrentQueueStopsWithAMessageNamingIt() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = QueueLocalActor(queue: Queue(queue: .global(qos: .utility)), value: 0)
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("QueueLocalActor(queue:value:): the queue must be serial"))
+    }
+
+    /// A serial queue of the user's whose label looks like a global queue's is still serial: accepted.
+    @Test func aSerialQueueLabelledLikeAGlobalOneIsAccepted() async {
+        let queue = Queue(queue: DispatchQueue(label: "com.apple.root.my-serial"))
+        let actor = QueueLocalActor(queue: queue, value: 0)
+        await actor.withValue { $0 += 1 }
+        #expect(await actor.withValue { $0 } == 1)
+        _ = QueueExecutor(queue: queue)
+    }
+
     @Test func withValueOnQueueTrapsOffTheQueueNamingTheCall() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let actor = QueueLocalActor(queue: Queue(name: "elsewhere"), value: 0)

@@ -28,6 +28,25 @@ import Testing
         #expect(scheduler.scheduledActionCount == 0, "the body's task was cancelled, which disposed the timer")
     }
 
+    /// The limit counts every action of a run without a time limit, as `run()` does, also those that wake
+    /// the body: a finite scenario that needs more is told to take a time limit.
+    @Test func theActionLimitCountsEveryActionOfTheRun() async throws {
+        let scheduler = VirtualTimeScheduler()
+        let stall = await #expect(throws: VirtualTimeScheduler.Stalled.self) {
+            try await scheduler.run(timeLimit: .infinity, actionLimit: 100) {
+                for _ in 0..<150 { try await scheduler.clock.sleep(for: .seconds(1)) }
+            }
+        }
+        #expect(stall?.actionsRun == 100)
+        #expect(stall?.description.contains("give run a timeLimit") == true)
+        let other = VirtualTimeScheduler()
+        let finished = try await other.run(timeLimit: .infinity, actionLimit: 100) { () -> Int in
+            for _ in 0..<99 { try await other.clock.sleep(for: .seconds(1)) }
+            return 99
+        }
+        #expect(finished == 99)
+    }
+
     /// With a time limit, the time limit alone ends the run: the action limit does not apply.
     @Test func aRunWithATimeLimitIsNotCutShortByTheActionLimit() async throws {
         let scheduler = VirtualTimeScheduler()

@@ -56,10 +56,11 @@ public final class Queue: Sendable {
 
     /// Whether this is a global concurrent queue (``concurrentDefaultQueue()``, a wrapped
     /// `DispatchQueue.global`): the one kind of concurrent queue that Dispatch lets the library tell.
-    /// `package`: the queue executor asks it too.
+    /// By the label of each global queue, not by the prefix ``isCurrent()`` marks by: a serial queue of
+    /// the user's may be labelled `com.apple.root.something`. `package`: the queue executor asks it too.
     package var isGlobalConcurrentQueue: Bool {
-        if case .global = self.identity { return true }
-        return false
+        guard case .global = self.identity else { return false }
+        return globalQueueLabels.contains(self.nativeQueue.label)
     }
 
     /// The underlying dispatch queue.
@@ -264,6 +265,13 @@ public final class Queue: Sendable {
         return { CurrentGlobalQueue.run(marker, f) }
     }
 }
+
+/// The labels of the global concurrent queues, of every quality of service (see
+/// ``Queue/isGlobalConcurrentQueue``).
+private let globalQueueLabels: Set<String> = Set(
+    [DispatchQoS.QoSClass.background, .utility, .default, .userInitiated, .userInteractive, .unspecified].map {
+        DispatchQueue.global(qos: $0).label
+    })
 
 private let globalMainQueue = Queue(queue: DispatchQueue.main)
 private let globalDefaultQueue = Queue(queue: DispatchQueue.global(qos: .default))
