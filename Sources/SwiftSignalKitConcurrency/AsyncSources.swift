@@ -20,9 +20,9 @@ extension Signal where T: Sendable, E: Error {
     /// hand values on synchronously): a slow loop then reads the sequence no faster than it takes the
     /// values. Otherwise it pulls as fast as the sequence gives.
     ///
-    /// When the subscription ends (disposed, or `first()`/`get()` took its value), or the loop that
-    /// paces it has ended (its task pulls nothing more while the disposal is on its way), the task
-    /// calls the iterator's `next()` once more, in its cancelled task, and drops what it returns: that
+    /// When the subscription ends (disposed, or `first()`/`get()`/`take(n)` took its last value), or the
+    /// loop that paces it has ended, the task stops at once, without waiting for the disposal that cancels
+    /// it: it calls the iterator's `next()` once more, in its cancelled task, and drops what it returns: that
     /// call is how a sequence learns its iteration ended (an `AsyncStream` runs its `onTermination`). A
     /// sequence that ignores cancellation hands over one element there, which nobody sees: a shared
     /// iterator, or an `AsyncStream` read again later, has lost it.
@@ -63,6 +63,18 @@ extension Signal where T: Sendable, E: Error {
                             return
                         }
                         subscriber.putNext(element)
+                        if subscriber.isTerminated {
+                            // That was the last value the chain takes (`get()`, `first()`, `take(n)`
+                            // below, through any operators), or it was disposed: the disposal that
+                            // cancels this task may land much later (the first value can arrive before
+                            // `start` has stored it), and pulling on until then read elements nobody
+                            // takes (2,219 in a release build under load). A lock round trip per
+                            // operator below, per element. The task ends as a disposed one does, with
+                            // the one pull that tells the sequence.
+                            withUnsafeCurrentTask { $0?.cancel() }
+                            _ = try? await elements.next(isolation: nil)
+                            return
+                        }
                     }
                     subscriber.putCompletion()
                 } catch {

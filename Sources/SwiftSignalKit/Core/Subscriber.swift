@@ -289,7 +289,7 @@ public class Subscriber<T, E>: CustomStringConvertible {
     /// Loops that run inside a generator (``restart(_:)``, ``queue(_:)``) check it: a terminal event
     /// downstream disposes upstream subscriptions only once their generators have returned, so a loop
     /// still inside its generator would otherwise not learn that nobody listens any more.
-    @usableFromInline final var isTerminated: Bool {
+    @usableFromInline package final var isTerminated: Bool {
         if self.withState({ $0.isTerminated }) {
             return true
         }
