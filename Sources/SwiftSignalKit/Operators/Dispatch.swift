@@ -4,9 +4,11 @@
 /// a completion before a value; use a serial queue when order matters.
 ///
 /// An event sent from another thread is enqueued on `queue`. An event sent on `queue` itself runs inline,
-/// without a hop, but only when no earlier event of the same subscription is still waiting in the queue;
-/// otherwise it is enqueued behind them, so a completion sent on the queue never overtakes a value sent
-/// from another thread just before it.
+/// without a hop, where ``Queue/async(_:)`` would run work inline (a queue made by `Queue(name:)`, or
+/// ``Queue/mainQueue()``), but only when no earlier event of the same subscription is still waiting in
+/// the queue; otherwise it is enqueued behind them, so a completion sent on the queue never overtakes a
+/// value sent from another thread just before it. On a global queue or a wrapped one (`Queue(queue:)`,
+/// which may be concurrent) every event is enqueued, as in the original library.
 ///
 /// ```swift
 /// let disposable = (download(url) |> deliverOn(uiQueue)).start(next: { render($0) })
@@ -122,10 +124,11 @@
         }
     }
 
-    /// Whether an event sent now may run inline. On the (serial) queue nothing enqueued can run meanwhile,
-    /// so a zero count stays true until the inline event returns.
+    /// Whether an event sent now may run inline: only on a queue where `async` runs inline, which is
+    /// serial, so nothing enqueued can run meanwhile and a zero count stays true until the inline event
+    /// returns. (On a queue that may be concurrent, an enqueued event could run beside it.)
     @inlinable var runsInline: Bool {
-        return self.queue.isCurrent() && self.pending.withLock { $0 == 0 }
+        return self.queue.runsWorkInline && self.pending.withLock { $0 == 0 }
     }
 
     /// Counts `block` as pending and enqueues it, under one lock; `block` must end with ``ranEnqueued()``.
@@ -187,7 +190,10 @@ public func deliverOn<T: Sendable, E: Sendable>(_ threadPool: ThreadPool) -> (Si
     }
 }
 
-/// Subscribes to the source on `queue`: the generator runs there (inline when already on `queue`).
+/// Subscribes to the source on `queue`: the generator runs there, inline when already on `queue` where
+/// ``Queue/async(_:)`` would run work inline (a queue made by `Queue(name:)`, or
+/// ``Queue/mainQueue()``); on a global queue or a wrapped one (`Queue(queue:)`) it is always enqueued,
+/// as in the original library.
 ///
 /// Disposing before the generator has run stops it from running.
 ///
@@ -196,7 +202,7 @@ public func deliverOn<T: Sendable, E: Sendable>(_ threadPool: ThreadPool) -> (Si
 public func runOn<T, E>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
-            if queue.isCurrent() {
+            if queue.runsWorkInline {
                 return signal.subscribe(Forwarding(to: subscriber))
             }
             let disposable = MetaDisposable()

@@ -102,7 +102,10 @@ public final class Queue: Sendable {
         self.nativeQueue = queue
         if queue === DispatchQueue.main || queue.label == DispatchQueue.main.label {
             self.identity = .main(QueueMarker.marker(for: queue))
-            self.runsAsyncInline = true
+            // As every wrapped queue: `async` enqueues, as the original library did for a wrapped main
+            // queue (only ``mainQueue()`` ran it inline there). Code that defers work to the main queue's
+            // next turn with it keeps doing so.
+            self.runsAsyncInline = false
         } else if queue.label.hasPrefix("com.apple.root.") {
             // Global root queues do not support dispatch-specific storage.
             self.identity = .global(QueueMarker.marker(forGlobalQueueLabeled: queue.label))
@@ -112,6 +115,13 @@ public final class Queue: Sendable {
             // Dispatch cannot say whether a queue is concurrent: one made elsewhere may be.
             self.runsAsyncInline = false
         }
+    }
+
+    /// The wrapper ``mainQueue()`` returns: on the main queue, ``async(_:)`` runs inline.
+    fileprivate init(mainQueue: DispatchQueue) {
+        self.nativeQueue = mainQueue
+        self.identity = .main(QueueMarker.marker(for: mainQueue))
+        self.runsAsyncInline = true
     }
 
     /// Creates a new serial queue.
@@ -147,20 +157,29 @@ public final class Queue: Sendable {
     /// Runs `f` on the queue: inline when already on a serial queue, otherwise asynchronously.
     ///
     /// Inline (when ``isCurrent()``) on the queues this type makes with ``init(name:qos:)``, which are
-    /// serial, and on the main queue, as in the original library. On the global concurrent queues and on
-    /// queues wrapped with ``init(queue:)``, which may be concurrent (Dispatch cannot say), `f` is always
+    /// serial, and on ``mainQueue()``, as in the original library. On the global concurrent queues and on
+    /// queues wrapped with ``init(queue:)`` (the main queue wrapped so included), which may be concurrent
+    /// (Dispatch cannot say), `f` is always
     /// enqueued, as the original library did there: inline, work meant to run beside the caller would
     /// run after it instead, and work that waits for what the caller does after `async` would deadlock.
     /// (``sync(_:)`` runs inline on every kind of queue: its caller waits either way.)
     ///
     /// - Parameter f: The work.
     @preconcurrency public func async(_ f: @escaping @Sendable () -> Void) {
-        if self.runsAsyncInline && self.isCurrent() {
+        if self.runsWorkInline {
             f()
         } else {
             if TimelineExecutor.refusesDeparture("Queue.async on \(self.nativeQueue.label)") { return }
             self.nativeQueue.async(execute: self.marked(f))
         }
+    }
+
+    /// Whether ``async(_:)`` would run work given now inline: the queue is current (``isCurrent()``) and
+    /// is one of those on which `async` runs inline (a queue made by ``init(name:qos:)``, or
+    /// ``mainQueue()``). `deliverOn(_:)` and `runOn(_:)` decide the same way, so that on a global queue
+    /// or a wrapped one they enqueue, as in the original library. `package`: not API.
+    @usableFromInline package var runsWorkInline: Bool {
+        return self.runsAsyncInline && self.isCurrent()
     }
 
     /// Runs `f` on the queue and waits for it: inline when already on it (see ``isCurrent()``).
@@ -273,7 +292,7 @@ private let globalQueueLabels: Set<String> = Set(
         DispatchQueue.global(qos: $0).label
     })
 
-private let globalMainQueue = Queue(queue: DispatchQueue.main)
+private let globalMainQueue = Queue(mainQueue: DispatchQueue.main)
 private let globalDefaultQueue = Queue(queue: DispatchQueue.global(qos: .default))
 private let globalBackgroundQueue = Queue(queue: DispatchQueue.global(qos: .background))
 

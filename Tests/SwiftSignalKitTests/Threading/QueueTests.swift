@@ -92,6 +92,9 @@ import Testing
             Queue.concurrentDefaultQueue(), Queue.concurrentBackgroundQueue(),
             Queue(queue: DispatchQueue(label: "wrapped concurrent", attributes: .concurrent)),
             Queue(queue: DispatchQueue(label: "wrapped serial")),
+            // The main queue wrapped, as the original library enqueued there too (only `mainQueue()` ran
+            // its work inline); a probe found it inline (2026-11-30).
+            Queue(queue: DispatchQueue.main),
         ]
         for queue in queues {
             let done = DispatchSemaphore(value: 0)
@@ -109,6 +112,67 @@ import Testing
             #expect(await wait(done))
             #expect(!ranInline.isSet, "\(queue.queue.label)")
         }
+    }
+
+    /// `deliverOn` and `runOn` run work inline exactly where `async` does: on a queue that may be
+    /// concurrent they enqueue, as the original library did. A probe found (2026-11-30) that they ran
+    /// inline on the global and wrapped queues when already on them, unlike `async`, and `deliverOn`'s
+    /// ordering (inline only with nothing pending) assumes a serial queue.
+    @Test func deliverOnAndRunOnEnqueueFromTheWorkOfAQueueThatMayBeConcurrent() async {
+        let queues = [
+            Queue.concurrentDefaultQueue(),
+            Queue(queue: DispatchQueue(label: "wrapped concurrent", attributes: .concurrent)),
+            Queue(queue: DispatchQueue(label: "wrapped serial")),
+            Queue(queue: DispatchQueue.main),
+        ]
+        for queue in queues {
+            let done = DispatchSemaphore(value: 0)
+            let order = LockedState<[String]>([])
+            let pipe = ValuePipe<Int>()
+            let delivered = (pipe.signal() |> deliverOn(queue)).start(next: { _ in
+                order.withLock { $0.append("delivered") }
+                done.signal()
+            })
+            let generator = Signal<Never, NoError> { _ in
+                order.withLock { $0.append("generator") }
+                done.signal()
+                return EmptyDisposable
+            }
+            let started = LockedState<Disposable?>(nil)
+            queue.async {
+                pipe.putNext(1)
+                order.withLock { $0.append("after putNext") }
+                started.withLock { $0 = (generator |> runOn(queue)).start() }
+                order.withLock { $0.append("after start") }
+            }
+            #expect(await wait(done))
+            #expect(await wait(done))
+            let entries = order.withLock { $0 }
+            #expect(entries.firstIndex(of: "after putNext")! < entries.firstIndex(of: "delivered")!, "\(queue.queue.label)")
+            #expect(entries.firstIndex(of: "after start")! < entries.firstIndex(of: "generator")!, "\(queue.queue.label)")
+            delivered.dispose()
+            started.withLock { $0 }?.dispose()
+        }
+    }
+
+    /// On the queues where `async` runs inline, so do `deliverOn` and `runOn`.
+    @Test func deliverOnAndRunOnRunInlineOnASerialQueueOfTheirOwn() {
+        let queue = Queue(name: "own")
+        let order = LockedState<[String]>([])
+        let pipe = ValuePipe<Int>()
+        let delivered = (pipe.signal() |> deliverOn(queue)).start(next: { _ in order.withLock { $0.append("delivered") } })
+        let generator = Signal<Never, NoError> { _ in
+            order.withLock { $0.append("generator") }
+            return EmptyDisposable
+        }
+        queue.sync {
+            pipe.putNext(1)
+            order.withLock { $0.append("after putNext") }
+            (generator |> runOn(queue)).start().dispose()
+            order.withLock { $0.append("after start") }
+        }
+        #expect(order.withLock { $0 } == ["delivered", "after putNext", "generator", "after start"])
+        delivered.dispose()
     }
 
     @Test func justDispatchAlwaysEnqueues() async {
