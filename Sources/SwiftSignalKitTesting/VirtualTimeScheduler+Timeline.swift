@@ -45,7 +45,9 @@ extension VirtualTimeScheduler {
     /// default actors they call, and the tasks the library starts while the timeline runs (the
     /// `mapAsync` family's transforms, `Signal(operation:)`, async bodies, `Signal(sequence)`), all on
     /// one thread, one job at a time, in the order they became runnable; and the scheduler's timed
-    /// actions (every operator given this scheduler, sleeps on ``clock``).
+    /// actions (every operator given this scheduler, sleeps on ``clock``), in a task of the run that has
+    /// the caller's task-local values, as the body's has: an `#expect` in a callback that a timer or a
+    /// marble signal's event makes counts for the test that runs it.
     ///
     /// **How time moves.** The scheduler runs every runnable job; when none is left, it moves time to
     /// the next scheduled action and runs it (a timer fires, a sleeper wakes), then the jobs that made
@@ -117,12 +119,21 @@ extension VirtualTimeScheduler {
                 }
             }
         }
+        // Made here, beside the body's task, so that it has the same task-local values (see
+        // `TimelineActionRunner`).
+        let actions = TimelineActionRunner()
+        Task(executorPreference: self.jobs) {
+            await TimelineExecutor.$taskRun.withValue(binding) {
+                await actions.serve()
+            }
+        }
         let jobs = self.jobs
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<R, any Error>, Never>) in
                 let driver = Thread {
                     continuation.resume(
-                        returning: self.drive(bodyTask, binding: binding, outcome: outcome, limit: limit, actionLimit: actionLimit))
+                        returning: self.drive(
+                            bodyTask, actions: actions, binding: binding, outcome: outcome, limit: limit, actionLimit: actionLimit))
                 }
                 driver.name = "SwiftSignalKitTesting.VirtualTimeScheduler.run"
                 driver.start()
@@ -150,8 +161,8 @@ extension VirtualTimeScheduler {
     /// The driver's loop, on its own thread: jobs first, then the next due action, until `body` has
     /// returned and no job is left, or the run stops early.
     private func drive<R>(
-        _ bodyTask: Task<Void, Never>, binding: TimelineExecutor.Binding, outcome: TimelineOutcome<R>, limit: Int64,
-        actionLimit: Int
+        _ bodyTask: Task<Void, Never>, actions: TimelineActionRunner, binding: TimelineExecutor.Binding,
+        outcome: TimelineOutcome<R>, limit: Int64, actionLimit: Int
     ) -> Result<R, any Error> {
         let executor = self.jobs.asUnownedTaskExecutor()
         var counter = ActionCounter(api: "run(timeLimit:_:)")
@@ -172,6 +183,8 @@ extension VirtualTimeScheduler {
                     // started is disposed) but not run again: its jobs are dropped.
                     stop = .departed(WorkLeftTheTimeline(time: self.now, departure: departure, cause: cause))
                     bodyTask.cancel()
+                    // The action runner's last job is dropped with the rest, as the body's are.
+                    _ = actions.hand(nil)
                     self.jobs.dropAll()
                     return
                 }
@@ -191,7 +204,11 @@ extension VirtualTimeScheduler {
                     job.runSynchronously(on: executor)
                     continue
                 }
-                if outcome.isFinished || stop != nil { return }
+                if outcome.isFinished || stop != nil {
+                    // The action runner ends in a job of its own, the run's last.
+                    if actions.hand(nil) { continue }
+                    return
+                }
                 if limit == .max, actionsRun == actionLimit, stop == nil, self.scheduledActionCount > 0 {
                     // No time limit, and the body has not returned after this many actions (in all, as
                     // `run()` counts them): a repeating timer would move time on for hours (to
@@ -207,7 +224,10 @@ extension VirtualTimeScheduler {
                     actionsRun += 1
                     jobsAtThisInstant = 0
                     counter.count(action)
-                    binding.runAction(action.action)
+                    // In the runner's next job, which is the only runnable one: no job was left.
+                    if !actions.hand(action.action) {
+                        binding.runAction(action.action)
+                    }
                     continue
                 }
                 // Nothing can run, and `body` waits: for work off the timeline, or for nothing.
@@ -506,6 +526,64 @@ final class TimelineJobs: TaskExecutor {
             }
             return job
         }
+    }
+}
+
+/// Runs a run's scheduled actions (timers, the clock's wake-ups, the operators' deadlines, a marble
+/// signal's events) in a task of the run, so that they see the task-local values of the test that runs
+/// it, as the body does: Swift Testing credits an `#expect` to the test it finds there, and one that
+/// failed in a callback an action made, run outside every task, was credited to no test while the test
+/// passed (a probe, 2026-11-30). Code that keeps a request or a logger in a task-local sees it too.
+///
+/// The task is made where the body's is, so it inherits the same values, and it runs on the timeline.
+/// When the driver would run an action and no job is runnable, it hands the action over, which makes
+/// the runner's job the only runnable one; the driver runs that job, in which the runner runs the action
+/// and waits for the next. So an action still runs at the same point of the run, before the jobs it
+/// makes runnable. The driver ends the runner, in a job of its own, when the run ends.
+final class TimelineActionRunner: Sendable {
+    private enum State: Sendable {
+        /// The runner's task has not waited yet.
+        case starting
+        case waiting(UnsafeContinuation<(@Sendable () -> Void)?, Never>)
+        /// Running an action, or about to.
+        case running
+        case ended
+    }
+
+    private let state = LockedState(State.starting)
+
+    /// The runner's task: runs each action handed over until the run ends.
+    func serve() async {
+        while let action = await self.nextAction() {
+            action()
+        }
+    }
+
+    private func nextAction() async -> (@Sendable () -> Void)? {
+        return await withUnsafeContinuation { continuation in
+            let ended = self.state.withLock { state -> Bool in
+                if case .ended = state { return true }
+                state = .waiting(continuation)
+                return false
+            }
+            if ended { continuation.resume(returning: nil) }
+        }
+    }
+
+    /// On the driving thread: hands `action` to the runner, or ends it (`nil`). Returns whether the
+    /// runner was waiting, and so has a job runnable now; if it was not (it cannot be, between jobs),
+    /// the caller runs the action itself.
+    func hand(_ action: (@Sendable () -> Void)?) -> Bool {
+        let continuation = self.state.withLock { state -> UnsafeContinuation<(@Sendable () -> Void)?, Never>? in
+            guard case .waiting(let continuation) = state else {
+                if action == nil { state = .ended }
+                return nil
+            }
+            state = action == nil ? .ended : .running
+            return continuation
+        }
+        continuation?.resume(returning: action)
+        return continuation != nil
     }
 }
 
