@@ -22,17 +22,26 @@ public enum Marbles {
     ///   - error: The error of `#`; required when the diagram has one.
     ///   - frame: Seconds per character.
     ///   - start: The time of frame 0.
+    ///   - file: The file a precondition failure names; the caller's by default.
+    ///   - line: The line a precondition failure names; the caller's by default.
     /// - Returns: The events, in order, with their times.
     ///
-    /// > Important: An unknown character, a value character missing from `values`, `#` without `error`,
-    /// > an unbalanced group, or a `frame` that is not a positive finite number is a precondition
-    /// > failure naming the problem.
+    /// > Important: An unknown character, a value character missing from `values`, a key of `values`
+    /// > that is marble syntax (`-`, `|`, `#`, `(`, `)`, space), `#` without `error`, an unbalanced group,
+    /// > a `frame` that is not a positive finite number, a `start` that is not a finite number, or an
+    /// > event later than ``VirtualTimeScheduler/maximumTime`` is a precondition failure naming the
+    /// > problem.
     public static func events<T, E: Error>(
-        _ diagram: String, values: [Character: T] = [:], error: E? = nil, frame: Double = 1, start: Double = 0
+        _ diagram: String, values: [Character: T] = [:], error: E? = nil, frame: Double = 1, start: Double = 0,
+        file: StaticString = #fileID, line: UInt = #line
     ) -> [Recorded<T, E>] {
         if !(frame > 0 && frame.isFinite) {
-            misuse("Marbles: frame must be a positive number of seconds, got \(frame) (diagram \"\(diagram)\")")
+            misuse("Marbles: frame must be a positive number of seconds, got \(frame) (diagram \"\(diagram)\")", file: file, line: line)
         }
+        if !start.isFinite {
+            misuse("Marbles: start must be a finite number of seconds, got \(start) (diagram \"\(diagram)\")", file: file, line: line)
+        }
+        Self.checkValueCharacters(values.keys, in: diagram, file: file, line: line)
         var events: [Recorded<T, E>] = []
         var index = 0
         var inGroup = false
@@ -40,35 +49,45 @@ public enum Marbles {
         var ended = false
         for character in diagram {
             if ended && character != " " && character != "-" && character != ")" {
-                misuse("Marbles: \"\(character)\" after the end (\"|\" or \"#\") in \"\(diagram)\": nothing follows a signal's end")
+                misuse(
+                    "Marbles: \"\(character)\" after the end (\"|\" or \"#\") in \"\(diagram)\": nothing follows a signal's end",
+                    file: file, line: line)
             }
             let time = start + Double(index) * frame
+            if !(time <= VirtualTimeScheduler.maximumTime) {
+                misuse(
+                    "Marbles: frame \(index) of \"\(diagram)\" is at \(time) s, after the end of virtual time "
+                        + "(VirtualTimeScheduler.maximumTime, \(VirtualTimeScheduler.maximumTime) s): frame \(frame) is too long",
+                    file: file, line: line)
+            }
             switch character {
             case " ":
                 continue
             case "-":
-                if inGroup { misuse("Marbles: \"-\" inside a group in \"\(diagram)\"") }
+                if inGroup { misuse("Marbles: \"-\" inside a group in \"\(diagram)\"", file: file, line: line) }
             case "(":
-                if inGroup { misuse("Marbles: nested \"(\" in \"\(diagram)\"") }
+                if inGroup { misuse("Marbles: nested \"(\" in \"\(diagram)\"", file: file, line: line) }
                 inGroup = true
                 groupIsEmpty = true
                 continue
             case ")":
-                if !inGroup { misuse("Marbles: \")\" without \"(\" in \"\(diagram)\"") }
-                if groupIsEmpty { misuse("Marbles: an empty group \"()\" in \"\(diagram)\"") }
+                if !inGroup { misuse("Marbles: \")\" without \"(\" in \"\(diagram)\"", file: file, line: line) }
+                if groupIsEmpty { misuse("Marbles: an empty group \"()\" in \"\(diagram)\"", file: file, line: line) }
                 inGroup = false
             case "|":
                 events.append(.completed(at: time))
                 ended = true
                 groupIsEmpty = false
             case "#":
-                guard let error else { misuse("Marbles: \"#\" in \"\(diagram)\" needs the error: argument") }
+                guard let error else { misuse("Marbles: \"#\" in \"\(diagram)\" needs the error: argument", file: file, line: line) }
                 events.append(.error(error, at: time))
                 ended = true
                 groupIsEmpty = false
             default:
                 guard let value = values[character] else {
-                    misuse("Marbles: no value for \"\(character)\" in \"\(diagram)\"; values has \(values.keys.sorted())")
+                    misuse(
+                        "Marbles: no value for \"\(character)\" in \"\(diagram)\"; values has \(values.keys.sorted())", file: file,
+                        line: line)
                 }
                 events.append(.next(value, at: time))
                 groupIsEmpty = false
@@ -77,7 +96,7 @@ public enum Marbles {
                 index += 1
             }
         }
-        if inGroup { misuse("Marbles: \"(\" without \")\" in \"\(diagram)\"") }
+        if inGroup { misuse("Marbles: \"(\" without \")\" in \"\(diagram)\"", file: file, line: line) }
         return events
     }
 
@@ -90,15 +109,20 @@ public enum Marbles {
     ///   - frame: Seconds per character.
     ///   - start: The time of frame 0.
     /// - Returns: The diagram, or nil when an event falls between frames, before `start`, or more than
-    ///   10,000 frames after it.
+    ///   10,000 frames after it. An event is on a frame when its time equals the frame's as recorded
+    ///   events compare (``Recorded``'s `==`), or is within a millionth of a frame of it.
     public static func diagram<T: Equatable, E: Error>(
         _ events: [Recorded<T, E>], values: [Character: T], frame: Double = 1, start: Double = 0
     ) -> String? {
+        Self.checkValueCharacters(values.keys, in: nil)
         var frames: [(index: Int, symbol: Character)] = []
         for recorded in events.sorted(by: { $0.time < $1.time }) {
             let position = (recorded.time - start) / frame
             let index = position.rounded()
-            guard abs(position - index) < 1e-6, index >= 0, index < 10_000 else { return nil }
+            // Late in virtual time a `Double` holds the time less finely than a millionth of a short
+            // frame: there the frame's own time, computed as a diagram computes it, decides.
+            let onFrame = abs(position - index) < 1e-6 || recordedTimesAreEqual(recorded.time, start + index * frame)
+            guard onFrame, index >= 0, index < 10_000 else { return nil }
             let symbol: Character
             switch recorded.event {
             case .completed:
@@ -129,5 +153,20 @@ public enum Marbles {
             frameIndex += 1
         }
         return diagram
+    }
+
+    /// The characters a diagram reads as syntax, which cannot stand for values.
+    static let syntax: Set<Character> = ["-", "|", "#", "(", ")", " "]
+
+    /// Stops with a message naming the key when a key of `values` is marble syntax: it would never be
+    /// read as a value, and a diagram drawn with it could not be read back.
+    static func checkValueCharacters(
+        _ keys: some Collection<Character>, in diagram: String?, file: StaticString = #fileID, line: UInt = #line
+    ) {
+        guard let key = keys.first(where: { Self.syntax.contains($0) }) else { return }
+        let context = diagram.map { " (diagram \"\($0)\")" } ?? ""
+        misuse(
+            "Marbles: \"\(key)\" is marble syntax and cannot stand for a value in values\(context); "
+                + "use a letter or a digit", file: file, line: line)
     }
 }

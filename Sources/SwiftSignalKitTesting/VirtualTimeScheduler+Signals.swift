@@ -16,6 +16,9 @@ extension VirtualTimeScheduler {
     /// Each subscription schedules the diagram's events relative to the time it subscribed: frame 0 is
     /// delivered at the next call that moves time. Disposing cancels the events not yet sent.
     ///
+    /// An event more than 100 years after the subscription (the longest delay a scheduler waits) is a
+    /// precondition failure, as is every malformed diagram (see ``Marbles``).
+    ///
     /// - Parameters:
     ///   - marbles: The events, such as `"-a-b-|"`; see ``Marbles``.
     ///   - values: The value of each value character.
@@ -28,6 +31,13 @@ extension VirtualTimeScheduler {
         -> Signal<T, E>
     {
         let events: [Recorded<T, E>] = Marbles.events(marbles, values: values, error: error, frame: frame)
+        if let late = events.first(where: { $0.time > Self.maximumDelay }) {
+            // A later one would be scheduled at 100 years, silently, and the signal would not play its own
+            // diagram.
+            misuse(
+                "VirtualTimeScheduler.signal(marbles:): \(late.event) is \(late.time) s after the subscription in \"\(marbles)\", "
+                    + "later than the longest delay a scheduler waits (100 years, \(Self.maximumDelay) s): frame \(frame) is too long")
+        }
         return Signal { subscriber in
             let scheduled = DisposableSet()
             for recorded in events {

@@ -5,7 +5,9 @@ import SwiftSignalKit
 /// Pass it wherever an operator or a `Timer` takes a scheduler, then move time with ``advance(by:)-(Double)``,
 /// ``advance(to:)-(Double)`` or ``run()``. Scheduled actions run on the thread that moves time, inside that call,
 /// in the order of their due time; actions due at the same instant run in the order they were
-/// scheduled. Time starts at 0 and is given in seconds.
+/// scheduled. (In ``run(timeLimit:_:)`` time moves by itself, and the actions run in a task of the run
+/// that has the caller's task-local values, as the body does: an `#expect` in a callback that an action
+/// makes counts for the test that runs it.) Time starts at 0 and is given in seconds.
 ///
 /// ```swift
 /// let scheduler = VirtualTimeScheduler()
@@ -330,6 +332,11 @@ public final class VirtualTimeScheduler: SignalScheduler {
 
     /// Waits until at least `count` actions are scheduled: a test's way to know that code running in
     /// another task has reached its timer or its sleep before it moves time.
+    ///
+    /// `count` is of every action the scheduler holds, not of new ones: with others already scheduled
+    /// (a marble signal's later events, a recorder's), wait for one more than there are, as in
+    /// `await scheduler.waitUntilScheduled(scheduler.scheduledActionCount + 1)` read before the task
+    /// is started.
     ///
     /// Returns early, without throwing, if the task is cancelled (a test's time limit, say).
     ///

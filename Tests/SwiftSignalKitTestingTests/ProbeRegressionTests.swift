@@ -155,6 +155,57 @@ import Testing
         #expect(grouped == [.next(1, at: 1), .completed(at: 1)])
     }
 
+    /// Late in virtual time a short frame is finer than a `Double` holds the time: a recording at 10^8 s
+    /// with 1 ms frames, which compares equal to its diagram, was not drawn ("an event falls between
+    /// frames") when it differed (a probe, 2026-11-30).
+    @Test func aRecordingLateInVirtualTimeIsDrawnOnItsFrames() {
+        let start = 100_000_000.0
+        // As a recorder records them: the scheduler's nanoseconds read back as seconds.
+        let recorded: [Recorded<Int, Never>] = [1, 3].map { frame in
+            .next(frame, at: Double(Int64(start * 1e9) + Int64(frame) * 1_000_000) / 1e9)
+        }
+        #expect(recorded == Marbles.events("-a-b", values: ["a": 1, "b": 3], frame: 0.001, start: start))
+        #expect(Marbles.diagram(recorded, values: ["a": 1, "b": 3], frame: 0.001, start: start) == "-a-b")
+    }
+
+    /// Diagrams that cannot be played stop with a message naming the problem, where a probe found them
+    /// accepted (2026-11-30): an event past the end of virtual time (played at infinity, never sent), a
+    /// start that is not a number, a value under a character the diagram reads as syntax (ignored when
+    /// played, drawn as syntax), an input event later than a scheduler waits (played at 100 years).
+    @Test func diagramsThatCannotBePlayedAreRefused() async {
+        func standardError(_ result: ExitTest.Result?) -> String {
+            return String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        }
+        let pastTheEnd = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let _: [Recorded<Int, Never>] = Marbles.events("-a", values: ["a": 1], frame: 1e308)
+        }
+        #expect(standardError(pastTheEnd).contains("after the end of virtual time"))
+        // The message names the caller's line, not the library's.
+        #expect(standardError(pastTheEnd).contains("ProbeRegressionTests.swift"))
+        let notANumber = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let _: [Recorded<Int, Never>] = Marbles.events("a", values: ["a": 1], start: .nan)
+        }
+        #expect(standardError(notANumber).contains("start must be a finite number"))
+        let syntax = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let _: [Recorded<Int, Never>] = Marbles.events("a-|", values: ["a": 1, "-": 2])
+        }
+        #expect(standardError(syntax).contains("\"-\" is marble syntax"))
+        let drawnSyntax = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let events: [Recorded<Int, Never>] = [.next(1, at: 0)]
+            _ = Marbles.diagram(events, values: ["|": 1])
+        }
+        #expect(standardError(drawnSyntax).contains("\"|\" is marble syntax"))
+        let tooLate = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let _: Signal<Int, NoError> = VirtualTimeScheduler().signal(marbles: "--a", values: ["a": 1], frame: 2e9)
+        }
+        #expect(standardError(tooLate).contains("later than the longest delay"))
+        // Up to 100 years plays as drawn.
+        let scheduler = VirtualTimeScheduler()
+        let recorder = SignalRecorder(scheduler.signal(marbles: "-a|", values: ["a": 1], frame: 1.5e9), scheduler: scheduler)
+        scheduler.run()
+        #expect(recorder.mismatch(marbles: "-a|", values: ["a": 1], frame: 1.5e9) == nil)
+    }
+
     @Test func diagramsSortEventsAndDrawUnknownValuesAsQuestionMarks() {
         let events: [Recorded<Int, Never>] = [.next(2, at: 3), .next(1, at: 1), .next(9, at: 4)]
         #expect(Marbles.diagram(events, values: ["a": 1, "b": 2]) == "-a-b?")
