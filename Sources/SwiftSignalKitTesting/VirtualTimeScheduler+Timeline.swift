@@ -339,6 +339,8 @@ extension VirtualTimeScheduler {
     ///
     /// - Code on the timeline hands work to a `Queue`, a `Timer` on a queue or a `ThreadPool`. The work
     ///   is not sent, and the report is the same on every run: the work, and the time it was handed over.
+    ///   The work is released unrun: if it held a `CheckedContinuation`, the Swift runtime also prints
+    ///   that the continuation leaked, naming the function that made it; that is this dropped work.
     /// - A job of the run's tasks comes back to the timeline from another thread: a task waited for work
     ///   off it (the main actor, an actor with an executor of its own, a continuation resumed from a
     ///   `DispatchQueue`, a real sleep, an unstructured `Task` it awaits), or ran on a default actor that

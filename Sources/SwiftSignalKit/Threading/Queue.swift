@@ -39,8 +39,8 @@ public final class Queue: Sendable {
     private let nativeQueue: DispatchQueue
     private let identity: Identity
     /// Whether ``async(_:)`` runs inline when the queue is current: only for a queue known to be serial
-    /// (see ``async(_:)``).
-    private let runsAsyncInline: Bool
+    /// (see ``async(_:)``). `@usableFromInline` for ``runsWorkInline``, which `deliverOn` asks per event.
+    @usableFromInline let runsAsyncInline: Bool
 
     /// How ``isCurrent()`` recognises the queue.
     private enum Identity: Sendable {
@@ -178,7 +178,7 @@ public final class Queue: Sendable {
     /// is one of those on which `async` runs inline (a queue made by ``init(name:qos:)``, or
     /// ``mainQueue()``). `deliverOn(_:)` and `runOn(_:)` decide the same way, so that on a global queue
     /// or a wrapped one they enqueue, as in the original library. `package`: not API.
-    @usableFromInline package var runsWorkInline: Bool {
+    @inlinable package var runsWorkInline: Bool {
         return self.runsAsyncInline && self.isCurrent()
     }
 
