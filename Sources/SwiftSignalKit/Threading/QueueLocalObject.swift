@@ -141,16 +141,28 @@ public final class QueueLocalObject<T: AnyObject> {
 
     /// A signal whose subscription runs `f` with the object on the queue.
     ///
+    /// A subscription made on the queue runs `f` at once, on any kind of queue (the object's queue is
+    /// serial), as ``with(_:)`` and `init` do; one made elsewhere hops to the queue first (see
+    /// ``runOn(_:)-(Queue)``). If the object is gone by the time `f` would run, the subscription gets
+    /// nothing.
+    ///
     /// - Parameter f: Receives the object and the subscriber; runs on the queue.
-    /// - Returns: A signal that subscribes on the queue (see ``runOn(_:)-(Queue)``).
+    /// - Returns: A signal that subscribes on the queue.
     @preconcurrency public func signalWith<R, E>(_ f: @escaping @Sendable (T, Subscriber<R, E>) -> Disposable) -> Signal<R, E> {
         let box = self.box
-        return Signal { subscriber in
+        let queue = self.queue
+        let withObject = Signal<R, E> { subscriber in
             if let value = box.value {
                 return f(value, subscriber)
             }
             return EmptyDisposable
-        } |> runOn(self.queue)
+        }
+        let hopping = withObject |> runOn(queue)
+        return Signal { subscriber in
+            // `runOn` runs inline only on the queues where `Queue.async` does, not on a wrapped one, which
+            // may be concurrent; this queue is known to be serial.
+            return (queue.isCurrent() ? withObject : hopping).subscribe(Forwarding(to: subscriber))
+        }
     }
 }
 

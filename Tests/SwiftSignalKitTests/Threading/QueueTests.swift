@@ -350,6 +350,34 @@ import Testing
             #expect(seen.withLock { $0 } == [0, 1], "\(queue.queue.label)")
         }
     }
+
+    /// `signalWith` subscribed on the object's own queue runs at once on every kind of queue, as `with`
+    /// does. A re-probe found (2026-11-30) that once `runOn` stopped running inline on wrapped queues,
+    /// the subscription hopped there: after the caller went on, and, had the object been released
+    /// before the hop ran, with nothing for the subscriber.
+    @Test func signalWithOnItsOwnQueueRunsAtOnce() async {
+        for queue in [Queue(name: "named"), Queue(queue: DispatchQueue(label: "wrapped"))] {
+            let done = DispatchSemaphore(value: 0)
+            let events = LockedState<[String]>([])
+            queue.async {
+                var local: QueueLocalObject<Box>? = QueueLocalObject(queue: queue, generate: { Box(tracked: LifetimeTracker().make()) })
+                local!.with { $0.count = 7 }
+                let signal = local!.signalWith { (box: Box, subscriber: Subscriber<Int, NoError>) in
+                    subscriber.putNext(box.count)
+                    subscriber.putCompletion()
+                    return EmptyDisposable
+                }
+                _ = signal.start(
+                    next: { value in events.withLock { $0.append("next \(value)") } },
+                    completed: { events.withLock { $0.append("completed") } })
+                local = nil
+                events.withLock { $0.append("end of block") }
+                done.signal()
+            }
+            #expect(await wait(done))
+            #expect(events.withLock { $0 } == ["next 7", "completed", "end of block"], "\(queue.queue.label)")
+        }
+    }
 }
 
 @Suite struct QueueLocalObjectCompatibilityTests {
