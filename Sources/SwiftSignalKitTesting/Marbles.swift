@@ -27,7 +27,8 @@ public enum Marbles {
     /// - Returns: The events, in order, with their times.
     ///
     /// > Important: An unknown character, a value character missing from `values`, a key of `values`
-    /// > that is marble syntax (`-`, `|`, `#`, `(`, `)`, space), `#` without `error`, an unbalanced group,
+    /// > that is marble syntax (`-`, `|`, `#`, `(`, `)`, space) or `?` (what ``diagram(_:values:frame:start:)``
+    /// > draws for a value it has no character for), `#` without `error`, an unbalanced group,
     /// > a `frame` that is not a positive finite number, a `start` that is not a finite number, or an
     /// > event later than ``VirtualTimeScheduler/maximumTime`` is a precondition failure naming the
     /// > problem.
@@ -54,9 +55,10 @@ public enum Marbles {
                     file: file, line: line)
             }
             let time = start + Double(index) * frame
-            if !(time <= VirtualTimeScheduler.maximumTime) {
+            // Only an event's time matters: quiet frames and spaces past the end are harmless.
+            if !(time <= VirtualTimeScheduler.maximumTime) && !" -()".contains(character) {
                 misuse(
-                    "Marbles: frame \(index) of \"\(diagram)\" is at \(time) s, after the end of virtual time "
+                    "Marbles: the event \"\(character)\" of \"\(diagram)\" (frame \(index)) is at \(time) s, after the end of virtual time "
                         + "(VirtualTimeScheduler.maximumTime, \(VirtualTimeScheduler.maximumTime) s): frame \(frame) is too long",
                     file: file, line: line)
             }
@@ -111,9 +113,19 @@ public enum Marbles {
     /// - Returns: The diagram, or nil when an event falls between frames, before `start`, or more than
     ///   10,000 frames after it. An event is on a frame when its time equals the frame's as recorded
     ///   events compare (``Recorded``'s `==`), or is within a millionth of a frame of it.
+    ///
+    /// > Important: A key of `values` that ``events(_:values:error:frame:start:file:line:)`` refuses
+    /// > (marble syntax, or `?`), a `frame` that is not a positive finite number, or a `start` that is
+    /// > not a finite number is a precondition failure naming the problem.
     public static func diagram<T: Equatable, E: Error>(
         _ events: [Recorded<T, E>], values: [Character: T], frame: Double = 1, start: Double = 0
     ) -> String? {
+        if !(frame > 0 && frame.isFinite) {
+            misuse("Marbles.diagram: frame must be a positive number of seconds, got \(frame)")
+        }
+        if !start.isFinite {
+            misuse("Marbles.diagram: start must be a finite number of seconds, got \(start)")
+        }
         Self.checkValueCharacters(values.keys, in: nil)
         var frames: [(index: Int, symbol: Character)] = []
         for recorded in events.sorted(by: { $0.time < $1.time }) {
@@ -155,8 +167,9 @@ public enum Marbles {
         return diagram
     }
 
-    /// The characters a diagram reads as syntax, which cannot stand for values.
-    static let syntax: Set<Character> = ["-", "|", "#", "(", ")", " "]
+    /// The characters a diagram reads as syntax, and `?`, which a drawing gives a value it has no
+    /// character for: none can stand for a value.
+    static let syntax: Set<Character> = ["-", "|", "#", "(", ")", " ", "?"]
 
     /// Stops with a message naming the key when a key of `values` is marble syntax: it would never be
     /// read as a value, and a diagram drawn with it could not be read back.
@@ -165,8 +178,9 @@ public enum Marbles {
     ) {
         guard let key = keys.first(where: { Self.syntax.contains($0) }) else { return }
         let context = diagram.map { " (diagram \"\($0)\")" } ?? ""
+        let what = key == "?" ? "is what a drawing shows for a value it has no character for" : "is marble syntax"
         misuse(
-            "Marbles: \"\(key)\" is marble syntax and cannot stand for a value in values\(context); "
-                + "use a letter or a digit", file: file, line: line)
+            "Marbles: \"\(key)\" \(what), and cannot stand for a value in values\(context); use a letter or a digit",
+            file: file, line: line)
     }
 }

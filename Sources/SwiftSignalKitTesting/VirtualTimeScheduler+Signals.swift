@@ -17,7 +17,8 @@ extension VirtualTimeScheduler {
     /// delivered at the next call that moves time. Disposing cancels the events not yet sent.
     ///
     /// An event more than 100 years after the subscription (the longest delay a scheduler waits) is a
-    /// precondition failure, as is every malformed diagram (see ``Marbles``).
+    /// precondition failure, as is every malformed diagram (see ``Marbles``), and so is a subscription
+    /// whose last event would come after ``maximumTime``.
     ///
     /// - Parameters:
     ///   - marbles: The events, such as `"-a-b-|"`; see ``Marbles``.
@@ -38,7 +39,14 @@ extension VirtualTimeScheduler {
                 "VirtualTimeScheduler.signal(marbles:): \(late.event) is \(late.time) s after the subscription in \"\(marbles)\", "
                     + "later than the longest delay a scheduler waits (100 years, \(Self.maximumDelay) s): frame \(frame) is too long")
         }
+        let lastTime = events.last?.time ?? 0
         return Signal { subscriber in
+            if self.now + lastTime > Self.maximumTime {
+                // Its later events would all be scheduled at the end of virtual time, at one instant.
+                misuse(
+                    "VirtualTimeScheduler.signal(marbles:): \"\(marbles)\" subscribed at \(self.now) s ends \(lastTime) s later, "
+                        + "after the end of virtual time (VirtualTimeScheduler.maximumTime, \(Self.maximumTime) s)")
+            }
             let scheduled = DisposableSet()
             for recorded in events {
                 scheduled.add(

@@ -47,7 +47,9 @@ extension VirtualTimeScheduler {
     /// one thread, one job at a time, in the order they became runnable; and the scheduler's timed
     /// actions (every operator given this scheduler, sleeps on ``clock``), in a task of the run that has
     /// the caller's task-local values, as the body's has: an `#expect` in a callback that a timer or a
-    /// marble signal's event makes counts for the test that runs it.
+    /// marble signal's event makes counts for the test that runs it. They are the values of the call to
+    /// `run`, not those a `withValue` inside `body` binds: wrap the call to `run` (Swift Testing's
+    /// `withKnownIssue`, say) to reach the actions.
     ///
     /// **How time moves.** The scheduler runs every runnable job; when none is left, it moves time to
     /// the next scheduled action and runs it (a timer fires, a sleeper wakes), then the jobs that made
@@ -183,9 +185,13 @@ extension VirtualTimeScheduler {
                     // started is disposed) but not run again: its jobs are dropped.
                     stop = .departed(WorkLeftTheTimeline(time: self.now, departure: departure, cause: cause))
                     bodyTask.cancel()
-                    // The action runner's last job is dropped with the rest, as the body's are.
-                    _ = actions.hand(nil)
                     self.jobs.dropAll()
+                    // The action runner still ends, in a job of its own that runs no test code: left
+                    // waiting, it kept the caller's task-local values alive. Since `dropAll`, no job from
+                    // another thread is queued, so its job is the only one.
+                    if actions.hand(nil), let job = self.jobs.next() {
+                        job.runSynchronously(on: executor)
+                    }
                     return
                 }
                 if stop == nil, outcome.isCancelledFromOutside {
@@ -421,6 +427,8 @@ final class TimelineJobs: TaskExecutor {
         var runIsActive = false
         /// Set when the test's task is cancelled: its cancellation handlers enqueue from its thread.
         var expectsOtherThreads = false
+        /// Set by ``dropAll()``: the run stopped early, and a job from another thread is dropped too.
+        var dropsOtherThreads = false
         var firstArrivalFromAnotherThread: (description: String, cause: VirtualTimeScheduler.WorkLeftTheTimeline.Cause)?
     }
 
@@ -433,6 +441,7 @@ final class TimelineJobs: TaskExecutor {
         let job = UnownedJob(job)
         let fromAnotherThread = !TimelineExecutor.isDrivingThread(of: self)
         let signal = self.state.withLock { state -> Bool in
+            if fromAnotherThread && state.dropsOtherThreads { return false }
             state.jobs.append(job)
             guard state.runIsActive, fromAnotherThread else { return false }
             if !state.expectsOtherThreads, state.firstArrivalFromAnotherThread == nil {
@@ -478,6 +487,7 @@ final class TimelineJobs: TaskExecutor {
     func prepareForRun() {
         self.state.withLock { state in
             state.expectsOtherThreads = false
+            state.dropsOtherThreads = false
             state.firstArrivalFromAnotherThread = nil
         }
         while self.arrivals.wait(timeout: .now()) == .success {}
@@ -508,11 +518,14 @@ final class TimelineJobs: TaskExecutor {
         return self.arrivals.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success
     }
 
-    /// Drops the queued jobs: their tasks never run again.
+    /// Drops the queued jobs, and those that come from other threads from now on (until the next run):
+    /// their tasks never run again. (A run after one that stopped early is refused, so they would not
+    /// run anyway.)
     func dropAll() {
         self.state.withLock { state in
             state.jobs.removeAll()
             state.head = 0
+            state.dropsOtherThreads = true
         }
     }
 

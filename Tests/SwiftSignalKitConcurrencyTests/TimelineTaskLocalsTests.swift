@@ -34,4 +34,27 @@ import Testing
         }
         #expect(seen.with { $0 } == ["1 r1 true", "2 r1 true", "timer r1 true"])
     }
+
+    final class Token: Sendable {}
+    @TaskLocal static var token: Token?
+
+    /// The task that runs the actions ends with the run, also one that work leaving the timeline stopped
+    /// after the body had returned: a re-probe found it left waiting, its job dropped with the others,
+    /// keeping the caller's task-local values alive for good (2026-11-30).
+    @Test func aRunThatStopsEarlyReleasesTheCallersTaskLocals() async {
+        weak var released: Token?
+        do {
+            let token = Token()
+            released = token
+            let scheduler = VirtualTimeScheduler()
+            await Self.$token.withValue(token) {
+                await #expect(throws: VirtualTimeScheduler.WorkLeftTheTimeline.self) {
+                    try await scheduler.run {
+                        Task(executorPreference: scheduler.executor) { Queue(name: "away").async {} }
+                    }
+                }
+            }
+        }
+        #expect(released == nil)
+    }
 }

@@ -199,6 +199,25 @@ import Testing
             let _: Signal<Int, NoError> = VirtualTimeScheduler().signal(marbles: "--a", values: ["a": 1], frame: 2e9)
         }
         #expect(standardError(tooLate).contains("later than the longest delay"))
+        // Quiet frames past the end are harmless (a re-probe found them refused).
+        let quietTail: [Recorded<Int, Never>] = Marbles.events("a--  ", values: ["a": 1], frame: 5e9)
+        #expect(quietTail == [.next(1, at: 0)])
+        let question = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let _: [Recorded<Int, Never>] = Marbles.events("a?", values: ["a": 1, "?": 9])
+        }
+        #expect(standardError(question).contains("what a drawing shows for a value it has no character for"))
+        let noFrame = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let events: [Recorded<Int, Never>] = [.next(1, at: 0)]
+            _ = Marbles.diagram(events, values: ["a": 1], frame: 0)
+        }
+        #expect(standardError(noFrame).contains("Marbles.diagram: frame must be a positive number"))
+        let atTheEnd = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let scheduler = VirtualTimeScheduler()
+            scheduler.advance(to: VirtualTimeScheduler.maximumTime - 15)
+            let signal: Signal<Int, NoError> = scheduler.signal(marbles: "a-b|", values: ["a": 1, "b": 2], frame: 10)
+            _ = signal.start()
+        }
+        #expect(standardError(atTheEnd).contains("after the end of virtual time"))
         // Up to 100 years plays as drawn.
         let scheduler = VirtualTimeScheduler()
         let recorder = SignalRecorder(scheduler.signal(marbles: "-a|", values: ["a": 1], frame: 1.5e9), scheduler: scheduler)

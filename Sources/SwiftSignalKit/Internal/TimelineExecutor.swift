@@ -8,7 +8,8 @@
 ///
 /// Why a value of the thread first: an unstructured task does not inherit its creator's executor
 /// preference, and the library starts tasks from subscriber callbacks, which run wherever the events are
-/// sent; a timer action on the timeline runs in no task at all. Everything a timeline runs runs on its
+/// sent; a timer action on the timeline runs in the run's action task, which is not the task whose
+/// callback starts one. Everything a timeline runs runs on its
 /// driving thread. A thread that drives nothing reads nil, and its tasks start as before, with no
 /// preference: one thread-specific read is all that code off the timeline pays.
 ///
