@@ -41,7 +41,9 @@ extension VirtualTimeScheduler {
         }
         let lastTime = events.last?.time ?? 0
         return Signal { subscriber in
-            if self.now + lastTime > Self.maximumTime {
+            // In nanoseconds, as the scheduler keeps time: near the end a `Double` step is about 2 µs.
+            let (_, overflow) = self.nanosecondsNow.addingReportingOverflow(Self.nanoseconds(lastTime))
+            if overflow {
                 // Its later events would all be scheduled at the end of virtual time, at one instant.
                 misuse(
                     "VirtualTimeScheduler.signal(marbles:): \"\(marbles)\" subscribed at \(self.now) s ends \(lastTime) s later, "

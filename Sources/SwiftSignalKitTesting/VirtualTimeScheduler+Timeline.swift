@@ -356,6 +356,10 @@ extension VirtualTimeScheduler {
     /// - A task that is not on the timeline sleeps on the scheduler's clock (a subscription made before
     ///   the run, an unstructured `Task`).
     ///
+    /// A body still waiting when the run stops is left suspended, cancelled: its jobs are dropped, so
+    /// what its task holds (the caller's task-local values, the scheduler when it sleeps on its clock)
+    /// stays alive. The test has failed by then; the run's own task for the scheduled actions ends.
+    ///
     /// Give the operator the scheduler instead of a queue (`deliverOn(scheduler)`,
     /// `delay(_:scheduler:)`, `first(within:scheduler:)`, `retry(_:maxAttempts:scheduler:)`), give the
     /// tasks the code under test starts ``VirtualTimeScheduler/executor``, and give each test its own

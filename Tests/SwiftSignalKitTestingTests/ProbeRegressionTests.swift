@@ -218,6 +218,21 @@ import Testing
             _ = signal.start()
         }
         #expect(standardError(atTheEnd).contains("after the end of virtual time"))
+        // Within a `Double`'s step of the end, which the check must not round away (a re-probe: three
+        // events played at one instant).
+        let withinAStep = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let scheduler = VirtualTimeScheduler()
+            scheduler.advance(to: VirtualTimeScheduler.maximumTime)
+            let signal: Signal<Int, NoError> = scheduler.signal(marbles: "a-b|", values: ["a": 1, "b": 2], frame: 3e-7)
+            _ = signal.start()
+        }
+        #expect(standardError(withinAStep).contains("after the end of virtual time"))
+        // An event at the very end plays there.
+        let atTheVeryEnd = VirtualTimeScheduler()
+        atTheVeryEnd.advance(to: VirtualTimeScheduler.maximumTime)
+        let last = SignalRecorder(atTheVeryEnd.signal(marbles: "a", values: ["a": 1]), scheduler: atTheVeryEnd)
+        atTheVeryEnd.run()
+        #expect(last.events.count == 1)
         // Up to 100 years plays as drawn.
         let scheduler = VirtualTimeScheduler()
         let recorder = SignalRecorder(scheduler.signal(marbles: "-a|", values: ["a": 1], frame: 1.5e9), scheduler: scheduler)
