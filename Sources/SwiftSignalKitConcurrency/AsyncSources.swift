@@ -20,9 +20,10 @@ extension Signal where T: Sendable, E: Error {
     /// hand values on synchronously): a slow loop then reads the sequence no faster than it takes the
     /// values. Otherwise it pulls as fast as the sequence gives.
     ///
-    /// When the subscription ends (disposed, or `first()`/`get()`/`take(n)` took its last value), or the
-    /// loop that paces it has ended, the task stops at once, without waiting for the disposal that cancels
-    /// it: it calls the iterator's `next()` once more, in its cancelled task, and drops what it returns: that
+    /// When the subscription ends (disposed, or `first()`/`get()`/`take(n)` took its last value through
+    /// operators that hand values on synchronously, such as `map`, `filter` or `skip`), or the loop that
+    /// paces it has ended, the task stops at once, without waiting for the disposal that cancels it (past
+    /// a hop or a buffer, such as `deliverOn` or `combineLatest`, it stops when that disposal lands): it calls the iterator's `next()` once more, in its cancelled task, and drops what it returns: that
     /// call is how a sequence learns its iteration ended (an `AsyncStream` runs its `onTermination`). A
     /// sequence that ignores cancellation hands over one element there, which nobody sees: a shared
     /// iterator, or an `AsyncStream` read again later, has lost it.
@@ -65,7 +66,8 @@ extension Signal where T: Sendable, E: Error {
                         subscriber.putNext(element)
                         if subscriber.isTerminated {
                             // That was the last value the chain takes (`get()`, `first()`, `take(n)`
-                            // below, through any operators), or it was disposed: the disposal that
+                            // below, through operators that hand values on synchronously), or it was
+                            // disposed: the disposal that
                             // cancels this task may land much later (the first value can arrive before
                             // `start` has stored it), and pulling on until then read elements nobody
                             // takes (2,219 in a release build under load). A lock round trip per

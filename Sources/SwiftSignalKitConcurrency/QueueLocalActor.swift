@@ -66,7 +66,7 @@ public actor QueueLocalActor<Value> {
         // Not an `isolated deinit`, which makes release builds with testing enabled fail ("circular
         // reference"). The box's one strong reference moves to a block on the queue, which releases it
         // there: inline when the actor dies on a queue that `Queue.async` runs inline (one made by
-        // `Queue(name:)`, the main queue), otherwise after the work queued before it.
+        // `Queue(name:)`, `Queue.mainQueue()`), otherwise after the work queued before it.
         //
         // Safe: the actor is being destroyed, so nothing else can reach the box, and the block is its only
         // owner from here on; the block runs on the queue, where the value belongs, and only releases it.

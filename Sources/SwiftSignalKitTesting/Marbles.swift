@@ -5,7 +5,7 @@ import SwiftSignalKit
 /// | Character | Meaning |
 /// | --- | --- |
 /// | `-` | a frame in which nothing happens |
-/// | a letter or digit | a value, looked up in the `values` dictionary; it takes one frame |
+/// | any other character (a letter or a digit, say; not `?`) | a value, looked up in the `values` dictionary; it takes one frame |
 /// | `\|` | completion |
 /// | `#` | failure with the given error |
 /// | `(ab\|)` | several events in the same frame; the group takes one frame |
@@ -28,7 +28,8 @@ public enum Marbles {
     ///
     /// > Important: An unknown character, a value character missing from `values`, a key of `values`
     /// > that is marble syntax (`-`, `|`, `#`, `(`, `)`, space) or `?` (what ``diagram(_:values:frame:start:)``
-    /// > draws for a value it has no character for), `#` without `error`, an unbalanced group,
+    /// > draws for a value it has no character for), `#` without `error`, an unbalanced, nested or empty
+    /// > group, `-` inside a group, an event after `|` or `#`,
     /// > a `frame` that is not a positive finite number, a `start` that is not a finite number, or an
     /// > event later than ``VirtualTimeScheduler/maximumTime`` is a precondition failure naming the
     /// > problem.
@@ -110,8 +111,8 @@ public enum Marbles {
     ///   - values: The characters of the values.
     ///   - frame: Seconds per character.
     ///   - start: The time of frame 0.
-    /// - Returns: The diagram, or nil when an event falls between frames, before `start`, or more than
-    ///   10,000 frames after it. An event is on a frame when its time equals the frame's as recorded
+    /// - Returns: The diagram, or nil when an event falls between frames, before `start`, or 10,000
+    ///   frames or more after it. An event is on a frame when its time equals the frame's as recorded
     ///   events compare (``Recorded``'s `==`), or is within a millionth of a frame of it.
     ///
     /// > Important: A key of `values` that ``events(_:values:error:frame:start:file:line:)`` refuses

@@ -7,7 +7,7 @@ import SwiftSignalKit
 /// in the order of their due time; actions due at the same instant run in the order they were
 /// scheduled. (In ``run(timeLimit:_:)`` time moves by itself, and the actions run in a task of the run
 /// that has the caller's task-local values, as the body does: an `#expect` in a callback that an action
-/// makes counts for the test that runs it.) Time starts at 0 and is given in seconds.
+/// makes counts for the test that runs it; values bound inside the body do not reach the actions.) Time starts at 0 and is given in seconds.
 ///
 /// ```swift
 /// let scheduler = VirtualTimeScheduler()

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// `Queue` wraps a `DispatchQueue` and adds ``isCurrent()``, which makes ``sync(_:)`` run inline when
 /// already on the queue, so that `sync` from inside the queue does not deadlock, and makes ``async(_:)``
-/// run inline on the serial queues this type makes and on the main queue, as the original library did,
+/// run inline on the serial queues this type makes and on ``mainQueue()``, as the original library did,
 /// so that `async` from inside keeps the work on the current stack.
 ///
 /// ```swift
@@ -24,7 +24,8 @@ import Foundation
 /// Code that runs on a serial queue, or inside its ``sync(_:)``, owns that queue until it returns; while
 /// it waits in a nested ``sync(_:)`` on another queue, no other work of the first queue can run. So the
 /// nested block counts as running on every queue its caller owns: ``isCurrent()`` is true for them, and
-/// ``sync(_:)`` and ``async(_:)`` to them run inline, at any depth.
+/// ``sync(_:)`` to them runs inline, at any depth, as does ``async(_:)`` to those on which it runs inline
+/// at all (queues made by ``init(name:qos:)``, and ``mainQueue()``).
 ///
 /// ```swift
 /// database.sync {
@@ -142,7 +143,8 @@ public final class Queue: Sendable {
     /// work (at any depth), since the queue is owned by the waiting caller. For the main queue, also on
     /// the main thread; for a global concurrent queue, inside work submitted through this wrapper.
     ///
-    /// - Returns: Whether work submitted with ``sync(_:)`` or ``async(_:)`` would run inline.
+    /// - Returns: Whether work submitted with ``sync(_:)`` would run inline; ``async(_:)`` runs inline
+    ///   only where this is true and the queue is one made by ``init(name:qos:)``, or ``mainQueue()``.
     public func isCurrent() -> Bool {
         switch self.identity {
         case .marker(let marker):
@@ -154,7 +156,8 @@ public final class Queue: Sendable {
         }
     }
 
-    /// Runs `f` on the queue: inline when already on a serial queue, otherwise asynchronously.
+    /// Runs `f` on the queue: inline when already on a queue made by ``init(name:qos:)`` or on
+    /// ``mainQueue()``, otherwise asynchronously.
     ///
     /// Inline (when ``isCurrent()``) on the queues this type makes with ``init(name:qos:)``, which are
     /// serial, and on ``mainQueue()``, as in the original library. On the global concurrent queues and on
