@@ -13,8 +13,34 @@ stage() {
     echo "--- $1"
 }
 
+# `beside LOG COMMAND...` starts COMMAND in the background, its output kept in LOG, so that a stage that
+# leaves a core idle (a test run of one test at a time, a build's single-threaded phases) runs beside
+# another; `beside_wait` waits for it, prints its output and returns its status. The exit trap stops it
+# if the script ends first.
+BESIDE_PID=""
+BESIDE_LOG=""
+
+beside() {
+    BESIDE_LOG="$1"
+    shift
+    "$@" > "$BESIDE_LOG" 2>&1 &
+    BESIDE_PID=$!
+}
+
+beside_wait() {
+    local status=0
+    wait "$BESIDE_PID" || status=$?
+    BESIDE_PID=""
+    cat "$BESIDE_LOG"
+    return $status
+}
+
 stages_finished() {
     local status=$?
+    if [ -n "$BESIDE_PID" ]; then
+        kill "$BESIDE_PID" 2>/dev/null || true
+        wait "$BESIDE_PID" 2>/dev/null || true
+    fi
     if [ -n "$STAGE_NAME" ]; then
         echo "    (took $((SECONDS - STAGE_START)) s)"
     fi
