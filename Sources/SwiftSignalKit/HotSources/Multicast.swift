@@ -11,7 +11,14 @@
 /// - The source's error or completion reaches every subscriber and ends the shared subscription; the next
 ///   subscriber of the key starts the source again.
 /// - When the last subscriber leaves, the source is disposed.
+/// - A loop inside the source's generator (``restart(_:)`` of a synchronous source) stops once every
+///   subscriber has ended, as behind ``share(replay:connection:)``, even before the last one's disposal
+///   arrives; the key's next subscriber starts the source again.
 /// - Keys are per error type: the same key used with signals of different error types is not shared.
+/// - Values need not be `Sendable`, as in the original library: each reaches the subscribers on the
+///   thread that sent it. A source that sends from two threads at once (a ``ValuePipe`` fed by two
+///   threads) can have a value wait for the thread delivering the other; in Swift 6 code prefer
+///   ``share(replay:connection:)``, which requires `Sendable` values, for such a source.
 /// - Every subscriber of a key gets the source's events in the same order, one at a time: a value that a
 ///   subscriber's callback makes the source send reaches every subscriber after the current one (as
 ///   with ``share(replay:connection:)``), not in the middle of its delivery.
@@ -119,6 +126,9 @@ public final class Multicast<T>: Sendable {
     @usableFromInline struct State {
         @usableFromInline var fanOut = FanOutState<T, E>(value: nil)
         @usableFromInline var phase = Phase.starting
+        /// Counts joins and departures, so that a look at the members outside the lock can tell whether
+        /// they changed meanwhile (see ``MulticastInstance/hasNoListeners(onEnd:)``).
+        @usableFromInline var membership: UInt64 = 0
 
         @inlinable init() {}
 
@@ -148,7 +158,9 @@ public final class Multicast<T>: Sendable {
     @inlinable func add(_ subscriber: Subscriber<T, E>) -> Int? {
         return self.state.withLock { state in
             // The log is always empty: the join has no replay to deliver.
-            state.isEnded ? nil : state.fanOut.join(subscriber).key
+            guard !state.isEnded else { return nil }
+            state.membership &+= 1
+            return state.fanOut.join(subscriber).key
         }
     }
 
@@ -157,6 +169,7 @@ public final class Multicast<T>: Sendable {
         let (departure, source, last) = self.state.withLock {
             state -> (FanOutState<T, E>.Departure, Disposable?, Bool) in
             let departure = state.fanOut.leave(key)
+            state.membership &+= 1
             guard state.fanOut.members.isEmpty, !state.isEnded else { return (departure, nil, false) }
             return (departure, state.end(), true)
         }
@@ -168,7 +181,12 @@ public final class Multicast<T>: Sendable {
     @inlinable func start(_ signal: Signal<T, E>, onEnd: @escaping @Sendable () -> Void) {
         // Every member may have left before the source was started.
         guard !self.state.withLock({ $0.isEnded }) else { return }
-        let disposable = signal.start(
+        // Linked to the members, as `share`'s upstream subscriber is: a loop inside the source's generator
+        // (``restart(_:)`` of a synchronous source) learns that every member has ended, even before the
+        // last one's disposal reaches this instance (only once that member's generator, the one running
+        // this source, has returned).
+        let subscriber = OperatorSubscriber(
+            Linked<T, E, _>(to: MulticastListeners(instance: self, onEnd: onEnd)),
             next: { [weak self] value in
                 guard let self else { return }
                 if let work = self.withFanOut({ $0.publish(value, keeping: 0).work }) {
@@ -185,12 +203,42 @@ public final class Multicast<T>: Sendable {
                 self.end(with: .Completion)
                 onEnd()
             })
+        let disposable = signal.run(subscriber)
         let stale = self.state.withLock { state -> Disposable? in
             if state.isEnded { return disposable }
             state.phase = .connected(disposable)
             return nil
         }
         stale?.dispose()
+    }
+
+    /// Whether every member has ended (see ``MulticastListeners``). Once the answer is yes, it stays yes:
+    /// the instance ends, and the next subscriber of the key starts the source again.
+    @inlinable func hasNoListeners(onEnd: @Sendable () -> Void) -> Bool {
+        // A few members first: usually the first has not ended, and that is the answer.
+        var limit = 4
+        while true {
+            let seen = self.state.withLock { state -> (subscribers: [Subscriber<T, E>], membership: UInt64)? in
+                state.isEnded ? nil : (state.fanOut.liveSubscribers(since: 0, limit: limit), state.membership)
+            }
+            guard let seen else { return true }
+            guard seen.subscribers.allSatisfy({ $0.isTerminated }) else { return false }
+            if seen.subscribers.count == limit && limit != .max {
+                limit = .max
+                continue
+            }
+            let ended = self.state.withLock { state -> (ended: Bool, source: Disposable?) in
+                if state.isEnded { return (true, nil) }
+                // Someone joined or left meanwhile: look again.
+                guard state.membership == seen.membership else { return (false, nil) }
+                state.fanOut.endAllMembers()
+                return (true, state.end())
+            }
+            guard ended.ended else { continue }
+            ended.source?.dispose()
+            onEnd()
+            return true
+        }
     }
 
     /// The source ended: sends `event` to every member and ends the instance.
@@ -211,6 +259,24 @@ public final class Multicast<T>: Sendable {
 // are serial, and the engine delivers each on the thread that sent it. Only a source that broke that
 // rule, sending from two threads at once, would have the engine queue a value for the other thread.
 extension MulticastInstance: @unchecked Sendable {}
+
+/// The downstream of a ``MulticastInstance``'s source subscriber: loops inside the source's generator ask
+/// it whether anyone still listens, and stop once every member has ended (as with `share`'s
+/// `ShareListeners`).
+@usableFromInline final class MulticastListeners<T, E>: DownstreamLink {
+    @usableFromInline let instance: MulticastInstance<T, E>
+    /// Forgets the instance in its ``Multicast``, once it has ended.
+    @usableFromInline let onEnd: @Sendable () -> Void
+
+    @inlinable init(instance: MulticastInstance<T, E>, onEnd: @escaping @Sendable () -> Void) {
+        self.instance = instance
+        self.onEnd = onEnd
+    }
+
+    @inlinable var isTerminated: Bool {
+        return self.instance.hasNoListeners(onEnd: self.onEnd)
+    }
+}
 
 /// A value with a bag of callbacks and a lock, for hand-written multicasting.
 ///

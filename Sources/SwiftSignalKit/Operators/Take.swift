@@ -4,7 +4,8 @@
 /// of them (it is sent by whichever thread finishes delivering the last of them).
 ///
 /// - Parameter count: How many values to pass; with 0 the result completes at once without starting the
-///   source.
+///   source. A negative count stops the program with a message naming it, when the operator is made
+///   (the original library passed nothing then, and never completed): check a computed count first.
 /// - Returns: An operator for `|>`.
 public func take<T, E>(_ count: Int) -> (Signal<T, E>) -> Signal<T, E> {
     if count < 0 { misuse("take(_:) needs a count of at least 0, got \(count)") }
@@ -155,7 +156,8 @@ public func take<T, E, U, F>(until notifier: Signal<U, F>) -> (Signal<T, E>) -> 
 /// > lock: exactly `count` are dropped. The values passed on are sent outside the lock, on the threads
 /// > that sent them, so two of them sent at once may reach the subscriber in either order.
 ///
-/// - Parameter count: How many values to drop; with 0 the source is returned unchanged.
+/// - Parameter count: How many values to drop; with 0 the source is returned unchanged. A negative count
+///   stops the program with a message naming it, when the operator is made.
 /// - Returns: An operator for `|>`.
 public func skip<T, E>(_ count: Int) -> (Signal<T, E>) -> Signal<T, E> {
     if count < 0 { misuse("skip(_:) needs a count of at least 0, got \(count)") }

@@ -165,6 +165,42 @@ import Testing
         #expect(completions.value == 1)
     }
 
+    /// A loop inside the source's generator (`restart` of a synchronous source) learns that every
+    /// subscriber has ended, as it does behind `share`: `take(1)` below a multicast spun for ever, since
+    /// the multicast subscribed to its source with a subscriber linked to nothing. (The source here fails
+    /// after 1,000 starts, so that the test ends either way.)
+    @Test func takeOneStopsAnEndlessSynchronousSourceBehindAMulticast() {
+        let starts = Counter()
+        let source = restart(boundedEndlessSource(starts: starts))
+        let multicast = Multicast<Int>()
+        let first = Recorder<Int, TestError>()
+        first.start(multicast.get(key: "k", signal: source) |> take(1))
+        #expect(first.events == [.next(1), .completed])
+        #expect(starts.value == 1, "the loop stops once its only subscriber has ended")
+
+        // The instance the loop gave up is forgotten: the key's next subscriber starts the source again.
+        let second = Recorder<Int, TestError>()
+        second.start(multicast.get(key: "k", signal: source) |> take(2))
+        #expect(second.events == [.next(2), .next(3), .completed])
+        #expect(starts.value == 3)
+    }
+
+    /// The loop goes on while any subscriber listens, also when the first several the multicast looks
+    /// at have ended.
+    @Test func aLoopBehindAMulticastGoesOnWhileALaterSubscriberListens() {
+        let starts = Counter()
+        let multicast = Multicast<Int>()
+        let shared = multicast.get(key: "k", signal: restart(boundedEndlessSource(starts: starts)))
+        let last = Recorder<Int, TestError>()
+        _ = (shared |> take(1)).start(next: { _ in
+            // Joined during the loop: five that end at the next value, then one that wants three.
+            for _ in 0..<5 { _ = (shared |> take(1)).start() }
+            last.start(shared |> take(3))
+        })
+        #expect(last.events == [.next(2), .next(3), .next(4), .completed])
+        #expect(starts.value == 4, "the loop ends once every subscriber has ended")
+    }
+
     @Test func multicastPromiseIsAPlainContainer() {
         let promise = MulticastPromise<Int>()
         promise.lock.locked {
@@ -206,5 +242,20 @@ import Testing
         }
         keep.dispose()
         #expect(received.value == 3 * 2_000)
+    }
+}
+
+/// A source that sends its start's number and completes, and fails from its 1,001st start: behind
+/// `restart`, an endless synchronous loop that still ends if nothing stops it.
+private func boundedEndlessSource(starts: Counter) -> Signal<Int, TestError> {
+    return Signal { subscriber in
+        let start = starts.increment()
+        if start > 1_000 {
+            subscriber.putError(TestError(code: start))
+        } else {
+            subscriber.putNext(start)
+            subscriber.putCompletion()
+        }
+        return EmptyDisposable
     }
 }
