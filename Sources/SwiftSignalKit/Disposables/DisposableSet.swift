@@ -135,7 +135,8 @@ public final class DisposableDict<T: Hashable & Sendable>: Disposable {
         // search that starts again asks only about entries added since. Otherwise a key whose `==`
         // sets another key of the same hash value changed the bucket at every comparison, and the
         // search started again for ever.
-        var compared: [(added: UInt64, equal: Bool)] = []
+        // A dictionary, not a list: with many keys of one hash value, a list made each search quadratic.
+        var compared: [UInt64: Bool] = [:]
         while true {
             // Read the bucket under the lock, search it unlocked (the user's `==`), then apply the
             // change only if that bucket did not change meanwhile; otherwise search again. Changes to
@@ -150,9 +151,9 @@ public final class DisposableDict<T: Hashable & Sendable>: Disposable {
             var updated = bucket?.entries ?? []
             var previous: Disposable?
             let index = updated.firstIndex { entry in
-                if let known = compared.first(where: { $0.added == entry.added }) { return known.equal }
+                if let known = compared[entry.added] { return known }
                 let equal = entry.key == key
-                compared.append((entry.added, equal))
+                compared[entry.added] = equal
                 return equal
             }
             if let index {

@@ -107,8 +107,10 @@ public final class Queue: Sendable {
             // queue (only ``mainQueue()`` ran it inline there). Code that defers work to the main queue's
             // next turn with it keeps doing so.
             self.runsAsyncInline = false
-        } else if queue.label.hasPrefix("com.apple.root.") {
-            // Global root queues do not support dispatch-specific storage.
+        } else if globalQueueLabels.contains(queue.label) {
+            // Global root queues do not support dispatch-specific storage. By the exact labels of the
+            // global queues, not their prefix: a serial queue of the user's labelled
+            // `com.apple.root.something` is an ordinary queue, with a marker of its own.
             self.identity = .global(QueueMarker.marker(forGlobalQueueLabeled: queue.label))
             self.runsAsyncInline = false
         } else {

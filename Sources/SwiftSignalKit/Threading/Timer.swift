@@ -170,30 +170,34 @@ public final class Timer: Sendable {
     }
 
     private func arm(_ scheduler: some SignalScheduler, seconds: Double) {
-        let firing = MetaDisposable()
+        let firing = SchedulerTimerFirings()
         self.replaceArmed(with: firing)
-        self.scheduleFiring(firing, on: scheduler, after: seconds)
+        self.scheduleFiring(firing, number: 0, on: scheduler, after: seconds)
     }
 
-    /// Schedules the next firing of the start that `firing` stands for. The scheduler holds the timer
+    /// Schedules firing `number` of the start that `firings` stands for. The scheduler holds the timer
     /// weakly, like a dispatch source's handler. A repeating timer schedules its next firing after the
     /// handler returns, so firings never overlap, also on a concurrent scheduler.
-    private func scheduleFiring(_ firing: MetaDisposable, on scheduler: some SignalScheduler, after seconds: Double) {
-        firing.set(
-            scheduler.schedule(after: seconds) { [weak self, weak firing] in
-                guard let self, let firing else { return }
-                guard self.armed.withLock({ $0 === firing }) else { return }
-                self.completion(self)
-                if self.repeat {
-                    // Not if the handler invalidated or restarted the timer; an `invalidate()` racing
-                    // with this disposes `firing`, which then disposes what it is given.
-                    if self.armed.withLock({ $0 === firing }) {
-                        self.scheduleFiring(firing, on: scheduler, after: seconds)
-                    }
-                } else {
-                    self.invalidate(ifCurrent: firing)
+    private func scheduleFiring(
+        _ firings: SchedulerTimerFirings, number: UInt64, on scheduler: some SignalScheduler, after seconds: Double
+    ) {
+        let scheduled = scheduler.schedule(after: seconds) { [weak self, weak firings] in
+            guard let self, let firings else { return }
+            guard self.armed.withLock({ $0 === firings }) else { return }
+            self.completion(self)
+            if self.repeat {
+                // Not if the handler invalidated or restarted the timer; an `invalidate()` racing with
+                // this disposes `firings`, which then disposes what it is given.
+                if self.armed.withLock({ $0 === firings }) {
+                    self.scheduleFiring(firings, number: number + 1, on: scheduler, after: seconds)
                 }
-            })
+            } else {
+                self.invalidate(ifCurrent: firings)
+            }
+        }
+        // This firing may already have run on another thread and stored the next one: numbered, so that
+        // it is not stored over that one (which would cancel it, and the timer would stop).
+        firings.store(scheduled, number: number)
     }
 
     private func replaceArmed(with armed: Disposable) {
@@ -205,10 +209,11 @@ public final class Timer: Sendable {
         previous?.dispose()
     }
 
-    /// Stops the timer. Called on the timer's queue (from its handler, say), no handler runs after it.
-    /// Called from another thread, it never waits: a handler already running finishes, and a firing
-    /// that had just begun on the queue may still call the handler an instant after `invalidate()`
-    /// returns, as a delivery under way may after `dispose()`. Later firings do not run.
+    /// Stops the timer. Called from the timer's handler, or on its queue when that queue is serial, no
+    /// handler runs after it. Called from another thread (other work of a concurrent queue, such as a
+    /// global one, included), it never waits: a handler already running finishes, and a firing that
+    /// had just begun may still call the handler an instant after `invalidate()` returns, as a delivery
+    /// under way may after `dispose()`. Later firings do not run.
     ///
     /// The timer keeps its handler (and what the handler captures) until the timer itself is released,
     /// as the original does, so that ``start()`` can run it again: an owner that keeps a timer whose
@@ -232,6 +237,43 @@ public final class Timer: Sendable {
         if cancelled {
             armed.dispose()
         }
+    }
+}
+
+/// The scheduled firings of one start of a ``Timer`` on a ``SignalScheduler``: the action of the latest
+/// firing, which disposing cancels. Firings are numbered, since the action of one can run (on another
+/// thread) and schedule the next before the scheduler has returned the first's disposable.
+final class SchedulerTimerFirings: Disposable {
+    private struct State {
+        var latest: (number: UInt64, action: Disposable)?
+        var isDisposed = false
+    }
+
+    private let state = LockedState<State>(State())
+
+    /// Keeps `action`, firing `number`'s, unless a later firing's is kept already (this one has run:
+    /// it is let go). Disposes it at once after ``dispose()``.
+    func store(_ action: Disposable, number: UInt64) {
+        let (stale, rejected) = self.state.withLock { state -> (Disposable?, Disposable?) in
+            if state.isDisposed { return (nil, action) }
+            if let latest = state.latest, latest.number > number { return (action, nil) }
+            let previous = state.latest?.action
+            state.latest = (number, action)
+            return (previous, nil)
+        }
+        // Released or disposed here, outside the lock. An earlier firing's action has run (it scheduled
+        // this one): letting it go is enough.
+        withExtendedLifetime(stale) {}
+        rejected?.dispose()
+    }
+
+    func dispose() {
+        let latest = self.state.withLock { state -> Disposable? in
+            state.isDisposed = true
+            defer { state.latest = nil }
+            return state.latest?.action
+        }
+        latest?.dispose()
     }
 }
 

@@ -7,6 +7,8 @@ public final class Bag<T> {
     public typealias Index = Int
 
     private var slots = OrderedSlots<T>()
+    /// How many entries at the front of `slots` are known to be holes: where ``first`` starts looking.
+    private var leadingHoles = 0
 
     /// Creates an empty bag.
     public init() {}
@@ -31,12 +33,21 @@ public final class Bag<T> {
     ///
     /// - Parameter index: An index from ``add(_:)``.
     public func remove(_ index: Index) {
-        _ = self.slots.remove(index)
+        let before = self.slots.entries.count
+        let removed = self.slots.remove(index)
+        if self.slots.entries.count != before {
+            // Compacted: the items moved to the front.
+            self.leadingHoles = 0
+        }
+        // Released last: its deinit may use the bag.
+        withExtendedLifetime(removed) {}
     }
 
     /// Removes every item.
     public func removeAll() {
-        _ = self.slots.removeAll()
+        let removed = self.slots.removeAll()
+        self.leadingHoles = 0
+        withExtendedLifetime(removed) {}
     }
 
     /// The items, in insertion order.
@@ -58,12 +69,21 @@ public final class Bag<T> {
         return self.slots.isEmpty
     }
 
-    /// The oldest item with its index, or nil when empty.
+    /// The oldest item with its index, or nil when empty. Amortised O(1), also while the bag is drained
+    /// from the front (`while let (index, _) = bag.first { bag.remove(index) }`).
     public var first: (Index, T)? {
-        // The first entry that holds an item, without building the list of all of them.
-        for entry in self.slots.entries {
-            if let element = entry.element { return (entry.key, element) }
+        // The first entry that holds an item, without building the list of all of them, and from where
+        // the last look stopped: the entries before it are holes (removed items) until a compaction.
+        let entries = self.slots.entries
+        var position = min(self.leadingHoles, entries.count)
+        while position < entries.count {
+            if let element = entries[position].element {
+                self.leadingHoles = position
+                return (entries[position].key, element)
+            }
+            position += 1
         }
+        self.leadingHoles = position
         return nil
     }
 

@@ -31,6 +31,19 @@ import Testing
         #expect(dispatchQueue.sync { again.isCurrent() }, "two wrappers of one queue agree")
     }
 
+    /// A serial queue of the user's labelled like a global queue (`com.apple.root.` and more) was taken
+    /// for one: its own work was not "current" (so `sync` from inside trapped in Dispatch), and two such
+    /// queues shared one marker.
+    @Test func aQueueLabelledLikeAGlobalQueueIsAnOrdinaryQueue() {
+        let first = DispatchQueue(label: "com.apple.root.mine")
+        let second = DispatchQueue(label: "com.apple.root.mine")
+        let wrappedFirst = Queue(queue: first)
+        let wrappedSecond = Queue(queue: second)
+        #expect(first.sync { wrappedFirst.isCurrent() })
+        #expect(first.sync { !wrappedSecond.isCurrent() }, "another queue of the same label is not current")
+        #expect(!wrappedFirst.isGlobalConcurrentQueue)
+    }
+
     @Test func globalQueuesReportIsCurrentForTheirWork() async {
         for queue in [Queue.concurrentDefaultQueue(), Queue.concurrentBackgroundQueue()] {
             let done = DispatchSemaphore(value: 0)

@@ -37,6 +37,56 @@ import Testing
         #expect(bag.isEmpty)
     }
 
+    /// `first` starts where its last look stopped (the entries before it are removed items), so that a
+    /// bag drained from the front is not quadratic: that place must move back when removals compact the
+    /// bag, and stay right when an item's deinit adds or removes items. Checked against a plain list.
+    @Test func firstStaysTheOldestItemThroughRemovalsAndCompactions() {
+        final class Item {
+            let value: Int
+            let onDeinit: (() -> Void)?
+            init(_ value: Int, onDeinit: (() -> Void)? = nil) {
+                self.value = value
+                self.onDeinit = onDeinit
+            }
+            deinit { self.onDeinit?() }
+        }
+        let bag = Bag<Item>()
+        var model: [(index: Int, value: Int)] = []
+        var random = SystemRandomNumberGenerator()
+        var next = 0
+        for step in 0..<20_000 {
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0..<4:
+                next += 1
+                model.append((bag.add(Item(next)), next))
+            case 4..<7:
+                // Drain from the front, as `while let (index, _) = bag.first { bag.remove(index) }` does.
+                if let (index, _) = bag.first {
+                    bag.remove(index)
+                    model.removeFirst()
+                }
+            case 7..<9:
+                if !model.isEmpty {
+                    let removed = model.remove(at: Int.random(in: 0..<model.count, using: &random))
+                    bag.remove(removed.index)
+                }
+            default:
+                // An item whose deinit, run inside `remove`, adds an item and removes the oldest.
+                let special = bag.add(
+                    Item(0) {
+                        next += 1
+                        model.append((bag.add(Item(next)), next))
+                        let oldest = model.removeFirst()
+                        bag.remove(oldest.index)
+                    })
+                bag.remove(special)
+            }
+            let first = bag.first
+            #expect(first?.0 == model.first?.index && first?.1.value == model.first?.value, "step \(step)")
+            if first?.0 != model.first?.index { break }
+        }
+    }
+
     @Test func sparseBagAndCounterBag() {
         let sparse = SparseBag<Int>()
         let one = sparse.add(1)

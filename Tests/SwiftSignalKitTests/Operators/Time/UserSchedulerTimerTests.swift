@@ -126,3 +126,59 @@ final class HookedTimer: Disposable {
         #expect(result.released == 2, "the wait before value 1, and the one after it")
     }
 }
+
+/// A scheduler whose first timed action runs before `schedule(after:_:)` returns, as it may on a
+/// concurrent queue whose other thread takes it at once; later ones wait for `runPending()`.
+final class FirstActionRunsAtOnceScheduler: SignalScheduler {
+    private let pending = LockedState<[(action: @Sendable () -> Void, cancelled: Flag)]>([])
+    private let scheduledCount = Counter()
+
+    func schedule(_ action: @escaping @Sendable () -> Void) {
+        action()
+    }
+
+    func scheduleAtEndOfInstant(_ action: @escaping @Sendable () -> Void) {
+        action()
+    }
+
+    func schedule(after delay: Double, _ action: @escaping @Sendable () -> Void) -> Disposable {
+        let cancelled = Flag()
+        if self.scheduledCount.increment() == 1 {
+            action()
+        } else {
+            self.pending.withLock { $0.append((action, cancelled)) }
+        }
+        return ActionDisposable { cancelled.set() }
+    }
+
+    /// Runs the actions scheduled so far that were not cancelled; returns how many ran.
+    @discardableResult func runPending() -> Int {
+        let actions = self.pending.withLock { pending in
+            defer { pending = [] }
+            return pending
+        }
+        let live = actions.filter { !$0.cancelled.isSet }
+        live.forEach { $0.action() }
+        return live.count
+    }
+}
+
+@Suite struct SchedulerTimerProbeRegressionTests {
+    /// A repeating timer on a scheduler other than a `Queue` stopped by itself when a firing ran on
+    /// another thread before the scheduler had returned its disposable: the late store of the first
+    /// firing's disposable cancelled the second firing, which that first firing had already scheduled.
+    @Test func aRepeatingTimerKeepsFiringWhenAFiringRunsBeforeItsScheduleReturns() {
+        let scheduler = FirstActionRunsAtOnceScheduler()
+        let firings = Counter()
+        let timer = Timer(timeout: 0, repeat: true, scheduler: scheduler) { _ in firings.increment() }
+        timer.start()
+        #expect(firings.value == 1)
+        #expect(scheduler.runPending() == 1, "the second firing must not have been cancelled")
+        #expect(firings.value == 2)
+        scheduler.runPending()
+        #expect(firings.value == 3)
+        timer.invalidate()
+        #expect(scheduler.runPending() == 0, "invalidate cancels the next firing")
+        #expect(firings.value == 3)
+    }
+}
