@@ -13,10 +13,10 @@ stage() {
     echo "--- $1"
 }
 
-# `beside LOG COMMAND...` starts COMMAND in the background, its output kept in LOG, so that a stage that
-# leaves a core idle (a test run of one test at a time, a build's single-threaded phases) runs beside
-# another; `beside_wait` waits for it, prints its output and returns its status. The exit trap stops it
-# if the script ends first.
+# `beside LOG COMMAND...` starts COMMAND in the background, its output kept in LOG, so that two stages
+# run together (`.ci/run` builds the example server beside the README's test command); `beside_wait`
+# waits for it, prints its output and returns its status. The exit trap stops it if the script ends
+# first.
 BESIDE_PID=""
 BESIDE_LOG=""
 

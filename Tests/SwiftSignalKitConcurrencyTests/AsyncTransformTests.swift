@@ -686,13 +686,21 @@ import Testing
 
     /// An actor builds a signal whose body hands the sender to the actor, and every value, sent after
     /// waiting for room or not, goes out from the actor's executor, as it would from the body's own code.
+    ///
+    /// A value sent without waiting finds room only once the loop has taken the one before (the bound is
+    /// 1): the actor waits for the loop to say so first. (Without that, a loop slower than the actor, under
+    /// load, ended the iteration with `.producerCouldNotWait` after one value.)
     @Test func aBodyHandsItsSenderToAnActorThatSendsFromItsExecutor() async throws {
-        let counter = SendingCounter(queue: Queue(name: "sending-counter"))
+        let taken = ValuePromise<Int>(0)
+        let counter = SendingCounter(queue: Queue(name: "sending-counter"), taken: taken)
         let onQueue = Atomic<[Bool]>(value: [])
         let queue = counter.executor.queue
         let observed = await counter.counting(to: 4) |> afterNext { _ in onQueue.modify { $0 + [queue.isCurrent()] } }
         var values: [Int] = []
-        for await value in observed.values(bufferingPolicy: .bounded(1)) { values.append(value) }
+        for await value in observed.values(bufferingPolicy: .bounded(1)) {
+            values.append(value)
+            taken.set(value)
+        }
         #expect(values == [1, 2, 3, 4])
         #expect(await counter.count == 4)
         // `waitingForRoom` resumes on the caller's actor and sends from there.
@@ -717,9 +725,13 @@ actor SendingCounter {
     let executor: QueueExecutor
     nonisolated var unownedExecutor: UnownedSerialExecutor { self.executor.asUnownedSerialExecutor() }
     var count = 0
+    /// The last value the consumer has taken: a value sent without waiting for room is sent once the
+    /// one before it has been taken.
+    let taken: ValuePromise<Int>
 
-    init(queue: Queue) {
+    init(queue: Queue, taken: ValuePromise<Int>) {
         self.executor = QueueExecutor(queue: queue)
+        self.taken = taken
     }
 
     func counting(to last: Int) -> Signal<Int, NoError> {
@@ -731,7 +743,13 @@ actor SendingCounter {
     func send(upTo last: Int, with send: sending SignalSender<Int, NoError>) async {
         while self.count < last {
             self.count += 1
-            if self.count.isMultiple(of: 2) { send(self.count) } else { await send.waitingForRoom(self.count) }
+            if self.count.isMultiple(of: 2) {
+                let previous = self.count - 1
+                _ = try? await (self.taken.get() |> filter { $0 >= previous }).get()
+                send(self.count)
+            } else {
+                await send.waitingForRoom(self.count)
+            }
         }
     }
 }
