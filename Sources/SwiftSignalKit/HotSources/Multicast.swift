@@ -215,30 +215,26 @@ public final class Multicast<T>: Sendable {
     /// Whether every member has ended (see ``MulticastListeners``). Once the answer is yes, it stays yes:
     /// the instance ends, and the next subscriber of the key starts the source again.
     @inlinable func hasNoListeners(onEnd: @Sendable () -> Void) -> Bool {
-        // A few members first: usually the first has not ended, and that is the answer.
-        var limit = 4
-        while true {
-            let seen = self.state.withLock { state -> (subscribers: [Subscriber<T, E>], membership: UInt64)? in
-                state.isEnded ? nil : (state.fanOut.liveSubscribers(since: 0, limit: limit), state.membership)
-            }
-            guard let seen else { return true }
-            guard seen.subscribers.allSatisfy({ $0.isTerminated }) else { return false }
-            if seen.subscribers.count == limit && limit != .max {
-                limit = .max
-                continue
-            }
-            let ended = self.state.withLock { state -> (ended: Bool, source: Disposable?) in
-                if state.isEnded { return (true, nil) }
-                // Someone joined or left meanwhile: look again.
-                guard state.membership == seen.membership else { return (false, nil) }
-                state.fanOut.endAllMembers()
-                return (true, state.end())
-            }
-            guard ended.ended else { continue }
-            ended.source?.dispose()
-            onEnd()
-            return true
-        }
+        return FanOutListenerCheck<T, E>.allHaveEnded(
+            check: { limit in
+                self.state.withLock { state in
+                    if state.isEnded { return .abandoned }
+                    return .depends(on: state.fanOut.liveSubscribers(since: 0, limit: limit), membership: state.membership)
+                }
+            },
+            abandon: { membership in
+                let ended = self.state.withLock { state -> (ended: Bool, source: Disposable?) in
+                    if state.isEnded { return (true, nil) }
+                    // Someone joined or left meanwhile: look again.
+                    guard state.membership == membership else { return (false, nil) }
+                    state.fanOut.endAllMembers()
+                    return (true, state.end())
+                }
+                guard ended.ended else { return false }
+                ended.source?.dispose()
+                onEnd()
+                return true
+            })
     }
 
     /// The source ended: sends `event` to every member and ends the instance.

@@ -448,3 +448,40 @@ extension FanOutOwner {
         self.leave(self.key)
     }
 }
+
+/// The first half of "does anyone still listen?", asked by a loop inside the source's generator of a
+/// fan-out's owner (`share`'s connection, a `Multicast` instance) at every step: its answer, under the
+/// owner's lock (see ``allHaveEnded(check:abandon:)``).
+@usableFromInline enum FanOutListenerCheck<T, E> {
+    /// Nobody listens, for good.
+    case abandoned
+    /// Someone always listens (a share that stays connected).
+    case kept
+    /// Whether anyone listens depends on these subscribers, as of `membership` (a count of the joins
+    /// and departures, to tell whether the members changed meanwhile).
+    case depends(on: [Subscriber<T, E>], membership: UInt64)
+
+    /// Whether every subscriber has ended. `check(limit)` looks under the owner's lock; its subscribers
+    /// are asked outside it (`isTerminated` takes each one's own lock). A few first: usually the first
+    /// has not ended, and that is the answer (the whole list at every step cost a share with 100,000
+    /// subscribers 4 ms a step); when every one of those has ended, all of them. Then `abandon` ends the
+    /// owner, or returns false when the members changed since `membership`, and the look starts again.
+    @inlinable static func allHaveEnded(check: (_ limit: Int) -> Self, abandon: (_ membership: UInt64) -> Bool) -> Bool {
+        var limit = 4
+        while true {
+            switch check(limit) {
+            case .abandoned:
+                return true
+            case .kept:
+                return false
+            case .depends(let subscribers, let membership):
+                guard subscribers.allSatisfy({ $0.isTerminated }) else { return false }
+                if subscribers.count == limit && limit != .max {
+                    limit = .max
+                    continue
+                }
+                if abandon(membership) { return true }
+            }
+        }
+    }
+}

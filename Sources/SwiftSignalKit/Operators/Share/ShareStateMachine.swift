@@ -167,14 +167,9 @@
         return .release(departure)
     }
 
-    @usableFromInline enum ListenerCheck {
-        /// Connection `generation` has been let go: nobody listens to it, for good.
-        case abandoned
-        /// The share keeps the connection whoever listens (``ShareConnection/stayConnected``).
-        case kept
-        /// Whether anyone listens depends on these subscribers, as of `membership`.
-        case depends(on: [Subscriber<T, E>], membership: UInt64)
-    }
+    /// `abandoned`: connection `generation` has been let go; `kept`: the share keeps the connection
+    /// whoever listens (``ShareConnection/stayConnected``); `depends`: on these subscribers.
+    @usableFromInline typealias ListenerCheck = FanOutListenerCheck<T, E>
 
     /// The first half of "does anyone still listen to connection `generation`?": the subscribers to
     /// look at, outside the lock, the first `limit` of them (the caller asks for more when every one of
