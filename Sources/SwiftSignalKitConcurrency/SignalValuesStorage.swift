@@ -101,20 +101,27 @@ import SwiftSignalKit
         }
     }
 
+    /// Subscribes. Under `.bounded` and `.endingWhenFull` the subscriber knows this storage as its
+    /// consumer (see `SignalDemand`): a value can end the iteration while the signal still starts, and a
+    /// loop inside the generator (`restart` of a synchronous signal) then learns it by asking, since the
+    /// subscription's disposable does not exist yet. Under the other policies nothing ends the iteration
+    /// before `start` returns.
     @inlinable func subscribe() -> Disposable {
-        if case .bounded = self.policy {
+        switch self.policy {
+        case .bounded, .endingWhenFull:
             return self.signal.start(
                 next: { value in self.received(value) },
                 error: { error in self.ended(.failed(error)) },
                 completed: { self.ended(.completed) },
                 pacedBy: self
             )
+        case .unbounded, .bufferingNewest, .bufferingOldest:
+            return self.signal.start(
+                next: { value in self.received(value) },
+                error: { error in self.ended(.failed(error)) },
+                completed: { self.ended(.completed) }
+            )
         }
-        return self.signal.start(
-            next: { value in self.received(value) },
-            error: { error in self.ended(.failed(error)) },
-            completed: { self.ended(.completed) }
-        )
     }
 
     /// Hands the consumer what is ready, or registers its wait.
@@ -173,6 +180,18 @@ import SwiftSignalKit
             waiter.resume(returning: result)
             RoomWaiters.resume(producers)
         }
+    }
+
+    /// Producers wait for room under `.bounded` only; under `.endingWhenFull` the storage is the
+    /// subscriber's consumer only to be asked whether the iteration is over.
+    @usableFromInline package var pacesProducers: Bool {
+        if case .bounded = self.policy { return true }
+        return false
+    }
+
+    /// Whether the iteration is over for the source (see `SignalDemand.consumerHasGone`).
+    @usableFromInline package var consumerHasGone: Bool {
+        return self.state.withLock { $0.isOverForTheSource }
     }
 
     /// Suspends a producer that can wait until the loop has room for one more value (see

@@ -552,6 +552,36 @@ import Testing
         #expect(received.with { $0 } == [0])
     }
 
+    /// A loop inside a generator above an async operator (`restart` of a synchronous signal) runs
+    /// while the operator starts, before the operator's subscription to it exists: a consumer below
+    /// that has ended stops it all the same. (It ran on to the end of its source, for ever without the
+    /// `take` here: the operator subscribed upstream with a subscriber linked to nothing.) The second
+    /// start waits, on the test's own thread, until the consumer has ended; the loop then asks before
+    /// a third.
+    @Test(arguments: [AsyncTransformPolicy.serial, .serial(buffering: .bounded(1))])
+    func aLoopInTheGeneratorAboveStopsWhenTheConsumerHasEnded(policy: AsyncTransformPolicy) async {
+        let consumerEnded = DispatchSemaphore(value: 0)
+        let starts = Counter()
+        let source = Signal<Int, NoError> { subscriber in
+            let start = starts.increment()
+            if start == 2 {
+                _ = blockingWait(consumerEnded, seconds: 10)
+            }
+            subscriber.putNext(start)
+            subscriber.putCompletion()
+            return EmptyDisposable
+        }
+        let received = Atomic<[Int]>(value: [])
+        let subscription = await onThread {
+            (restart(source) |> take(1_000) |> mapAsync(policy) { $0 * 10 } |> take(1)).start(
+                next: { value in received.modify { $0 + [value] } },
+                completed: { consumerEnded.signal() })
+        }
+        #expect(received.with { $0 } == [10])
+        #expect(starts.value == 2, "the loop ran on after the consumer had ended")
+        subscription.dispose()
+    }
+
     @Test func aSlowConsumerGetsEveryResultInOrderOneAtATime() async {
         let numbers = Signal<Int, NoError> { subscriber in
             for value in 0..<50 { subscriber.putNext(value) }

@@ -360,6 +360,36 @@ final class Lead: Sendable {
         #expect(fromGenerator.endReason == .producerCouldNotWait, "the first iterator's reason is the sequence's")
     }
 
+    /// A loop that runs inside its generator (`restart` of a synchronous signal) runs while the sequence
+    /// is made, before the subscription's disposable exists: the value that ends the iteration stops it
+    /// all the same, through the operators that hand values on where they arrive. (It ran on to the end
+    /// of its source, for ever without the `take` here: the subscriber the sequence made was linked to
+    /// nothing. Found by a probe on 2026-11-30.)
+    @Test(
+        arguments: [SignalBufferingPolicy.bounded(1), .endingWhenFull(1)],
+        [PassingOperator.none, .map, .mapThenFilter, .take, .beforeNext, .materialize]
+    )
+    func aLoopInTheGeneratorStopsWhenTheIterationEnds(policy: SignalBufferingPolicy, through passing: PassingOperator) async {
+        let starts = Counter()
+        let source = Signal<Int, NoError> { subscriber in
+            subscriber.putNext(starts.increment())
+            subscriber.putCompletion()
+            return EmptyDisposable
+        }
+        let values = passing.apply(restart(source) |> take(1_000)).values(bufferingPolicy: policy)
+        var received: [Int] = []
+        for await value in values {
+            received.append(value)
+        }
+        // `.bounded(1)`: the value kept for the first `next()` counts, so the second ends the loop.
+        // `.endingWhenFull(1)`: the first value is handed to the first `next()`, the second is kept, the
+        // third ends the loop.
+        let ending = policy == .bounded(1) ? 2 : 3
+        #expect(starts.value == ending, "the loop ran on after the iteration ended")
+        #expect(received == Array(1..<ending))
+        #expect(values.endReason == (policy == .bounded(1) ? .producerCouldNotWait : .fellBehind))
+    }
+
     /// A waiting producer whose every value `filter` drops finds room 5,000 times and sends nothing:
     /// that must not let a producer that cannot wait, in the same loop, fill the buffer far past the
     /// bound. (The count of waits that found room was unbounded: all 1,000 values were kept.)

@@ -45,6 +45,11 @@ import Testing
             self.room = room
         }
 
+        var pacesProducers: Bool { true }
+
+        /// Not asked: nothing here runs inside a generator.
+        var consumerHasGone: Bool { false }
+
         func waitForRoom() async -> Bool {
             return self.granted.increment() <= self.room
         }

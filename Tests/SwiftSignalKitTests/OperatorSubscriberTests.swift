@@ -68,6 +68,8 @@ import Testing
     }
 
     final class NoRoomNeeded: SignalDemand {
+        var pacesProducers: Bool { true }
+        var consumerHasGone: Bool { false }
         func waitForRoom() async -> Bool { true }
     }
 

@@ -256,10 +256,11 @@ public class Subscriber<T, E>: CustomStringConvertible {
 
     /// The room of the consumer this subscriber's values reach synchronously, for a producer that can
     /// wait for it (see ``SignalDemand``): the consumer's own, or what the subscriber it hands its values
-    /// to reports. Nil when no consumer paces this chain, or once the subscription has ended.
+    /// to reports. Nil when no consumer paces this chain (a consumer attached only to be asked whether it
+    /// has gone does not), or once the subscription has ended.
     @usableFromInline package final var demand: (any SignalDemand)? {
         if let own = self.withState({ _ in self.extras?.demand }) {
-            return own
+            return own.pacesProducers ? own : nil
         }
         return self.downstreamDemand
     }
@@ -288,9 +289,20 @@ public class Subscriber<T, E>: CustomStringConvertible {
     ///
     /// Loops that run inside a generator (``restart(_:)``, ``queue(_:)``) check it: a terminal event
     /// downstream disposes upstream subscriptions only once their generators have returned, so a loop
-    /// still inside its generator would otherwise not learn that nobody listens any more.
+    /// still inside its generator would otherwise not learn that nobody listens any more. The consumer
+    /// at the end of the chain, when one is attached (see ``SignalDemand``), is asked too: a `for await`
+    /// loop can end before the subscription it would dispose exists.
     @usableFromInline package final var isTerminated: Bool {
-        if self.withState({ $0.isTerminated }) {
+        var consumer: (any SignalDemand)?
+        let terminated = self.withState { state -> Bool in
+            if state.isTerminated { return true }
+            consumer = self.extras?.demand
+            return false
+        }
+        if terminated {
+            return true
+        }
+        if let consumer, consumer.consumerHasGone {
             return true
         }
         return self.downstreamIsTerminated

@@ -55,21 +55,15 @@ final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposabl
             await self.work()
         }
         self.register(self.state.withLock { $0.workerStarted(worker) })
-        let subscription: Disposable
-        if self.inputBound != nil {
-            subscription = upstream.start(
-                next: { value in self.perform(self.state.withLock { $0.valueArrived(value) }) },
-                error: { error in self.perform(self.state.withLock { $0.upstreamFailed(error) }) },
-                completed: { self.perform(self.state.withLock { $0.upstreamCompleted() }) },
-                pacedBy: self
-            )
-        } else {
-            subscription = upstream.start(
-                next: { value in self.perform(self.state.withLock { $0.valueArrived(value) }) },
-                error: { error in self.perform(self.state.withLock { $0.upstreamFailed(error) }) },
-                completed: { self.perform(self.state.withLock { $0.upstreamCompleted() }) }
-            )
-        }
+        // The upstream subscriber knows this storage as its consumer (see `SignalDemand`), whether or not
+        // it paces: a loop inside the generator above (`restart` of a synchronous signal) runs before the
+        // subscription below exists, and learns that this subscription has ended only by asking.
+        let subscription = upstream.start(
+            next: { value in self.perform(self.state.withLock { $0.valueArrived(value) }) },
+            error: { error in self.perform(self.state.withLock { $0.upstreamFailed(error) }) },
+            completed: { self.perform(self.state.withLock { $0.upstreamCompleted() }) },
+            pacedBy: self
+        )
         self.register(self.state.withLock { $0.upstreamStarted(subscription) })
     }
 
@@ -251,6 +245,17 @@ final class AsyncTransformStorage<T: Sendable, R: Sendable, E: Error>: Disposabl
 
     /// Suspends a producer upstream while ``inputBound`` values wait for a transform (see
     /// `SignalDemand`).
+    /// Producers upstream wait only under an input bound (see ``inputBound``).
+    @usableFromInline package var pacesProducers: Bool {
+        return self.inputBound != nil
+    }
+
+    /// Whether no more values are taken: a terminal event is queued, the subscription was disposed, or
+    /// the subscriber below has ended (its disposal of this subscription may not have landed yet).
+    @usableFromInline package var consumerHasGone: Bool {
+        return self.state.withLock { $0.hasStopped } || self.subscriber.isTerminated
+    }
+
     @usableFromInline package func waitForRoom() async -> Bool {
         guard let bound = self.inputBound else { return true }
         return await self.state.waitForRoom(hasRoom: { $0.hasInputRoom(bound: bound) }, hasGone: { $0.hasStopped })

@@ -65,6 +65,47 @@ import Testing
         #expect(starts.value == 100_000, "the loop notices the ended downstream before restarting")
     }
 
+    /// A consumer at the end of a chain that has gone after `after` values, and never disposes: a loop
+    /// inside a generator can learn it only by asking (see `SignalDemand.consumerHasGone`).
+    final class ConsumerGone: SignalDemand {
+        let taken = Counter()
+        let after: Int
+        let pacesProducers: Bool
+
+        init(after: Int, pacesProducers: Bool) {
+            self.after = after
+            self.pacesProducers = pacesProducers
+        }
+
+        var consumerHasGone: Bool { self.taken.value >= self.after }
+
+        func waitForRoom() async -> Bool { !self.consumerHasGone }
+    }
+
+    /// The synchronous loop asks the consumer at the end of the chain, through a fused `map |> filter`
+    /// and a `take`, before each restart: the consumer of a `for await` loop that ended can say so
+    /// before the subscription's disposable exists. A consumer that only links (it does not pace) is
+    /// not offered to producers as room.
+    @Test(arguments: [true, false])
+    func synchronousRestartLoopStopsWhenTheConsumerHasGone(pacesProducers: Bool) {
+        let starts = Counter()
+        let source = Signal<Int, NoError> { subscriber in
+            subscriber.putNext(starts.increment())
+            subscriber.putCompletion()
+            return EmptyDisposable
+        }
+        let consumer = ConsumerGone(after: 5, pacesProducers: pacesProducers)
+        let chain = restart(source) |> take(1_000) |> map { $0 * 2 } |> filter { $0 > 0 }
+        let subscription = chain.start(
+            next: { _ in consumer.taken.increment() }, error: nil, completed: nil, pacedBy: consumer)
+        #expect(starts.value == 5, "the loop ran on after the consumer had gone")
+        subscription.dispose()
+
+        let subscriber = OperatorSubscriber(CallbacksOnly<Int, NoError>(), next: nil, error: nil, completed: nil, demand: consumer)
+        #expect((subscriber.demand != nil) == pacesProducers)
+        #expect(subscriber.isTerminated, "the consumer has gone")
+    }
+
     @Test func recurseRestartsLikeRestart() {
         let starts = Counter()
         let source = Signal<Int, TestError> { subscriber in
