@@ -91,6 +91,12 @@ public actor QueueLocalActor<Value> {
         return try body(&box.value)
     }
 
+    /// Whether a ``withValue(_:)`` or ``withValueOnQueue(_:)`` body is running: asked only on the queue,
+    /// where the caller is isolated to the actor (see ``subscribe(_:next:error:completed:)``).
+    private nonisolated var isInsideAnAccess: Bool {
+        return self.assumeIsolated { $0.isBeingAccessed }
+    }
+
     /// Runs `body` with exclusive access to the value, on the queue.
     ///
     /// `body` is `sending`: a closure made in another isolation (a `@MainActor` function, a module whose
@@ -145,6 +151,12 @@ public actor QueueLocalActor<Value> {
     /// The events are delivered on the queue (`deliverOn(_:)`) and each handler
     /// runs isolated to the actor, so it may use the value directly.
     ///
+    /// A handler never runs in the middle of another access to the actor: an event sent from the body of
+    /// a ``withValue(_:)`` or ``withValueOnQueue(_:)`` (a `putNext` on a pipe this actor subscribes to)
+    /// is enqueued and handled after that body has returned, as an actor handles a message sent to
+    /// itself; the subscription's events stay in the order they were sent. An event sent on the queue
+    /// outside any access runs inline, as `deliverOn(_:)` runs it.
+    ///
     /// ```swift
     /// let disposable = sessions.subscribe(logins, next: { actor, login in
     ///     actor.withValueOnQueue { $0[login.id] = Session(login) }
@@ -169,7 +181,9 @@ public actor QueueLocalActor<Value> {
     ) -> Disposable {
         // `next` returns a generic value rather than `Void`: with `Void`, Swift 6.3 fails to type-check
         // a one-expression closure whose expression has a value ("failed to produce diagnostic").
-        return (signal |> deliverOn(self.queue)).start(
+        // Not plain `deliverOn`: an event sent on the queue from an access's body would run there, and
+        // its handler's access would find the value being changed.
+        return (signal |> deliverOnQueue(self.queue, enqueueingWhile: { self.isInsideAnAccess })).start(
             next: { value in
                 self.assumeIsolated { actor -> Void in
                     let ignored = next(actor, value)

@@ -198,6 +198,46 @@ final class TallyDoor {
         subscription.dispose()
     }
 
+    /// The actor's own code sends on a pipe the actor subscribes to: the handler runs after the access
+    /// that sent, not in the middle of it, where its own access stopped the process ("called inside
+    /// another withValue or withValueOnQueue"; found by a probe on 2026-11-30). The subscription's events
+    /// stay in order, and one sent on the queue outside any access, with nothing pending, still runs
+    /// inline.
+    @Test func anEventSentFromInsideAnAccessIsHandledAfterIt() async {
+        let queue = Queue(name: "self-sending")
+        let actor = QueueLocalActor(queue: queue, value: [Int]())
+        let pipe = ValuePipe<Int>()
+        let subscription = actor.subscribe(pipe.signal(), next: { actor, value in actor.withValueOnQueue { $0.append(value) } })
+        await actor.withValue { log in
+            log.append(0)
+            pipe.putNext(1)
+            log.append(2)
+        }
+        await drain(queue)
+        #expect(await actor.withValue { $0 } == [0, 2, 1])
+
+        let handledInline = Atomic<[Bool]>(value: [])
+        queue.async {
+            actor.withValueOnQueue { log in
+                log.append(3)
+                pipe.putNext(4)
+                log.append(5)
+            }
+            // 4 waits in the queue: 6 goes behind it, though sent outside the access.
+            pipe.putNext(6)
+            actor.withValueOnQueue { log in handledInline.modify { $0 + [log.last == 6] } }
+        }
+        await drain(queue)
+        queue.async {
+            pipe.putNext(7)
+            actor.withValueOnQueue { log in handledInline.modify { $0 + [log.last == 7] } }
+        }
+        await drain(queue)
+        #expect(await actor.withValue { $0 } == [0, 2, 1, 3, 5, 4, 6, 7])
+        #expect(handledInline.with { $0 } == [false, true])
+        subscription.dispose()
+    }
+
     /// One-expression handlers whose expression has a value: they used to make Swift 6.3 fail ("failed to
     /// produce diagnostic"), so this test compiling is half of it.
     @Test func oneExpressionHandlersCompileAndRun() async {

@@ -17,7 +17,7 @@
 /// - Parameter queue: Where callbacks run.
 /// - Returns: An operator for `|>`.
 @inlinable public func deliverOn<T: Sendable, E: Sendable>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
-    return deliverOnQueue(queue)
+    return deliverOnQueue(queue, gate: NeverBusy())
 }
 
 /// Delivers every event through `scheduler`, in the order the events were sent: each is scheduled with
@@ -56,31 +56,68 @@
     }
 }
 
+/// ``deliverOn(_:)-(Queue)`` for a consumer that must not run in the middle of some work on the queue
+/// (a `QueueLocalActor`'s handlers, during one of its accesses): an event sent on the queue while
+/// `isBusy` returns true is enqueued behind that work, as if sent from another thread, and the
+/// subscription's later events follow it. `isBusy` is asked only on the queue, where `async` would run
+/// the event inline; it must take no lock of the library and run no user code.
+@inlinable package func deliverOnQueue<T: Sendable, E: Sendable>(
+    _ queue: Queue, enqueueingWhile isBusy: @escaping @Sendable () -> Bool
+) -> (Signal<T, E>) -> Signal<T, E> {
+    return deliverOnQueue(queue, gate: BusyWhile(isBusy))
+}
+
 /// The implementation of ``deliverOn(_:)-(Queue)``, also used by `combineLatest(queue:)`, whose error type
 /// is not required to be `Sendable`: an error crosses to the queue once and is not kept by the source.
-@inlinable func deliverOnQueue<T: Sendable, E>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
+/// `gate` says when an event sent on the queue must be enqueued all the same (``NeverBusy``: never; it
+/// has no bytes, so the callbacks' contexts are as without it).
+@inlinable func deliverOnQueue<T: Sendable, E, Gate: QueueDeliveryGate>(_ queue: Queue, gate: Gate) -> (Signal<T, E>) -> Signal<T, E> {
     return { signal in
         return Signal { subscriber in
             let delivery = OrderedQueueDelivery(queue: queue)
             return signal.subscribe(
                 Linked(to: subscriber),
                 next: { value in
-                    delivery.deliver(value, to: subscriber)
+                    delivery.deliver(value, to: subscriber, gate: gate)
                 },
                 error: { error in
                     // Safe: the error is moved to the queue and used once there; the source keeps no copy.
                     let transfer = UnsafeTransfer(error)
-                    delivery.run {
+                    delivery.run(gate: gate) {
                         subscriber.putError(transfer.value)
                     }
                 },
                 completed: {
-                    delivery.run {
+                    delivery.run(gate: gate) {
                         subscriber.putCompletion()
                     }
                 })
         }
     }
+}
+
+/// When an event sent on a `deliverOn` queue, where it could run inline, must be enqueued all the same.
+@usableFromInline protocol QueueDeliveryGate: Sendable {
+    /// Asked only on the queue; true enqueues the event.
+    func isBusy() -> Bool
+}
+
+/// The gate of a plain `deliverOn`: events sent on the queue run inline.
+@usableFromInline struct NeverBusy: QueueDeliveryGate {
+    @inlinable init() {}
+
+    @inlinable func isBusy() -> Bool { false }
+}
+
+/// The gate of ``deliverOnQueue(_:enqueueingWhile:)``.
+@usableFromInline struct BusyWhile: QueueDeliveryGate {
+    @usableFromInline let check: @Sendable () -> Bool
+
+    @inlinable init(_ check: @escaping @Sendable () -> Bool) {
+        self.check = check
+    }
+
+    @inlinable func isBusy() -> Bool { self.check() }
 }
 
 /// Runs one subscription's events on a queue in the order they were sent: inline when sent on the queue
@@ -100,8 +137,8 @@
 
     /// Delivers `value`: inline or enqueued, as ``run(_:)``, but without a closure around `putNext`, so
     /// the enqueued block is the only allocation, as with a plain `queue.async`.
-    @inlinable func deliver<T: Sendable, E>(_ value: T, to subscriber: Subscriber<T, E>) {
-        if self.runsInline {
+    @inlinable func deliver<T: Sendable, E>(_ value: T, to subscriber: Subscriber<T, E>, gate: some QueueDeliveryGate) {
+        if self.runsInline(gate) {
             subscriber.putNext(value)
         } else {
             self.enqueue {
@@ -111,10 +148,10 @@
         }
     }
 
-    /// Runs `work`: inline when on the queue with nothing of this subscription pending there, enqueued
-    /// otherwise.
-    @inlinable func run(_ work: @escaping @Sendable () -> Void) {
-        if self.runsInline {
+    /// Runs `work`: inline when on the queue with nothing of this subscription pending there and `gate`
+    /// not busy, enqueued otherwise.
+    @inlinable func run(gate: some QueueDeliveryGate, _ work: @escaping @Sendable () -> Void) {
+        if self.runsInline(gate) {
             work()
         } else {
             self.enqueue {
@@ -126,9 +163,10 @@
 
     /// Whether an event sent now may run inline: only on a queue where `async` runs inline, which is
     /// serial, so nothing enqueued can run meanwhile and a zero count stays true until the inline event
-    /// returns. (On a queue that may be concurrent, an enqueued event could run beside it.)
-    @inlinable var runsInline: Bool {
-        return self.queue.runsWorkInline && self.pending.withLock { $0 == 0 }
+    /// returns. (On a queue that may be concurrent, an enqueued event could run beside it.) Not while
+    /// `gate` is busy: that event is enqueued, and the events after it then find it pending.
+    @inlinable func runsInline(_ gate: some QueueDeliveryGate) -> Bool {
+        return self.queue.runsWorkInline && !gate.isBusy() && self.pending.withLock { $0 == 0 }
     }
 
     /// Counts `block` as pending and enqueues it, under one lock; `block` must end with ``ranEnqueued()``.

@@ -33,7 +33,7 @@
         // A subscriber that has already ended (`get()` took the initial values, or an earlier source's
         // first combination) would dispose the source at once: never start it.
         if self.subscriber.isTerminated { return }
-        let source = queue.map { signal |> deliverOnQueue($0) } ?? signal
+        let source = queue.map { signal |> deliverOnQueue($0, gate: NeverBusy()) } ?? signal
         let subscription = source.subscribe(CombineLatestSource(storage: self, index: index, slot: slot))
         self.act(self.state.withLock { $0.sourceStarted(subscription) })
     }
