@@ -107,13 +107,16 @@ extension Signal where T: Sendable, E: Error {
     ///   sees that task's task-local values.
     /// - `body` may be isolated to an actor: write `@MainActor send in` (a closure passed here is not
     ///   isolated to the code around it, even in a module whose default isolation is the main actor).
-    ///   The task then runs it there, and it sends from there.
+    ///   The task then runs it there, and it sends from there. The parameter is `@isolated(any)`, which
+    ///   keeps the closure's isolation: converted to a plain async function type, such a closure was
+    ///   refused unless it contained an `await` (the sender is not `Sendable`).
     ///
     /// - Parameters:
     ///   - priority: The priority of the task.
     ///   - body: The async work; sends values with the `SignalSender` it is given.
     public convenience init(
-        priority: TaskPriority? = nil, _ body: @escaping @Sendable (_ send: sending SignalSender<T, E>) async throws(E) -> Void
+        priority: TaskPriority? = nil,
+        _ body: @escaping @isolated(any) @Sendable (_ send: sending SignalSender<T, E>) async throws(E) -> Void
     ) {
         self.init { subscriber in
             let task = TimelineExecutor.startTask(priority: priority) {

@@ -95,6 +95,19 @@ final class ProfileScreen {
         #expect(screen.updates == ["a", "b", "c"])
     }
 
+    /// A body on the main actor that never awaits compiles too (it did only with an `await` in it).
+    @Test func anAsyncSignalBodyOnTheMainActorThatNeverAwaits() async {
+        let screen = ProfileScreen()
+        let names = Signal<String, NoError> { @MainActor send in
+            screen.updates.append("a")
+            send("a")
+        }
+        var received: [String] = []
+        for await name in names.values { received.append(name) }
+        #expect(received == ["a"])
+        #expect(screen.updates == ["a"])
+    }
+
     @Test func mainActorWorkInsideAPipeline() async throws {
         let screen = ProfileScreen()
         let titled =

@@ -714,6 +714,23 @@ import Testing
         #expect(screen.sent == [1, 2, 3, 4])
     }
 
+    /// The same without an `await` in the body: Swift 6.3 refused to convert such a closure to the
+    /// plain async function type the initialiser took ("crossing of an isolation boundary requires
+    /// parameter and result types to conform to 'Sendable'"); the parameter is `@isolated(any)` now.
+    /// Found by a probe on 2026-11-30; this test compiling is most of it.
+    @Test @MainActor func aBodyIsolatedToTheMainActorNeedNotAwait() async {
+        let screen = MainActorScreen()
+        let signal = Signal<Int, NoError> { @MainActor send in
+            screen.sent.append(1)
+            send(1)
+            send(2)
+        }
+        var values: [Int] = []
+        for await value in signal.values { values.append(value) }
+        #expect(values == [1, 2])
+        #expect(screen.sent == [1])
+    }
+
     /// An actor builds a signal whose body hands the sender to the actor, and every value, sent after
     /// waiting for room or not, goes out from the actor's executor, as it would from the body's own code.
     ///
