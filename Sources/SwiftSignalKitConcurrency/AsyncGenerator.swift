@@ -102,7 +102,8 @@ extension Signal where T: Sendable, E: Error {
     ///   the error type in a closure that throws, `{ (send) throws(DBError) in ... }`: Swift 6.3 infers
     ///   `throws(any Error)` for a closure that uses `try` without it, which fits only `E == any Error`.
     /// - Disposing the subscription cancels the task; nothing `body` sends after `dispose()` returned is
-    ///   delivered, even when it ignores cancellation.
+    ///   delivered, even when it ignores cancellation. A subscription disposed before its task first
+    ///   runs never calls `body`.
     /// - The task takes `priority`, or else the priority of the task that started the subscription, and
     ///   sees that task's task-local values.
     /// - `body` may be isolated to an actor: write `@MainActor send in` (a closure passed here is not
@@ -120,6 +121,8 @@ extension Signal where T: Sendable, E: Error {
     ) {
         self.init { subscriber in
             let task = TimelineExecutor.startTask(priority: priority) {
+                // Disposed before the task ran: nothing `body` sends would be delivered; it is not started.
+                if Task.isCancelled { return }
                 do throws(E) {
                     try await body(SignalSender(subscriber: subscriber))
                     subscriber.putCompletion()

@@ -96,7 +96,9 @@ extension Signal where T: Sendable, E: Error {
     ///
     /// The bridge for calling new async APIs from signal code: the result is sent as one value followed
     /// by completion; a thrown error is sent as the signal's error. Disposing the subscription cancels
-    /// the task; a result that arrives after `dispose()` returned is dropped.
+    /// the task; a result that arrives after `dispose()` returned is dropped. A subscription disposed
+    /// before its task first runs never calls `operation`: a request made and at once given up is not
+    /// sent.
     ///
     /// Name the closure's error type, as in `() throws(APIError) in`: a closure that throws is otherwise
     /// inferred to throw `any Error`, which does not convert to `E`.
@@ -107,6 +109,8 @@ extension Signal where T: Sendable, E: Error {
     public convenience init(priority: TaskPriority? = nil, operation: @escaping @Sendable () async throws(E) -> T) {
         self.init { subscriber in
             let task = TimelineExecutor.startTask(priority: priority) {
+                // Disposed before the task ran: nobody takes the result, so the work is not started.
+                if Task.isCancelled { return }
                 do throws(E) {
                     let value = try await operation()
                     subscriber.putNext(value)

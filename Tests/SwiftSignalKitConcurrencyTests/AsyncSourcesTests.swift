@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import SwiftSignalKit
 import SwiftSignalKitConcurrency
+import SwiftSignalKitTesting
 import Testing
 
 /// An async sequence of 0..<count that fails with `TestError(code: count)` at the end if `fails`.
@@ -145,6 +146,33 @@ func run<T: Sendable, E: Error>(_ signal: Signal<T, E>, onNext: @escaping @Senda
     @Test func noErrorOperationNeedsNoTryAndBridgesBack() async {
         let value = await Signal<Int, NoError>(operation: { 21 * 2 }).first()
         #expect(value == 42)
+    }
+
+    /// A subscription disposed before its task first runs never starts the work. On one timeline the
+    /// task runs only after the run's body has disposed it; the subscription kept shows that such
+    /// tasks do run before `run` returns. (The operation ran, cancelled, in 200 runs of 200: a request
+    /// made and at once given up was still sent. Found by a probe on 2026-11-30.)
+    @Test func disposedBeforeItsTaskRunsTheWorkNeverStarts() async throws {
+        let scheduler = VirtualTimeScheduler()
+        let ranDisposed = Counter()
+        let ranKept = Counter()
+        let kept = try await scheduler.run {
+            Signal<Int, NoError>(operation: {
+                ranDisposed.increment()
+                return 1
+            }).start().dispose()
+            Signal<Int, NoError> { send in
+                ranDisposed.increment()
+                send(1)
+            }.start().dispose()
+            return Signal<Int, NoError>(operation: {
+                ranKept.increment()
+                return 1
+            }).start()
+        }
+        #expect(ranDisposed.value == 0, "work started for a subscription already disposed")
+        #expect(ranKept.value == 1)
+        kept.dispose()
     }
 
     @Test func disposeCancelsTheTask() async {
