@@ -105,7 +105,8 @@ extension Signal where E: Error, T: Sendable {
     ///   ```
     ///
     ///   A sequence made in a task that is already cancelled does not subscribe: its loop ends at once,
-    ///   with `SignalValuesEndReason.cancelled`, and a cold signal's generator never runs.
+    ///   with `SignalValuesEndReason.cancelled`, and a cold signal's generator never runs. The same holds
+    ///   for a later iterator (below) made in such a task, wherever it is used afterwards.
     /// - The first iterator takes that subscription, with what it has kept. Each later iterator is a new
     ///   subscription, made when the iterator is made, so it sees only values sent after that: two loops
     ///   over one sequence, or a second loop after the first one broke, miss what was sent before they
@@ -180,7 +181,8 @@ public struct SignalValues<T: Sendable, E: Error>: AsyncSequence, Sendable {
     }
 
     /// Makes an iterator. The first takes the subscription made with the sequence, with what it has kept
-    /// since; each later iterator subscribes at once.
+    /// since; each later iterator subscribes at once, unless the calling task is already cancelled: that
+    /// iterator's `next()` returns nil, from any task.
     ///
     /// - Returns: A new iterator with its own subscription.
     public func makeAsyncIterator() -> Iterator {
@@ -193,8 +195,9 @@ public struct SignalValues<T: Sendable, E: Error>: AsyncSequence, Sendable {
     }
 
     /// Why the sequence's first iteration (the subscription made with the sequence) ended; nil while it
-    /// goes on. Read it after a `for await` loop over the sequence, once the loop has ended by itself
-    /// (`next()` returned nil or threw):
+    /// goes on. It is set when the subscription ends, which can be before the loop has taken the values
+    /// kept until then. Read it after a `for await` loop over the sequence, once the loop has ended by
+    /// itself (`next()` returned nil or threw):
     ///
     /// ```swift
     /// let events = feed.values(bufferingPolicy: .endingWhenFull(1_000))
