@@ -87,14 +87,21 @@ public actor QueueLocalActor<Value> {
                     + "reaching the actor again.")
         }
         self.isBeingAccessed = true
-        defer { self.isBeingAccessed = false }
+        let depth = Int(bitPattern: queueLocalActorAccesses.value)
+        queueLocalActorAccesses.set(UnsafeRawPointer(bitPattern: depth + 1))
+        defer {
+            queueLocalActorAccesses.set(UnsafeRawPointer(bitPattern: depth))
+            self.isBeingAccessed = false
+        }
         return try body(&box.value)
     }
 
-    /// Whether a ``withValue(_:)`` or ``withValueOnQueue(_:)`` body is running: asked only on the queue,
-    /// where the caller is isolated to the actor (see ``subscribe(_:next:error:completed:)``).
+    /// Whether the calling thread is inside the body of a ``withValue(_:)`` or ``withValueOnQueue(_:)``
+    /// of this actor or of another (see ``subscribe(_:next:error:completed:)``): a handler run there
+    /// would run in the middle of that body, and reaching that actor from it would find its value being
+    /// changed.
     private nonisolated var isInsideAnAccess: Bool {
-        return self.assumeIsolated { $0.isBeingAccessed }
+        return Int(bitPattern: queueLocalActorAccesses.value) > 0
     }
 
     /// Runs `body` with exclusive access to the value, on the queue.
@@ -151,11 +158,12 @@ public actor QueueLocalActor<Value> {
     /// The events are delivered on the queue (`deliverOn(_:)`) and each handler
     /// runs isolated to the actor, so it may use the value directly.
     ///
-    /// A handler never runs in the middle of another access to the actor: an event sent from the body of
-    /// a ``withValue(_:)`` or ``withValueOnQueue(_:)`` (a `putNext` on a pipe this actor subscribes to)
-    /// is enqueued and handled after that body has returned, as an actor handles a message sent to
-    /// itself; the subscription's events stay in the order they were sent. An event sent on the queue
-    /// outside any access runs inline, as `deliverOn(_:)` runs it.
+    /// A handler never runs in the middle of an access: an event sent from the body of a ``withValue(_:)``
+    /// or ``withValueOnQueue(_:)`` of this actor or of another (a `putNext` on a pipe this actor
+    /// subscribes to) is enqueued and handled after that body has returned, as an actor handles a
+    /// message sent to it from another actor's code; the subscription's events stay in the order they
+    /// were sent. An event sent on the queue outside any access runs inline where `deliverOn(_:)` would
+    /// run it inline (a queue made by `Queue(name:)`; on a wrapped queue every event is enqueued).
     ///
     /// ```swift
     /// let disposable = sessions.subscribe(logins, next: { actor, login in
@@ -198,6 +206,11 @@ public actor QueueLocalActor<Value> {
             })
     }
 }
+
+/// How many bodies of `QueueLocalActor` accesses run on the calling thread, one inside another (each
+/// to another actor, or the process stops): a thread-specific count, since a body runs synchronously on
+/// the thread that called it. A global, as a generic type cannot have a static stored property.
+let queueLocalActorAccesses = ThreadSpecificSlot()
 
 /// Holds a ``QueueLocalActor``'s value; owned by the actor, then by the block that releases it on the
 /// queue. Not `Sendable`: the value is reached only through the actor's isolation.

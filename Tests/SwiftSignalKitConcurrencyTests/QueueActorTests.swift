@@ -238,6 +238,31 @@ final class TallyDoor {
         subscription.dispose()
     }
 
+    /// Two actors on one queue: a body of the first sends on a pipe the second subscribes to, and that
+    /// handler reaches the first actor. It runs after the body, as for an actor's own events; run in the
+    /// middle of it, its access to the first actor stopped the process. (Found by a probe on 2026-11-30.)
+    @Test func anEventSentFromAnotherActorsAccessIsHandledAfterIt() async {
+        let queue = Queue(name: "two-actors-sending")
+        let first = QueueLocalActor(queue: queue, value: [String]())
+        let second = QueueLocalActor(queue: queue, value: 0)
+        let pipe = ValuePipe<Int>()
+        let subscription = second.subscribe(
+            pipe.signal(),
+            next: { actor, value in
+                actor.withValueOnQueue { $0 += value }
+                first.withValueOnQueue { $0.append("handled \(value)") }
+            })
+        await first.withValue { log in
+            log.append("before")
+            pipe.putNext(1)
+            log.append("after")
+        }
+        await drain(queue)
+        #expect(await first.withValue { $0 } == ["before", "after", "handled 1"])
+        #expect(await second.withValue { $0 } == 1)
+        subscription.dispose()
+    }
+
     /// One-expression handlers whose expression has a value: they used to make Swift 6.3 fail ("failed to
     /// produce diagnostic"), so this test compiling is half of it.
     @Test func oneExpressionHandlersCompileAndRun() async {

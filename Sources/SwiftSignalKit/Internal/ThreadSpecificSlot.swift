@@ -8,11 +8,11 @@
 
 /// A value of the calling thread, kept in pthread's thread-specific data: other threads, and tasks that
 /// the thread starts, do not see it. Each slot is one key, made once and never deleted (the library
-/// holds a handful, in `static let`s).
-@usableFromInline struct ThreadSpecificSlot: Sendable {
+/// holds a handful, in `static let`s). `package`: `QueueLocalActor` keeps one too.
+@usableFromInline package struct ThreadSpecificSlot: Sendable {
     @usableFromInline let key: pthread_key_t
 
-    @usableFromInline init() {
+    @usableFromInline package init() {
         var key = pthread_key_t()
         let result = pthread_key_create(&key, nil)
         if result != 0 { misuse("pthread_key_create failed with \(result)") }
@@ -20,12 +20,12 @@
     }
 
     /// The calling thread's value; nil until it is set.
-    @inlinable var value: UnsafeMutableRawPointer? {
+    @inlinable package var value: UnsafeMutableRawPointer? {
         return pthread_getspecific(self.key)
     }
 
     /// Sets the calling thread's value.
-    @inlinable func set(_ value: UnsafeRawPointer?) {
+    @inlinable package func set(_ value: UnsafeRawPointer?) {
         pthread_setspecific(self.key, value)
     }
 
