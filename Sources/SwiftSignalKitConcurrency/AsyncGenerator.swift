@@ -42,6 +42,11 @@ import SwiftSignalKit
 ///     }
 /// }
 /// ```
+///
+/// The compiler also accepts handing the sender to a task that outlives the body
+/// (`Task.detached { send(value) }`), which gives up the one-at-a-time rule: a value that task sends
+/// while the body returns can reach its callback at the same time as the completion that follows,
+/// from another thread. Await such a task before the body returns.
 public struct SignalSender<T, E> {
     @usableFromInline let subscriber: Subscriber<T, E>
     /// The room of the consumer that paces this subscription, found once when the body starts (the
