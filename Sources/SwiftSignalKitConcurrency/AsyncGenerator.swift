@@ -107,27 +107,29 @@ extension Signal where T: Sendable, E: Error {
     ///   the error type in a closure that throws, `{ (send) throws(DBError) in ... }`: Swift 6.3 infers
     ///   `throws(any Error)` for a closure that uses `try` without it, which fits only `E == any Error`.
     /// - Disposing the subscription cancels the task; nothing `body` sends after `dispose()` returned is
-    ///   delivered, even when it ignores cancellation. A subscription disposed before `body` starts
-    ///   never calls it, also when the task was waiting for the actor `body` is isolated to.
+    ///   delivered, even when it ignores cancellation. A subscription disposed before its task first
+    ///   runs never calls `body`. A body isolated to an actor is reached after a hop to it: a disposal
+    ///   while the task waits for that actor does not keep it from starting (its values are dropped).
     /// - The task takes `priority`, or else the priority of the task that started the subscription, and
     ///   sees that task's task-local values.
     /// - `body` may be isolated to an actor: write `@MainActor send in` (a closure passed here is not
     ///   isolated to the code around it, even in a module whose default isolation is the main actor).
-    ///   The task then runs it there, and it sends from there. The parameter is `@isolated(any)`, which
-    ///   keeps the closure's isolation: converted to a plain async function type, such a closure was
-    ///   refused unless it contained an `await` (the sender is not `Sendable`).
+    ///   The task then runs it there, and it sends from there. Write `@MainActor send async in` when the
+    ///   body has no `await`: Swift 6.3 refuses such a closure otherwise, with a message about
+    ///   `Sendable` parameter types (the sender is not `Sendable`; the `async` is what it needs).
     ///
     /// - Parameters:
     ///   - priority: The priority of the task.
     ///   - body: The async work; sends values with the `SignalSender` it is given.
     public convenience init(
-        priority: TaskPriority? = nil,
-        _ body: @escaping @isolated(any) @Sendable (_ send: sending SignalSender<T, E>) async throws(E) -> Void
+        priority: TaskPriority? = nil, _ body: @escaping @Sendable (_ send: sending SignalSender<T, E>) async throws(E) -> Void
     ) {
         self.init { subscriber in
             let task = TimelineExecutor.startTask(priority: priority) {
+                // Disposed before the task ran: nothing `body` sends would be delivered; it is not started.
+                if Task.isCancelled { return }
                 do throws(E) {
-                    guard try await Self.run(body, for: subscriber, isolation: body.isolation) else { return }
+                    try await body(SignalSender(subscriber: subscriber))
                     subscriber.putCompletion()
                 } catch {
                     subscriber.putError(error)
@@ -135,20 +137,5 @@ extension Signal where T: Sendable, E: Error {
             }
             return ActionDisposable { task.cancel() }
         }
-    }
-
-    /// Runs `body` where it is isolated, unless the subscription was disposed before it got there:
-    /// `isolation` is the body's, so the cancellation is checked after the hop to its actor (a body
-    /// isolated to a busy actor waits for it, and a disposal meanwhile must keep it from starting), and
-    /// the call to `body` then needs no other hop. Returns whether `body` ran.
-    @usableFromInline static func run(
-        _ body: @isolated(any) @Sendable (_ send: sending SignalSender<T, E>) async throws(E) -> Void,
-        for subscriber: Subscriber<T, E>,
-        isolation: isolated (any Actor)?
-    ) async throws(E) -> Bool {
-        // Disposed before the task got here: nothing `body` sent would be delivered.
-        if Task.isCancelled { return false }
-        try await body(SignalSender(subscriber: subscriber))
-        return true
     }
 }

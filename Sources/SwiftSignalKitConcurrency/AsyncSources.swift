@@ -97,10 +97,10 @@ extension Signal where T: Sendable, E: Error {
     /// The bridge for calling new async APIs from signal code: the result is sent as one value followed
     /// by completion; a thrown error is sent as the signal's error. Disposing the subscription cancels
     /// the task; a result that arrives after `dispose()` returned is dropped. A subscription disposed
-    /// before the operation starts never calls it: a request made and at once given up is not sent.
-    ///
-    /// `operation` may be isolated to an actor (`{ @MainActor in ... }`, an actor's method): the task
-    /// runs it there. A disposal while the task waits for that actor still keeps it from starting.
+    /// before its task first runs never calls `operation`: a request made and at once given up is not
+    /// sent. An operation isolated to an actor (`{ @MainActor in ... }`) is reached after a hop to it:
+    /// a disposal while the task waits for that actor does not keep it from starting (its result is
+    /// dropped).
     ///
     /// Name the closure's error type, as in `() throws(APIError) in`: a closure that throws is otherwise
     /// inferred to throw `any Error`, which does not convert to `E`.
@@ -108,11 +108,13 @@ extension Signal where T: Sendable, E: Error {
     /// - Parameters:
     ///   - priority: The priority of the task.
     ///   - operation: The async work; for `NoError` signals it cannot throw.
-    public convenience init(priority: TaskPriority? = nil, operation: @escaping @isolated(any) @Sendable () async throws(E) -> T) {
+    public convenience init(priority: TaskPriority? = nil, operation: @escaping @Sendable () async throws(E) -> T) {
         self.init { subscriber in
             let task = TimelineExecutor.startTask(priority: priority) {
+                // Disposed before the task ran: nobody takes the result, so the work is not started.
+                if Task.isCancelled { return }
                 do throws(E) {
-                    guard let value = try await Self.run(operation, isolation: operation.isolation) else { return }
+                    let value = try await operation()
                     subscriber.putNext(value)
                     subscriber.putCompletion()
                 } catch {
@@ -121,17 +123,6 @@ extension Signal where T: Sendable, E: Error {
             }
             return ActionDisposable { task.cancel() }
         }
-    }
-
-    /// Runs `operation` where it is isolated, unless the subscription was disposed before it got there
-    /// (see `Signal.run(_:for:isolation:)` of an async body): nil then.
-    @usableFromInline static func run(
-        _ operation: @isolated(any) @Sendable () async throws(E) -> T,
-        isolation: isolated (any Actor)?
-    ) async throws(E) -> T? {
-        // Disposed before the task got here: nobody takes the result, so the work is not started.
-        if Task.isCancelled { return nil }
-        return try await operation()
     }
 }
 

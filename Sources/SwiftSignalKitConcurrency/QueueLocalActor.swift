@@ -158,11 +158,11 @@ public actor QueueLocalActor<Value> {
     /// The events are delivered on the queue (`deliverOn(_:)`) and each handler
     /// runs isolated to the actor, so it may use the value directly.
     ///
-    /// A handler never runs in the middle of an access: an event sent from the body of a ``withValue(_:)``
-    /// or ``withValueOnQueue(_:)`` of this actor or of another (a `putNext` on a pipe this actor
-    /// subscribes to) is enqueued and handled after that body has returned, as an actor handles a
-    /// message sent to it from another actor's code; the subscription's events stay in the order they
-    /// were sent. An event sent on the queue outside any access runs inline where `deliverOn(_:)` would
+    /// A handler never runs in the middle of an access: an event sent while the body of a
+    /// ``withValue(_:)`` or ``withValueOnQueue(_:)`` runs on the thread (of this actor or any other, on
+    /// any queue; a `putNext` on a pipe this actor subscribes to) is enqueued and handled after that
+    /// body has returned, as an actor handles a message sent to it from another actor's code; the
+    /// subscription's events stay in the order they were sent. An event sent on the queue outside any access runs inline where `deliverOn(_:)` would
     /// run it inline (a queue made by `Queue(name:)`; on a wrapped queue every event is enqueued).
     ///
     /// ```swift

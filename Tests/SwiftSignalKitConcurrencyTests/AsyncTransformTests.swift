@@ -714,13 +714,14 @@ import Testing
         #expect(screen.sent == [1, 2, 3, 4])
     }
 
-    /// The same without an `await` in the body: Swift 6.3 refused to convert such a closure to the
-    /// plain async function type the initialiser took ("crossing of an isolation boundary requires
-    /// parameter and result types to conform to 'Sendable'"); the parameter is `@isolated(any)` now.
-    /// Found by a probe on 2026-11-30; this test compiling is most of it.
-    @Test @MainActor func aBodyIsolatedToTheMainActorNeedNotAwait() async {
+    /// The same without an `await` in the body, written as the initialiser's documentation says: with
+    /// `async`. (Without it Swift 6.3 refuses the closure: "crossing of an isolation boundary requires
+    /// parameter and result types to conform to 'Sendable'". Making the parameter `@isolated(any)`
+    /// would accept it, but refuses function values of `nonisolated(nonsending)` types that compile
+    /// today; see `functionValuesOfThisModulesAsyncTypesAreTaken`.) This test compiling is most of it.
+    @Test @MainActor func aBodyIsolatedToTheMainActorThatNeverAwaitsIsWrittenAsync() async {
         let screen = MainActorScreen()
-        let signal = Signal<Int, NoError> { @MainActor send in
+        let signal = Signal<Int, NoError> { @MainActor send async in
             screen.sent.append(1)
             send(1)
             send(2)
