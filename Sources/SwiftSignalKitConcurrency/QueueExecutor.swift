@@ -12,7 +12,10 @@ import SwiftSignalKit
 /// ```
 ///
 /// - Jobs are enqueued with `DispatchQueue.async`, in the order they are submitted, so actor work and
-///   plain `queue.async` blocks submitted from one thread run in submission order.
+///   plain `queue.async` blocks submitted from one thread run in submission order. The order is the
+///   order in which jobs reach this executor: a task resumed from a continuation
+///   (`withCheckedContinuation`) may be scheduled by the runtime before it comes back to the actor, so
+///   a block dispatched to the queue right after `resume` can run before the resumed task does.
 /// - `checkIsolated()` asks the queue whether it is current, so `assumeIsolated` succeeds inside any
 ///   block running on the queue, and inside `Queue.sync` blocks nested in such a block (the waiting
 ///   caller owns the queue; see `Queue.isCurrent()`), and traps elsewhere.
@@ -23,7 +26,9 @@ import SwiftSignalKit
 /// > a concurrent queue would run actor jobs in parallel. A global concurrent queue
 /// > (`Queue.concurrentDefaultQueue()`, a wrapped `DispatchQueue.global`) stops the process with a
 /// > message; a concurrent queue made elsewhere and wrapped cannot be told from a serial one. For the
-/// > main queue, use `@MainActor` instead.
+/// > main queue, use `@MainActor` instead: an executor made for `Queue.mainQueue()` is accepted, but
+/// > its jobs run only while something drains the main queue (an `async` `main`, `dispatchMain()`, or
+/// > a run loop), so in a program whose synchronous top-level code never does, they never run.
 ///
 /// The actor must keep its executor alive (store it), because `UnownedSerialExecutor` does not retain
 /// it.
