@@ -96,14 +96,6 @@ public actor QueueLocalActor<Value> {
         return try body(&box.value)
     }
 
-    /// Whether the calling thread is inside the body of a ``withValue(_:)`` or ``withValueOnQueue(_:)``
-    /// of this actor or of another (see ``subscribe(_:next:error:completed:)``): a handler run there
-    /// would run in the middle of that body, and reaching that actor from it would find its value being
-    /// changed.
-    private nonisolated var isInsideAnAccess: Bool {
-        return Int(bitPattern: queueLocalActorAccesses.value) > 0
-    }
-
     /// Runs `body` with exclusive access to the value, on the queue.
     ///
     /// `body` is `sending`: a closure made in another isolation (a `@MainActor` function, a module whose
@@ -191,7 +183,7 @@ public actor QueueLocalActor<Value> {
         // a one-expression closure whose expression has a value ("failed to produce diagnostic").
         // Not plain `deliverOn`: an event sent on the queue from an access's body would run there, and
         // its handler's access would find the value being changed.
-        return (signal |> deliverOnQueue(self.queue, enqueueingWhile: { self.isInsideAnAccess })).start(
+        return (signal |> deliverOnQueue(self.queue, enqueueingWhile: threadIsInsideAQueueLocalActorAccess)).start(
             next: { value in
                 self.assumeIsolated { actor -> Void in
                     let ignored = next(actor, value)
@@ -220,4 +212,12 @@ final class QueueLocalActorStorage<Value> {
     init(_ value: sending Value) {
         self.value = value
     }
+}
+
+/// Whether the calling thread is inside the body of a `withValue(_:)` or `withValueOnQueue(_:)` of any
+/// `QueueLocalActor` (see `QueueLocalActor.subscribe(_:next:error:completed:)`): a handler run there would
+/// run in the middle of that body, and reaching that actor from it would find its value being changed.
+/// A free function: it reads only the thread's count, so the gate captures no actor.
+private func threadIsInsideAQueueLocalActorAccess() -> Bool {
+    return Int(bitPattern: queueLocalActorAccesses.value) > 0
 }
