@@ -33,14 +33,14 @@ func nextEvent(_ events: ValuePipe<String>) async -> String? {
     return await events.signal().first()
 }
 
-/// Right: a deadline turns "never" into an error.
-func nextEvent(_ events: ValuePipe<String>, within seconds: Double) async throws(APIError) -> String {
-    let bounded =
-        events.signal()
-        |> castError(APIError.self)
-        |> timeout(seconds, queue: Queue.concurrentDefaultQueue(), alternate: .fail(.timedOut))
-    guard let event = try await bounded.first() else { throw .timedOut }
-    return event
+/// Right: a deadline turns "never" into an error, and a caller that has gone is not a timeout.
+func nextEvent(_ events: ValuePipe<String>, within limit: Duration) async throws(APIError) -> String? {
+    let signal = events.signal() |> castError(APIError.self)
+    switch try await signal.first(within: limit) {
+    case .value(let event): return event
+    case .timedOut: throw .timedOut
+    case .empty, .cancelled: return nil  // a cancelled caller has gone: nobody reads the answer
+    }
 }
 
 // MARK: - A callback still running after dispose() returned
@@ -196,7 +196,14 @@ func requiredTheme(_ theme: Signal<String, NoError>) async throws -> String {
 
     @Test func aDeadlineEndsTheWait() async throws {
         let events = ValuePipe<String>()
-        await #expect(throws: APIError.timedOut) { try await nextEvent(events, within: 0.05) }
+        await #expect(throws: APIError.timedOut) { try await nextEvent(events, within: .milliseconds(50)) }
+    }
+
+    @Test func aCallerThatWentAwayIsNotATimeout() async throws {
+        let events = ValuePipe<String>()
+        let waiting = Task { try await nextEvent(events, within: .seconds(60)) }
+        waiting.cancel()
+        #expect(try await waiting.value == nil)
     }
 
     @Test func aFastProducerFillsAnUnboundedBuffer() async {
