@@ -54,6 +54,14 @@ import Testing
         #expect(source.isBalanced)
     }
 
+    @Test func theEmptyEndSaysWhatWentWrongInLogs() async throws {
+        let signal: Signal<Int, NoError> = .complete()
+        let error = try #require(await #expect(throws: SignalError.self) { try await signal.get() })
+        // What a log line or `localizedDescription` shows, not "SignalError error 0".
+        #expect(String(describing: error).contains("completed without sending a value"))
+        #expect(error.localizedDescription.contains("completed without sending a value"))
+    }
+
     @Test func cancellingAWaitOnNeverDisposesAndThrows() async {
         let source = InstrumentedSource()
         let signal: Signal<Int, NoError> = source.signal { _ in }
