@@ -29,7 +29,9 @@ extension Signal where T: Sendable, E == NoError {
     ///   A change whose read gives an equal result sends that result again; add `distinctUntilChanged`
     ///   if that matters. (An `@Observable` property set to an equal value does not count as a change.)
     /// - The signal never completes; disposing stops the reads. A change that comes after `dispose()`
-    ///   schedules nothing.
+    ///   schedules nothing. A `dispose()` called off the main actor does not wait for a read that is
+    ///   running there, so that read's value may still be sent after it returns; dispose on the main
+    ///   actor for a hard stop.
     /// - Change the models on the main actor, as their `@MainActor` asks. Observation reports a change
     ///   before the new value is stored, so a read scheduled by a change made on another thread can run
     ///   before the store lands, and that change's value is then never sent.
@@ -76,7 +78,9 @@ extension Signal where T: Sendable, E == NoError {
     /// - The object is held weakly, so storing the disposable in the object makes no cycle. Once the
     ///   object is gone, the signal's next value ends the subscription; until then it stays (on a quiet
     ///   feed, for as long as the feed is quiet), so dispose it in the object's `deinit`. After
-    ///   `dispose()`, no value is set, not even one that was waiting for its action.
+    ///   `dispose()` on the main actor, no value is set, not even one that was waiting for its action. A
+    ///   `dispose()` on another thread does not wait for an action that has already taken its value, so
+    ///   that one value may be set after it returns.
     /// - Call it on the main actor: a key path to a main-actor property is formed there (from a
     ///   nonisolated async function, `await MainActor.run { signal.assign(to: \.text, on: model) }`).
     ///

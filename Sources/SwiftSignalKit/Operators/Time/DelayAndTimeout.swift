@@ -125,6 +125,12 @@ import Dispatch
 /// fires first, the source is disposed and `alternate` is started; a source event racing with the timer
 /// is dropped if the timer won.
 ///
+/// The wait starts when the source's `start` returns: a source that blocks in `start` is not timed out
+/// while it blocks, and the wait is measured from its return. A disposal that races with the timer's
+/// firing may come too late to stop `alternate` from starting (a disposal never waits for the timer's
+/// thread): `alternate` then starts and is disposed at once, and nothing it sends reaches the
+/// subscriber, but what its `start` does (a fallback request, say) is done.
+///
 /// `timeout` is checked when the operator is made: `+infinity` never times out (the result is the source
 /// itself), 0 or a negative value times out as soon as `queue` runs the timer unless the source sends
 /// first, a value above 100 years waits 100 years, and NaN is a precondition failure naming the argument

@@ -17,6 +17,10 @@
 /// event that races with the timer is dropped if the timer won. ``timeout(_:scheduler:alternate:)-(Double,_,_)``
 /// bounds only the wait for the first event.
 ///
+/// A disposal that races with the timer's firing may come too late to stop `alternate` from starting:
+/// it then starts and is disposed at once, and nothing it sends reaches the subscriber, but what its
+/// `start` does is done.
+///
 /// ```swift
 /// let feed = quotes |> timeout(perValue: 30, scheduler: Queue.concurrentDefaultQueue(), alternate: .fail(.stalled))
 /// ```
