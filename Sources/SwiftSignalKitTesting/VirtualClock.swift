@@ -98,11 +98,19 @@ public struct VirtualClock: Clock, SignalScheduler {
         try Task.checkCancellation()
         let deadline = Self.nanoseconds(deadline.offset)
         let jobs = self.scheduler.jobs
-        let offTimeline = !TimelineExecutor.isOnTimeline(of: jobs)
-        let madeInRun = offTimeline && TimelineExecutor.currentTaskWasMadeInRun(of: jobs)
-        if offTimeline, jobs.runIsActive {
+        let offTimeline: TimelineJobs.OffTimelineSleeper?
+        if !TimelineExecutor.isOnTimeline(of: jobs) {
+            offTimeline = TimelineExecutor.currentTaskWasMadeInRun(of: jobs) ? .madeInRun : .madeElsewhere
+        } else if jobs.runIsActive, !TimelineExecutor.currentTaskPrefersAnExecutor() {
+            // On the timeline now, but it prefers no executor (a `Task.immediate {}` before its first
+            // suspension): it would wake on the thread pool, at a real time.
+            offTimeline = .wakesOnThePool
+        } else {
+            offTimeline = nil
+        }
+        if let offTimeline, jobs.runIsActive {
             // During a run, a task off the timeline: it would race with it.
-            jobs.noteSleeperOffTheTimeline(madeInRun: madeInRun)
+            jobs.noteSleeperOffTheTimeline(offTimeline)
         }
         guard deadline > self.scheduler.nanosecondsNow else {
             // A real clock suspends here too (its timer fires at once): yield, so that a loop that polls
@@ -121,7 +129,7 @@ public struct VirtualClock: Clock, SignalScheduler {
                             // A task off the timeline that began to sleep before a run (a subscription
                             // made before it), woken by the run: it would race with it too. (Woken
                             // outside a run, by `advance`, it is a test driving time by hand.)
-                            if offTimeline { jobs.noteSleeperOffTheTimeline(madeInRun: madeInRun) }
+                            if let offTimeline { jobs.noteSleeperOffTheTimeline(offTimeline) }
                             sleeper.wake()
                         })
                 else {

@@ -1,4 +1,6 @@
+import Dispatch
 import SwiftSignalKit
+import Synchronization
 import Testing
 
 @testable import SwiftSignalKitTesting
@@ -92,5 +94,66 @@ import Testing
         await eventually { scheduler.scheduledActionCount == 1 }
         scheduler.advance(by: 1)
         #expect(try await sleeper.value == 1)
+    }
+
+    /// A `Task.immediate {}` runs on the timeline until it first suspends, but prefers no executor: one
+    /// that slept on the clock there woke on the thread pool, at a real time, unreported (a probe,
+    /// 2026-11-30: 7 and 12 different wake-up times in 200 runs, in debug and release). The sleep now
+    /// stops the run, at the time it begins, whether the body or a timer action started the task.
+    @Test func aTaskImmediateThatSleepsOnTheClockStopsTheRun() async throws {
+        for startedByATimer in [false, true] {
+            let scheduler = VirtualTimeScheduler()
+            let started = Mutex<Task<Void, Never>?>(nil)
+            let sleepForASecond: @Sendable () -> Void = {
+                let task = Task.immediate { _ = try? await scheduler.clock.sleep(for: .seconds(1)) }
+                started.withLock { $0 = task }
+            }
+            let left = await #expect(throws: VirtualTimeScheduler.WorkLeftTheTimeline.self) {
+                try await scheduler.run {
+                    if startedByATimer {
+                        _ = scheduler.schedule(after: 0.5, sleepForASecond)
+                    } else {
+                        sleepForASecond()
+                    }
+                    for _ in 0..<50 { try await scheduler.clock.sleep(for: .milliseconds(100)) }
+                }
+            }
+            #expect(left?.time == (startedByATimer ? 0.5 : 0))
+            #expect(left?.departure.contains("prefers no executor (a Task.immediate {})") == true)
+            started.withLock { $0 }?.cancel()
+        }
+    }
+
+    /// An action scheduled from a thread that does not drive the run (a `DispatchQueue`'s callback)
+    /// landed before or after what the run did meanwhile, as that thread's timing had it; scheduled while
+    /// the body waited for nothing else, it was not even seen, and the run reported "no action is
+    /// scheduled" after its grace (a probe, 2026-11-30). It now stops the run, named, at once.
+    @Test func anActionScheduledFromAnotherThreadDuringTheRunStopsIt() async throws {
+        let scheduler = VirtualTimeScheduler()
+        let left = await #expect(throws: VirtualTimeScheduler.WorkLeftTheTimeline.self) {
+            try await scheduler.run {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    DispatchQueue.global().async {
+                        _ = scheduler.schedule(after: 2) {}
+                        continuation.resume()
+                    }
+                }
+                try await scheduler.clock.sleep(for: .seconds(3))
+            }
+        }
+        #expect(left?.time == 0)
+        #expect(left?.departure.contains("an action was scheduled on the scheduler from another thread") == true)
+    }
+
+    /// A stall whose wait ended with actions scheduled (from another thread, after the grace) said "no
+    /// action is scheduled" beside `laterActions: 1`.
+    @Test func aStallWithActionsScheduledDoesNotSayNoneIs() {
+        let stalled = VirtualTimeScheduler.Stalled(
+            time: 0, timeLimit: nil, laterActions: 1, jobsRun: 3, actionsRun: 0, reachedActionLimit: false)
+        #expect(!stalled.description.contains("no action is scheduled"))
+        #expect(stalled.description.contains("1 came from another thread"))
+        let none = VirtualTimeScheduler.Stalled(
+            time: 0, timeLimit: nil, laterActions: 0, jobsRun: 3, actionsRun: 0, reachedActionLimit: false)
+        #expect(none.description.contains("no action is scheduled"))
     }
 }

@@ -128,6 +128,12 @@
         return run.executor as AnyObject === executor
     }
 
+    /// Whether the current task prefers a task executor (SE-0417): one that does not runs its jobs after
+    /// a suspension on the global executor, whichever thread it ran on before.
+    package static func currentTaskPrefersAnExecutor() -> Bool {
+        return withUnsafeCurrentTask { task in task?.unownedTaskExecutor != nil }
+    }
+
     /// Whether the calling thread drives the timeline of `executor`, whatever task runs on it.
     package static func isDrivingThread(of executor: AnyObject) -> Bool {
         guard let pointer = self.slot.value else { return false }
