@@ -320,9 +320,13 @@ extension VirtualTimeScheduler {
                     "VirtualTimeScheduler.run: the body was still waiting at the time limit, \(timeLimit) s; "
                         + "\(self.laterActions) scheduled action(s) are due later (a repeating timer?).")
             } else {
+                let actions =
+                    self.laterActions == 0
+                    ? "no action is scheduled"
+                    : "no action was scheduled (\(self.laterActions) came from another thread after the wait)"
                 lines.append(
                     "VirtualTimeScheduler.run: the body is waiting at \(self.time) s, and nothing on the timeline can run: "
-                        + "no job is runnable, no action is scheduled, and no job came from another thread within "
+                        + "no job is runnable, \(actions), and no job came from another thread within "
                         + "VirtualTimeScheduler.offTimelineGrace.")
                 lines.append(
                     "It waits for something nothing on the timeline will do: a signal or stream nothing sends to (a ValuePipe "
@@ -460,18 +464,48 @@ final class TimelineJobs: TaskExecutor {
         }
     }
 
-    /// Notes, during a run, that a task which is not on the timeline sleeps on its clock; `madeInRun`:
-    /// the task was made in the run's body, but does not run on its executor.
-    func noteSleeperOffTheTimeline(madeInRun: Bool) {
+    /// A task that sleeps on the clock and is not, or will not wake, on the timeline.
+    enum OffTimelineSleeper {
+        /// Made in the run (its body, a timer action), running elsewhere (a `Task {}`).
+        case madeInRun
+        /// Made before the run or outside it (a subscription made before it, a `Task.detached {}`).
+        case madeElsewhere
+        /// Running on the timeline now, but preferring no executor (a `Task.immediate {}`), so it
+        /// wakes on the thread pool.
+        case wakesOnThePool
+
+        var description: String {
+            switch self {
+            case .madeInRun:
+                return "a task made in the run's body that does not run on the timeline slept on the scheduler's clock"
+            case .madeElsewhere:
+                return "a task that is not on the timeline slept on the scheduler's clock: a subscription or a task made "
+                    + "before the run, or a Task.detached"
+            case .wakesOnThePool:
+                return "a task that prefers no executor (a Task.immediate {}) slept on the scheduler's clock: it ran on the "
+                    + "timeline until then, but would wake on the thread pool"
+            }
+        }
+    }
+
+    /// Notes, during a run, that a task which is not on the timeline, or will not wake on it, sleeps on
+    /// its clock.
+    func noteSleeperOffTheTimeline(_ sleeper: OffTimelineSleeper) {
         self.state.withLock { state in
             guard state.runIsActive, !state.expectsOtherThreads, state.firstArrivalFromAnotherThread == nil else { return }
-            state.firstArrivalFromAnotherThread =
-                madeInRun
-                ? ("a task made in the run's body that does not run on the timeline slept on the scheduler's clock", .sleptOffTimeline)
-                : (
-                    "a task that is not on the timeline slept on the scheduler's clock: a subscription or a task made before the "
-                        + "run, or a Task.detached", .sleptOffTimeline
-                )
+            state.firstArrivalFromAnotherThread = (sleeper.description, .sleptOffTimeline)
+        }
+        self.arrivals.signal()
+    }
+
+    /// Notes, during a run, that an action was scheduled from a thread that does not drive it.
+    func noteActionFromAnotherThread() {
+        self.state.withLock { state in
+            guard state.runIsActive, !state.expectsOtherThreads, state.firstArrivalFromAnotherThread == nil else { return }
+            state.firstArrivalFromAnotherThread = (
+                "an action was scheduled on the scheduler from another thread (a callback that a Queue, a DispatchQueue "
+                    + "or a task off the timeline ran)", .cameBack
+            )
         }
         self.arrivals.signal()
     }

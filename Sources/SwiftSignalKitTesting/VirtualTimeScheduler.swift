@@ -30,6 +30,8 @@ import SwiftSignalKit
 ///
 /// Actions may schedule and cancel other actions, from any thread. Moving time is for one thread at a
 /// time and not from inside an action: either is a precondition failure with a message, not a hang.
+/// During ``run(timeLimit:_:)``, an action scheduled from a thread other than the run's is work that
+/// comes back from off the timeline, and stops the run with ``WorkLeftTheTimeline``.
 ///
 /// > Note: ``clock`` is the same time as a `Clock`, for async code that sleeps: a task sleeping on it
 /// > wakes when time reaches its deadline.
@@ -170,12 +172,18 @@ public final class VirtualTimeScheduler: SignalScheduler {
     private func enqueue(
         _ action: @escaping @Sendable () -> Void, endsInstant: Bool = false, due: (Int64) -> Int64?
     ) -> Disposable? {
-        let (scheduled, woken) = self.state.withLock { state -> ((due: Int64, order: UInt64)?, [CheckedContinuation<Void, Never>]) in
-            guard let due = due(state.now) else { return (nil, []) }
+        let (scheduled, woken, duringRun) = self.state.withLock {
+            state -> ((due: Int64, order: UInt64)?, [CheckedContinuation<Void, Never>], Bool) in
+            guard let due = due(state.now) else { return (nil, [], state.isDriving) }
             let entry = Entry(due: due, endsInstant: endsInstant, order: state.nextOrder, action: action)
             state.nextOrder += 1
             state.entries.insert(entry, at: state.insertionIndex(due: entry.due, endsInstant: endsInstant, order: entry.order))
-            return ((entry.due, entry.order), state.takeSatisfiedWaiters())
+            return ((entry.due, entry.order), state.takeSatisfiedWaiters(), state.isDriving)
+        }
+        if duringRun, !TimelineExecutor.isDrivingThread(of: self.jobs) {
+            // During a run, from a thread that does not drive it: whether the action lands before or
+            // after what the run does meanwhile depends on that thread.
+            self.jobs.noteActionFromAnotherThread()
         }
         for continuation in woken {
             continuation.resume()
