@@ -59,8 +59,7 @@ public final class VirtualTimeScheduler: SignalScheduler {
         /// Nanoseconds since the scheduler was made.
         var now: Int64 = 0
         var nextOrder: UInt64 = 0
-        /// Sorted by due time, then actions for the end of an instant last, then scheduling order.
-        var entries: [Entry] = []
+        var entries = ScheduledActions()
         var isMovingTime = false
         /// Whether ``VirtualTimeScheduler/run(timeLimit:_:)`` is driving the timeline.
         var isDriving = false
@@ -173,12 +172,12 @@ public final class VirtualTimeScheduler: SignalScheduler {
         _ action: @escaping @Sendable () -> Void, endsInstant: Bool = false, due: (Int64) -> Int64?
     ) -> Disposable? {
         let (scheduled, woken, duringRun) = self.state.withLock {
-            state -> ((due: Int64, order: UInt64)?, [CheckedContinuation<Void, Never>], Bool) in
+            state -> (UInt64?, [CheckedContinuation<Void, Never>], Bool) in
             guard let due = due(state.now) else { return (nil, [], state.isDriving) }
             let entry = Entry(due: due, endsInstant: endsInstant, order: state.nextOrder, action: action)
             state.nextOrder += 1
-            state.entries.insert(entry, at: state.insertionIndex(due: entry.due, endsInstant: endsInstant, order: entry.order))
-            return ((entry.due, entry.order), state.takeSatisfiedWaiters(), state.isDriving)
+            state.entries.insert(entry)
+            return (entry.order, state.takeSatisfiedWaiters(), state.isDriving)
         }
         if duringRun, !TimelineExecutor.isDrivingThread(of: self.jobs) {
             // During a run, from a thread that does not drive it: whether the action lands before or
@@ -188,16 +187,14 @@ public final class VirtualTimeScheduler: SignalScheduler {
         for continuation in woken {
             continuation.resume()
         }
-        return scheduled.map { ScheduledAction(scheduler: self, due: $0.due, order: $0.order) }
+        return scheduled.map { ScheduledAction(scheduler: self, order: $0) }
     }
 
     /// Removes a scheduled action (not one for the end of an instant: those have no disposable);
     /// returns it, to be released after unlocking.
-    func cancel(due: Int64, order: UInt64) -> Entry? {
+    func cancel(order: UInt64) -> Entry? {
         return self.state.withLock { state -> Entry? in
-            let index = state.insertionIndex(due: due, endsInstant: false, order: order)
-            guard index < state.entries.count, state.entries[index].order == order else { return nil }
-            return state.entries.remove(at: index)
+            return state.entries.remove(order: order)
         }
     }
 
@@ -325,7 +322,7 @@ public final class VirtualTimeScheduler: SignalScheduler {
     ///   to `limit` if true; nil for a run of the timeline, which ends its move itself.
     func nextAction(upTo limit: Int64, endingMove: Bool? = nil) -> Entry? {
         return self.state.withLock { state -> Entry? in
-            guard let first = state.entries.first, first.due <= limit else {
+            guard let first = state.entries.first(), first.due <= limit else {
                 if let movesToTarget = endingMove {
                     if movesToTarget { state.now = Swift.max(state.now, limit) }
                     state.isMovingTime = false
@@ -407,26 +404,6 @@ struct ActionCounter {
 }
 
 extension VirtualTimeScheduler.State {
-    /// Where an entry with this due time, phase and order belongs (or is), by binary search.
-    func insertionIndex(due: Int64, endsInstant: Bool, order: UInt64) -> Int {
-        var low = 0
-        var high = self.entries.count
-        while low < high {
-            let middle = (low + high) / 2
-            let entry = self.entries[middle]
-            let before =
-                entry.due != due
-                ? entry.due < due
-                : entry.endsInstant != endsInstant ? !entry.endsInstant : entry.order < order
-            if before {
-                low = middle + 1
-            } else {
-                high = middle
-            }
-        }
-        return low
-    }
-
     /// Removes and returns the waiters of ``VirtualTimeScheduler/waitUntilScheduled(_:)`` that are
     /// satisfied, to be resumed after unlocking.
     mutating func takeSatisfiedWaiters() -> [CheckedContinuation<Void, Never>] {
@@ -451,17 +428,15 @@ final class ScheduledAction: Disposable {
     /// waiting, holds the operator, which holds the scheduler: that loop stays until the action runs or
     /// is cancelled, as the testing article says.) Once the scheduler is gone there is nothing to cancel.
     private weak let scheduler: VirtualTimeScheduler?
-    private let due: Int64
     private let order: UInt64
 
-    init(scheduler: VirtualTimeScheduler, due: Int64, order: UInt64) {
+    init(scheduler: VirtualTimeScheduler, order: UInt64) {
         self.scheduler = scheduler
-        self.due = due
         self.order = order
     }
 
     func dispose() {
-        let removed = self.scheduler?.cancel(due: self.due, order: self.order)
+        let removed = self.scheduler?.cancel(order: self.order)
         // The action is released here, after unlocking.
         withExtendedLifetime(removed) {}
     }
