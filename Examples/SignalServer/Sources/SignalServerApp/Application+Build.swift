@@ -23,6 +23,11 @@ public func buildApplication(
     logger.logLevel = .warning
     return Application(
         router: router,
+        // A request whose client stops sending it for the slow-client limit is cut (see RequestReadDeadline).
+        server: .http1(
+            configuration: .init(additionalChannelHandlers: [
+                RequestReadDeadline(limit: .milliseconds(Int64(configuration.slowClientLimit * 1000)))
+            ])),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "SignalServer", backlog: 4096),
         onServerRunning: { channel in
             onListening(channel.localAddress?.port ?? configuration.port)

@@ -9,7 +9,9 @@ public struct ServerConfiguration: Sendable {
     /// Seconds between heartbeats on an event stream.
     public var heartbeat: Double = 15
     /// Seconds a stream's write may stay pending (its client not reading) before the server closes the
-    /// connection. Bounds what a lossless stream buffers for a client that stopped reading.
+    /// connection. Bounds what a lossless stream buffers for a client that stopped reading. Also how long
+    /// the server waits for the next part of a request whose client stopped sending it (a half-sent
+    /// body) before it closes the connection, so such a request cannot hold the graceful shutdown up.
     public var slowClientLimit: Double = 10
     /// Events `/events` may hold for a client that reads slower than they come: one more ends the
     /// client's stream with `end` `behind` (`SignalBufferingPolicy.endingWhenFull`), and the client
@@ -48,11 +50,15 @@ public struct ServerConfiguration: Sendable {
           --host         the address to listen on (default 127.0.0.1)
           --port         0 to 65535; 0 picks a free port (default 8080)
           --heartbeat    seconds between stream heartbeats, 0.01 to 3600 (default 15)
-          --slow-client  seconds a stream may wait for a client that does not read, 0.1 to 3600 (default 10)
+          --slow-client  seconds a stream may wait for a client that does not read, and a request for
+                         the rest of itself from a client that stopped sending it, 0.1 to 3600 (default 10)
           --export-limit exports that may run at once, 1 to 1000; more are answered 503 (default 8)
           --database     postgres://user@host:port/database: share the trade feed with the other instances
                          that use this database (default: none, the server runs alone)
         """
+
+    /// The flags that take a value.
+    private static let flags: Set<String> = ["--host", "--port", "--heartbeat", "--slow-client", "--export-limit", "--database"]
 
     /// The defaults, changed by command-line arguments: `--host H`, `--port P` (0 for a free port),
     /// `--heartbeat SECONDS`, `--slow-client SECONDS`, `--export-limit COUNT`, `--database URL`.
@@ -63,6 +69,8 @@ public struct ServerConfiguration: Sendable {
         var remaining = arguments[...]
         while let flag = remaining.popFirst() {
             if flag == "--help" || flag == "-h" { throw ConfigurationError.help }
+            // Unknown before "needs a value": a misspelt flag given last is named as unknown.
+            guard Self.flags.contains(flag) else { throw ConfigurationError("unknown argument \(flag); see --help") }
             guard let value = remaining.popFirst() else { throw ConfigurationError("\(flag) needs a value") }
             switch flag {
             case "--host":

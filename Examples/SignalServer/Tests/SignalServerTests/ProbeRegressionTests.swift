@@ -262,10 +262,22 @@ import Testing
         }
     }
 
+    /// A client that sent the head of a POST and part of its body, then nothing, kept its handler
+    /// waiting for the rest: the connection stayed open for good, and a graceful shutdown waited for its
+    /// 30 s backstop (a probe, 2026-11-30). It is closed after the slow-client limit.
+    @Test func aHalfSentRequestIsClosedAtTheSlowClientLimit() async throws {
+        try await withServer({ $0.slowClientLimit = 0.3 }) { server in
+            let socket = try StalledClient(
+                port: server.port, request: "POST /trades HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{\"sy")
+            #expect(await socket.closedByTheServer(), "the half-sent request's connection is closed")
+        }
+    }
+
     @Test(arguments: [
         (["--heartbeat", "1e-9"], "--heartbeat needs"), (["--heartbeat", "nan"], "--heartbeat needs"),
         (["--slow-client", "0"], "--slow-client needs"), (["--port", "-1"], "--port needs"),
         (["--port"], "--port needs a value"), (["--verbose", "1"], "unknown argument --verbose"),
+        (["--heartbaet"], "unknown argument --heartbaet"),
     ])
     func badArgumentsAreRefusedWithTheirName(_ arguments: [String], _ message: String) {
         #expect(throws: ConfigurationError.self) { try ServerConfiguration(arguments: arguments) }
@@ -287,7 +299,12 @@ import Testing
 final class StalledClient {
     private let descriptor: Int32
 
-    init(port: Int, path: String) throws {
+    convenience init(port: Int, path: String) throws {
+        try self.init(port: port, request: "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    }
+
+    /// Connects and sends `request` as it is (it may stop anywhere).
+    init(port: Int, request: String) throws {
         #if canImport(Glibc)
             self.descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -304,7 +321,6 @@ final class StalledClient {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(self.descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else { throw TestFailure("connect() failed") }
-        let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
         _ = request.withCString { send(self.descriptor, $0, strlen($0), 0) }
     }
 
@@ -323,6 +339,27 @@ final class StalledClient {
                     if bytes.count >= marker.utf8.count, bytes.suffix(marker.utf8.count).elementsEqual(marker.utf8) { break }
                 }
                 continuation.resume(returning: String(decoding: bytes, as: UTF8.self))
+            }
+        }
+    }
+
+    /// Reads and drops what the server sends, on a thread of its own, until it closes the connection
+    /// (true) or `watchdog` seconds pass without a byte (false): a watchdog, so that a connection that
+    /// stays open fails the test instead of hanging it.
+    func closedByTheServer(watchdog: Int = 60) async -> Bool {
+        let descriptor = self.descriptor
+        var timeout = timeval(tv_sec: watchdog, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        return await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                var chunk = [UInt8](repeating: 0, count: 1 << 16)
+                while true {
+                    let count = recv(descriptor, &chunk, chunk.count, 0)
+                    if count > 0 { continue }
+                    // 0: the server closed it; a reset is a close too; a timeout is not.
+                    continuation.resume(returning: count == 0 || errno == ECONNRESET)
+                    return
+                }
             }
         }
     }
