@@ -13,10 +13,14 @@ extension VirtualTimeScheduler {
     /// import SwiftSignalKitTesting
     ///
     /// let scheduler = VirtualTimeScheduler()
-    /// let refresh = Task(executorPreference: scheduler.executor) { await catalog.refresh() }
+    /// try await scheduler.run {
+    ///     let refresh = Task(executorPreference: scheduler.executor) { await catalog.refresh() }
+    ///     await refresh.value
+    /// }
     /// ```
     ///
-    /// Its jobs run only while a run drives the timeline: outside a run, such a task waits for the next.
+    /// Its jobs run only while a run drives the timeline: outside a run, such a task waits for the next,
+    /// so await it inside one.
     public var executor: any TaskExecutor {
         return self.jobs
     }
