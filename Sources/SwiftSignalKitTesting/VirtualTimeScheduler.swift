@@ -46,6 +46,9 @@ public final class VirtualTimeScheduler: SignalScheduler {
         /// Scheduling order, which breaks ties between actions due at the same instant.
         let order: UInt64
         let action: @Sendable () -> Void
+        /// Whether it was scheduled during a run, from a thread that does not drive it: the run stops
+        /// before running it, instead of running it at a time that depends on that thread.
+        var cameFromAnotherThread = false
     }
 
     /// A task in ``waitUntilScheduled(_:)``.
@@ -171,17 +174,19 @@ public final class VirtualTimeScheduler: SignalScheduler {
     private func enqueue(
         _ action: @escaping @Sendable () -> Void, endsInstant: Bool = false, due: (Int64) -> Int64?
     ) -> Disposable? {
-        let (scheduled, woken, duringRun) = self.state.withLock {
+        let (scheduled, woken, fromAnotherThread) = self.state.withLock {
             state -> (UInt64?, [CheckedContinuation<Void, Never>], Bool) in
-            guard let due = due(state.now) else { return (nil, [], state.isDriving) }
-            let entry = Entry(due: due, endsInstant: endsInstant, order: state.nextOrder, action: action)
-            state.nextOrder += 1
-            state.entries.insert(entry)
-            return (entry.order, state.takeSatisfiedWaiters(), state.isDriving)
-        }
-        if duringRun, !TimelineExecutor.isDrivingThread(of: self.jobs) {
             // During a run, from a thread that does not drive it: whether the action lands before or
             // after what the run does meanwhile depends on that thread.
+            let fromAnotherThread = state.isDriving && !TimelineExecutor.isDrivingThread(of: self.jobs)
+            guard let due = due(state.now) else { return (nil, [], fromAnotherThread) }
+            let entry = Entry(
+                due: due, endsInstant: endsInstant, order: state.nextOrder, action: action, cameFromAnotherThread: fromAnotherThread)
+            state.nextOrder += 1
+            state.entries.insert(entry)
+            return (entry.order, state.takeSatisfiedWaiters(), fromAnotherThread)
+        }
+        if fromAnotherThread {
             self.jobs.noteActionFromAnotherThread()
         }
         for continuation in woken {
@@ -322,7 +327,9 @@ public final class VirtualTimeScheduler: SignalScheduler {
     ///   to `limit` if true; nil for a run of the timeline, which ends its move itself.
     func nextAction(upTo limit: Int64, endingMove: Bool? = nil) -> Entry? {
         return self.state.withLock { state -> Entry? in
-            guard let first = state.entries.first(), first.due <= limit else {
+            // In a run (no `endingMove`), an action from another thread stops it before it runs: the
+            // driver finds the note that its scheduler makes just after scheduling it.
+            guard let first = state.entries.first(), first.due <= limit, endingMove != nil || !first.cameFromAnotherThread else {
                 if let movesToTarget = endingMove {
                     if movesToTarget { state.now = Swift.max(state.now, limit) }
                     state.isMovingTime = false
