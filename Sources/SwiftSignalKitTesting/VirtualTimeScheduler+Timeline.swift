@@ -381,6 +381,8 @@ extension VirtualTimeScheduler {
             case cameBack
             /// A task off the timeline slept on the clock.
             case sleptOffTimeline
+            /// An action was scheduled on the scheduler from another thread.
+            case scheduledFromAnotherThread
         }
 
         /// The virtual time, in seconds, at which the work left (work handed to a queue), or at which
@@ -419,10 +421,18 @@ extension VirtualTimeScheduler {
             case .sleptOffTimeline:
                 return "VirtualTimeScheduler.run: noticed at \(self.time) s: \(self.departure). " + stopped
                     + " Make the subscription or the task inside the run's body, and start the task with "
-                    + "Task(executorPreference: scheduler.executor): a Task {}, a Task.immediate {} or a Task.detached {} "
+                    + "Task(executorPreference: scheduler.executor) (or Task.immediate(executorPreference: "
+                    + "scheduler.executor)): a Task {}, a Task.immediate {} or a Task.detached {} "
                     + "runs on the thread pool, and so does a child task given addTask(executorPreference: nil) in a "
                     + "release build (leave the argument out), or code inside withTaskExecutorPreference(_:) given "
                     + "another executor."
+            case .scheduledFromAnotherThread:
+                return "VirtualTimeScheduler.run: noticed at \(self.time) s: \(self.departure). The action was not run: "
+                    + "the run stopped there, the body's task was cancelled and nothing on the timeline ran after it. "
+                    + "Schedule on the scheduler only from code on the timeline: give the scheduler to the operator or "
+                    + "timer that schedules (deliverOn(scheduler), delay(_:scheduler:), Timer(timeout:repeat:scheduler:completion:)), and start the "
+                    + "task that calls it with Task(executorPreference: scheduler.executor), instead of calling it from a "
+                    + "Queue's, a DispatchQueue's or another thread's callback."
             }
         }
     }
@@ -508,7 +518,7 @@ final class TimelineJobs: TaskExecutor {
             guard state.runIsActive, !state.expectsOtherThreads, state.firstArrivalFromAnotherThread == nil else { return }
             state.firstArrivalFromAnotherThread = (
                 "an action was scheduled on the scheduler from another thread (a callback that a Queue, a DispatchQueue "
-                    + "or a task off the timeline ran)", .cameBack
+                    + "or a task off the timeline ran)", .scheduledFromAnotherThread
             )
         }
         self.arrivals.signal()

@@ -120,6 +120,7 @@ import Testing
             }
             #expect(left?.time == (startedByATimer ? 0.5 : 0))
             #expect(left?.departure.contains("prefers no executor (a Task.immediate {})") == true)
+            #expect(left?.description.contains("Task.immediate(executorPreference: scheduler.executor)") == true)
             started.withLock { $0 }?.cancel()
         }
     }
@@ -148,6 +149,7 @@ import Testing
             #expect(left?.time == 0)
             #expect(left?.departure.contains("an action was scheduled on the scheduler from another thread") == true)
             #expect(!ran.with { $0 })
+            #expect(left?.description.contains("The action was not run") == true)
         }
     }
 
