@@ -8,7 +8,7 @@ import Testing
     /// Random schedules, cancellations and runs, with many ties, against a sorted array: the same action
     /// comes next every time, and the count agrees.
     @Test func givesTheOrderOfASortedList() {
-        var random = SplitMix(seed: 0x5EED)
+        var random = SeededRandom(seed: 0x5EED)
         var queue = ScheduledActions()
         var reference: [ScheduledActions.Key] = []
         var nextOrder: UInt64 = 0
@@ -69,17 +69,4 @@ import Testing
 /// actions for the end of an instant last, then scheduling order.
 private func runsBefore(_ a: ScheduledActions.Key, _ b: ScheduledActions.Key) -> Bool {
     return (a.due, a.endsInstant ? 1 : 0, a.order) < (b.due, b.endsInstant ? 1 : 0, b.order)
-}
-
-/// A small deterministic generator (SplitMix64), so the random schedule is the same on every run.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { self.state = seed }
-    mutating func next() -> UInt64 {
-        self.state &+= 0x9E37_79B9_7F4A_7C15
-        var z = self.state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
