@@ -480,9 +480,11 @@ final class TimelineJobs: TaskExecutor {
 
     /// A task that sleeps on the clock and is not, or will not wake, on the timeline.
     enum OffTimelineSleeper {
-        /// Made in the run (its body, a timer action), running elsewhere (a `Task {}`).
+        /// Made during the run (in its body or a timer action, directly or inside an actor's method),
+        /// running elsewhere (a `Task {}` that prefers no executor, one that runs on an actor).
         case madeInRun
-        /// Made before the run or outside it (a subscription made before it, a `Task.detached {}`).
+        /// Made before the run or outside it (a subscription made before it, a `Task.detached {}` or
+        /// `Task.immediateDetached {}`).
         case madeElsewhere
         /// Running on the timeline now, but preferring no executor (a `Task.immediate {}`), so it
         /// wakes on the thread pool.
@@ -491,10 +493,11 @@ final class TimelineJobs: TaskExecutor {
         var description: String {
             switch self {
             case .madeInRun:
-                return "a task made in the run's body that does not run on the timeline slept on the scheduler's clock"
+                return "a task made during the run that does not run on the timeline slept on the scheduler's clock: "
+                    + "made in the run's body or an action, or inside an actor's method, which runs it on that actor"
             case .madeElsewhere:
                 return "a task that is not on the timeline slept on the scheduler's clock: a subscription or a task made "
-                    + "before the run, or a Task.detached"
+                    + "before the run, or a Task.detached or Task.immediateDetached"
             case .wakesOnThePool:
                 return "a task that prefers no executor (a Task.immediate {}) slept on the scheduler's clock: it ran on the "
                     + "timeline until then, but would wake on the thread pool"

@@ -952,7 +952,7 @@ import Testing
                 continue
             }
             if left.departure.contains("slept") {
-                #expect(left.departure.contains("made in the run's body"))
+                #expect(left.departure.contains("made during the run"))
                 #expect(left.description.contains("Task.immediate {}"))
             } else {
                 #expect(left.departure.contains("came back"))
