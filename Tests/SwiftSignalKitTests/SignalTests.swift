@@ -89,6 +89,47 @@ import Testing
         #expect(disposable.count.value == 1, "dispose after a terminal event does not dispose again")
     }
 
+    /// As in the original library: a subscription disposed inside its own terminal callback disposes
+    /// its source there, not after the callback returns (it used to do nothing then).
+    @Test func disposingInsideTheTerminalCallbackDisposesTheSourceAtOnce() {
+        for terminal in ["completion", "error"] {
+            let order = LockedState<[String]>([])
+            let captured = CapturedSubscriber<Int, TestError>()
+            let holder = MetaDisposable()
+            let source = captured.signal(disposable: ActionDisposable { order.withLock { $0.append("source disposed") } })
+            let ended: @Sendable () -> Void = {
+                order.withLock { $0.append("ended") }
+                holder.dispose()
+                order.withLock { $0.append("dispose returned") }
+            }
+            holder.set(source.start(error: { _ in ended() }, completed: ended))
+            if terminal == "completion" {
+                captured.subscriber?.putCompletion()
+            } else {
+                captured.subscriber?.putError(TestError())
+            }
+            #expect(order.withLock { $0 } == ["ended", "source disposed", "dispose returned"], "\(terminal)")
+        }
+    }
+
+    /// Through an operator: the terminal event reaches the subscriber below, whose teardown disposes the
+    /// operator's subscription; the operator's source goes then, before the teardown below goes on.
+    @Test func teardownBelowAnOperatorFindsTheSourceAboveDisposed() {
+        let order = LockedState<[String]>([])
+        let captured = CapturedSubscriber<Int, NoError>()
+        let source = captured.signal(disposable: ActionDisposable { order.withLock { $0.append("source disposed") } })
+        let below = Signal<Int, NoError> { subscriber in
+            let upstream = (source |> map { $0 + 1 }).start(completed: { subscriber.putCompletion() })
+            return ActionDisposable {
+                upstream.dispose()
+                order.withLock { $0.append("teardown below") }
+            }
+        }
+        _ = below.start(completed: { order.withLock { $0.append("completed") } })
+        captured.subscriber?.putCompletion()
+        #expect(order.withLock { $0 } == ["completed", "source disposed", "teardown below"])
+    }
+
     @Test func disposeStopsDeliveryAndDisposesOnce() {
         let disposable = CountingDisposable()
         let captured = CapturedSubscriber<Int, NoError>()

@@ -17,10 +17,33 @@ import Testing
         let probe = Probe()
         machine.disposable = probe
         let action = machine.terminate()
-        #expect(action?.disposable === probe)
+        #expect(action?.disposalPending == true, "the source waits for the terminal callback")
         #expect(machine.isTerminated)
         #expect(!machine.admitsValues)
+        #expect(machine.takePendingDisposable() === probe)
         #expect(machine.disposable == nil)
+    }
+
+    /// Disposed while its terminal callback runs, the subscriber disposes the source there and then;
+    /// the terminal event then finds nothing left to dispose.
+    @Test func aDisposeDuringTheTerminalCallbackTakesTheSource() {
+        var machine = SubscriberStateMachine()
+        let probe = Probe()
+        machine.disposable = probe
+        #expect(machine.terminate()?.disposalPending == true)
+        let disposed = machine.dispose()
+        #expect(disposed?.disposable === probe)
+        #expect(disposed?.disposalPending == false)
+        #expect(machine.takePendingDisposable() == nil)
+        #expect(machine.dispose() == nil, "once")
+    }
+
+    /// A terminal event with no source stored (a synchronous generator's, or one that had not returned
+    /// yet) leaves nothing to take, and costs no second lock round trip.
+    @Test func aTerminalEventWithNoSourceLeavesNothingPending() {
+        var machine = SubscriberStateMachine()
+        #expect(machine.terminate()?.disposalPending == false)
+        #expect(machine.dispose() == nil)
     }
 
     @Test func onlyTheFirstOfTerminationAndDisposeActs() {

@@ -16,7 +16,10 @@ import Synchronization
 /// every lock of the library.
 ///
 /// - Events after the first terminal event, or after the subscription is disposed, are dropped.
-/// - The first terminal event disposes the disposable the generator returned, after its callback ran.
+/// - The first terminal event disposes the disposable the generator returned, after its callback ran;
+///   or during the callback, when the subscription is disposed there (by the callback, or by an operator
+///   below that the event reached), as in the original library: so whatever tears down below a chain
+///   finds every source above it already disposed.
 /// - Disposing the subscription never waits for another thread: `dispose()` may be called from any
 ///   thread, under any lock, inside any callback and inside a task cancellation handler. Once it
 ///   returns, no event sent afterwards reaches a callback. An event that another thread had already
@@ -169,7 +172,8 @@ public class Subscriber<T, E>: CustomStringConvertible {
 
     /// Sends a failure and terminates the subscriber. Dropped if it has already terminated.
     ///
-    /// After the error callback returns, the generator's disposable is disposed.
+    /// After the error callback returns, the generator's disposable is disposed, unless disposing the
+    /// subscription during the callback already did.
     ///
     /// - Parameter error: The error.
     @inlinable public final func putError(_ error: E) {
@@ -202,12 +206,13 @@ public class Subscriber<T, E>: CustomStringConvertible {
         } else {
             self.forwardError(error)
         }
-        Self.release(next: &next, extras: &extras, then: action)
+        self.release(afterTerminalEvent: &next, extras: &extras, then: action)
     }
 
     /// Completes the subscriber. Dropped if it has already terminated.
     ///
-    /// After the completion callback returns, the generator's disposable is disposed.
+    /// After the completion callback returns, the generator's disposable is disposed, unless disposing
+    /// the subscription during the callback already did.
     @inlinable public final func putCompletion() {
         var next: (@Sendable (T) -> Void)? = nil
         var extras: SubscriberExtras<E>? = nil
@@ -235,7 +240,7 @@ public class Subscriber<T, E>: CustomStringConvertible {
         } else {
             self.forwardCompletion()
         }
-        Self.release(next: &next, extras: &extras, then: action)
+        self.release(afterTerminalEvent: &next, extras: &extras, then: action)
     }
 
     /// How an operator's subscriber sends an error on to its downstream when it has no error callback:
@@ -354,8 +359,14 @@ public class Subscriber<T, E>: CustomStringConvertible {
         var next: (@Sendable (T) -> Void)? = nil
         var extras: SubscriberExtras<E>? = nil
         let decided = self.withState { state -> SubscriberStateMachine.TerminateAction? in
-            guard decide(), let action = state.dispose() else { return nil }
-            self.takeCallbacks(next: &next, extras: &extras)
+            guard decide() else { return nil }
+            // Terminated: its terminal callback may still run, and the source may wait to be disposed
+            // after it (see `SubscriberStateMachine.terminate()`); the callbacks are already taken.
+            let terminated = state.isTerminated
+            guard let action = state.dispose() else { return nil }
+            if !terminated {
+                self.takeCallbacks(next: &next, extras: &extras)
+            }
             return action
         }
         guard let action = decided else { return }
@@ -400,6 +411,25 @@ public class Subscriber<T, E>: CustomStringConvertible {
         let keptAlive = extras?.keptAlive
         extras = nil
         action.finish()
+        withExtendedLifetime(keptAlive) {}
+    }
+
+    /// After a terminal event's callback, outside the lock: ``release(next:extras:then:)``, where the
+    /// generator's disposable is taken from the state machine now, unless a `dispose()` during the
+    /// callback took it and disposed it (see `SubscriberStateMachine.terminate()`).
+    @inlinable final func release(
+        afterTerminalEvent next: inout (@Sendable (T) -> Void)?,
+        extras: inout SubscriberExtras<E>?,
+        then action: SubscriberStateMachine.TerminateAction
+    ) {
+        next = nil
+        let keptAlive = extras?.keptAlive
+        extras = nil
+        if action.disposalPending {
+            self.withState { $0.takePendingDisposable() }?.dispose()
+        } else {
+            action.finish()
+        }
         withExtendedLifetime(keptAlive) {}
     }
 

@@ -12,9 +12,14 @@
     /// What to run, unlocked, after a terminal event or disposal (besides the subscriber's callbacks).
     @usableFromInline struct TerminateAction {
         @usableFromInline var disposable: Disposable?
+        /// After a terminal event: the generator's disposable stayed in the machine, to be taken once
+        /// the terminal callback has returned (``takePendingDisposable()``), unless a `dispose()` during
+        /// the callback takes it first.
+        @usableFromInline var disposalPending: Bool
 
-        @usableFromInline init(disposable: Disposable?) {
+        @usableFromInline init(disposable: Disposable?, disposalPending: Bool = false) {
             self.disposable = disposable
+            self.disposalPending = disposalPending
         }
 
         /// Disposes the generator's disposable.
@@ -66,21 +71,47 @@
     }
 
     /// An error or completion arrives: returns the action to run, or nil when already terminated.
+    ///
+    /// A live subscriber keeps the generator's disposable while its terminal callback runs: the callback
+    /// (or a subscriber it hands the event to) may dispose the subscription, and that disposes the
+    /// source at once, as in the original library, where it was disposed after the callback returned
+    /// whatever happened meanwhile. So whoever tears down below a chain (``afterDisposed(_:)``, a
+    /// `DisposableSet`) sees every source above it disposed first.
     @inlinable
     mutating func terminate() -> TerminateAction? {
         switch self.status {
         case .terminated:
             return nil
+        case .firstEventOnly:
+            return self.takeEverything()
+        case .live:
+            self.status = .terminated
+            return TerminateAction(disposable: nil, disposalPending: self.disposable != nil)
+        }
+    }
+
+    /// The subscription is disposed: returns what to release and dispose, or nil when it had already
+    /// ended (then there is nothing left to do). Disposed while its terminal callback runs, it takes
+    /// the generator's disposable that the terminal event left (see ``terminate()``): the action then
+    /// has nothing else to release, since the terminal event took the callbacks.
+    @inlinable
+    mutating func dispose() -> TerminateAction? {
+        switch self.status {
+        case .terminated:
+            guard let disposable = self.takePendingDisposable() else { return nil }
+            return TerminateAction(disposable: disposable)
         case .live, .firstEventOnly:
             return self.takeEverything()
         }
     }
 
-    /// The subscription is disposed: returns what to release and dispose, or nil when it had already
-    /// ended (then there is nothing left to do).
+    /// The generator's disposable that a terminal event left for after its callback (see
+    /// ``terminate()``), or nil when a `dispose()` took it meanwhile.
     @inlinable
-    mutating func dispose() -> TerminateAction? {
-        return self.terminate()
+    mutating func takePendingDisposable() -> Disposable? {
+        let disposable = self.disposable
+        self.disposable = nil
+        return disposable
     }
 
     @usableFromInline

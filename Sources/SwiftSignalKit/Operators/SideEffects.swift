@@ -90,9 +90,9 @@
         return Signal { subscriber in
             // The source's generator gets the subscriber itself, and `f` follows the source's own
             // disposable in the one disposable the subscriber ends with: so `f` runs after the source's
-            // disposal however the subscription ends. Disposing a subscription of the source from here
-            // instead did nothing while that subscription was sending its own terminal event (it
-            // disposes its source only once the event has been delivered), and `f` ran first.
+            // disposal however the subscription ends (a subscription above that is still sending its
+            // terminal event when this one disposes it disposes its own source then), and the
+            // subscription needs no subscriber of its own.
             let source = signal.generator(subscriber)
             return ActionDisposable {
                 source.dispose()

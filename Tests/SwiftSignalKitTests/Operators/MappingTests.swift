@@ -427,6 +427,30 @@ func values<T: Sendable, E>(_ values: [T], _ errorType: E.Type = NoError.self) -
         #expect(order.withLock { $0 } == ["completed", "source disposed", "after"])
     }
 
+    /// The same below another operator (a probe against the original found `f` first there): the
+    /// operator's subscriber is disposed by the teardown while it sends its completion, and disposes
+    /// its own source then.
+    @Test func afterDisposedBelowAnOperatorRunsAfterTheSourceIsDisposed() {
+        for ending in ["completion", "error"] {
+            let order = LockedState<[String]>([])
+            let held = LockedState<Subscriber<Int, TestError>?>(nil)
+            let source = Signal<Int, TestError> { subscriber in
+                held.withLock { $0 = subscriber }
+                return ActionDisposable { order.withLock { $0.append("source disposed") } }
+            }
+            _ = (source |> map { $0 + 1 } |> beforeNext { _ in } |> afterDisposed { order.withLock { $0.append("after") } })
+                .start(error: { _ in order.withLock { $0.append("ended") } }, completed: { order.withLock { $0.append("ended") } })
+            let subscriber = held.withLock { $0 }
+            if ending == "completion" {
+                subscriber?.putCompletion()
+            } else {
+                subscriber?.putError(TestError())
+            }
+            held.withLock { $0 = nil }
+            #expect(order.withLock { $0 } == ["ended", "source disposed", "after"], "\(ending)")
+        }
+    }
+
     @Test func withStatePassesOneStatePerSubscription() {
         final class State: Sendable {
             let seen = Counter()
