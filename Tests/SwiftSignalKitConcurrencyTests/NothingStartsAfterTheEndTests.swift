@@ -47,20 +47,33 @@ import Testing
     }
 
     /// The outer signal sends a second inner signal; the first one's disposable disposes the whole
-    /// subscription: the second is not started.
-    @Test func switchToLatestStartsNoInnerAfterADisposalDuringTheReplacedInnersDisposal() {
+    /// subscription. The second is started before the first is disposed (as in the original library,
+    /// so that a shared source stays connected across a switch), and that disposal, the end, disposes
+    /// it too: started before the end, it does not outlive it.
+    @Test func switchToLatestDisposesTheNewInnerWhenTheReplacedInnersDisposalEndsIt() {
         let outer = Atomic<Disposable?>(value: nil)
         let sendSecond = Atomic<Subscriber<Signal<Int, NoError>, NoError>?>(value: nil)
-        let secondStarts = Counter()
-        let first = Signal<Int, NoError> { _ in ActionDisposable { outer.with { $0 }?.dispose() } }
+        let order = LockedState<[String]>([])
+        let first = Signal<Int, NoError> { _ in
+            ActionDisposable {
+                order.withLock { $0.append("first disposed") }
+                outer.with { $0 }?.dispose()
+            }
+        }
+        let second = Signal<Int, NoError> { _ in
+            order.withLock { $0.append("second started") }
+            return ActionDisposable { order.withLock { $0.append("second disposed") } }
+        }
         let inners = Signal<Signal<Int, NoError>, NoError> { subscriber in
             _ = sendSecond.swap(subscriber)
             subscriber.putNext(first)
             return EmptyDisposable
         }
         _ = outer.swap((inners |> switchToLatest).start())
-        sendSecond.with { $0 }?.putNext(self.counted(secondStarts))
-        #expect(secondStarts.value == 0)
+        sendSecond.with { $0 }?.putNext(second)
+        #expect(order.withLock { $0 } == ["second started", "first disposed", "second disposed"])
+        sendSecond.with { $0 }?.putNext(self.counted(Counter()))
+        _ = sendSecond.swap(nil)
     }
 
     /// The first inner answers `get()` while the outer signal starts, and the outer signal goes on to

@@ -20,6 +20,46 @@ import Testing
         #expect(recorder.values == [1, 3])
     }
 
+    /// As in the original library: the new inner signal is subscribed before the replaced one is
+    /// disposed (a probe against the original found them the other way round).
+    @Test func theNewInnerIsSubscribedBeforeTheReplacedOneIsDisposed() {
+        let order = LockedState<[String]>([])
+        func inner(_ name: String) -> Signal<Int, NoError> {
+            return Signal { _ in
+                order.withLock { $0.append("subscribed \(name)") }
+                return ActionDisposable { order.withLock { $0.append("disposed \(name)") } }
+            }
+        }
+        let outer = ValuePipe<Signal<Int, NoError>>()
+        let subscription = (outer.signal() |> switchToLatest).start()
+        outer.putNext(inner("a"))
+        outer.putNext(inner("b"))
+        subscription.dispose()
+        #expect(order.withLock { $0 } == ["subscribed a", "subscribed b", "disposed a", "disposed b"])
+    }
+
+    /// So a `share()`d signal that each inner signal subscribes to stays connected across the
+    /// switches, where disposing first disconnected it and connected it again every time.
+    @Test func switchingBetweenSubscriptionsOfASharedSignalKeepsItConnected() {
+        let connections = Counter()
+        let feed = ValuePipe<Int>()
+        let shared =
+            (Signal<Int, NoError> { subscriber in
+                connections.increment()
+                return feed.signal().start(next: { subscriber.putNext($0) })
+            } |> share())
+        let recorder = Recorder<Int, NoError>()
+        let triggers = ValuePipe<Int>()
+        let subscription = recorder.start(triggers.signal() |> mapToSignal { _ in shared })
+        for trigger in 0..<5 {
+            triggers.putNext(trigger)
+            feed.putNext(trigger)
+        }
+        subscription.dispose()
+        #expect(connections.value == 1)
+        #expect(recorder.values == [0, 1, 2, 3, 4])
+    }
+
     /// Bug 4 of the original: a replaced inner signal that completed (while it was being replaced) made
     /// the result complete early, although the current inner signal was still running.
     @Test func completesOnlyAfterOuterAndCurrentInnerComplete() {

@@ -5,15 +5,14 @@ import Testing
 extension SwitchToLatestStateMachine.Action {
     /// The inner signal the action subscribes to.
     var subscribesTo: UInt64? {
-        if case .subscribe(let id, _) = self { return id }
+        if case .subscribe(let id) = self { return id }
         return nil
     }
 
     /// The subscription the action disposes.
     var disposed: Disposable? {
         switch self {
-        case .none, .complete: return nil
-        case .subscribe(_, let previous): return previous
+        case .none, .complete, .subscribe: return nil
         case .dispose(let subscription): return subscription
         case .fail(let subscription): return subscription
         }
@@ -48,18 +47,43 @@ extension SwitchToLatestStateMachineTests {
         #expect(machine.isCurrent(1))
         let second = machine.outerSentInner()
         #expect(second.subscribesTo == 2)
-        #expect(second.disposed === firstSubscription, "the replaced subscription is handed back")
+        #expect(second.disposed == nil, "the replaced subscription stays until the new one is made")
         #expect(!machine.isCurrent(1))
         #expect(machine.isCurrent(2))
-        // The first inner signal's subscription was made late, after the second was sent: disposed.
+        // A subscription to the first inner signal made late, after the second was sent: disposed.
         let late = ActionDisposable {}
         let lateAction = machine.innerStarted(1, disposable: late)
         #expect(lateAction.disposed === late, "a replaced inner signal's subscription is disposed")
+        let secondStarted = machine.innerStarted(2, disposable: ActionDisposable {})
+        #expect(secondStarted.disposed === firstSubscription, "the replaced subscription is handed back now")
         let replacedCompleted = machine.innerCompleted(1)
         #expect(replacedCompleted.isNone, "a replaced inner signal completing does nothing")
         let replacedFailed = machine.innerFailed(1)
         #expect(replacedFailed.isNone, "a replaced inner signal failing does nothing")
         #expect(machine.isCurrent(2))
+    }
+
+    /// A new inner signal that ends while it is being subscribed: the subscription it replaces, still
+    /// kept, is handed back by the failure, or by the disposal after a completion.
+    @Test func aNewInnerThatEndsWhileSubscribingHandsBackTheOneItReplaces() {
+        var failing = SwitchToLatestStateMachine()
+        _ = failing.outerSentInner()
+        let first = ActionDisposable {}
+        _ = failing.innerStarted(1, disposable: first)
+        _ = failing.outerSentInner()
+        let failed = failing.innerFailed(2)
+        #expect(failed.fails && failed.disposed === first)
+
+        var completing = SwitchToLatestStateMachine()
+        _ = completing.outerSentInner()
+        let kept = ActionDisposable {}
+        _ = completing.innerStarted(1, disposable: kept)
+        _ = completing.outerSentInner()
+        #expect(completing.outerCompletedEvent().isNone)
+        #expect(completing.innerCompleted(2).completes)
+        let second = ActionDisposable {}
+        #expect(completing.innerStarted(2, disposable: second).disposed === second, "made after the end")
+        #expect(completing.disposed().disposed === kept)
     }
 
     @Test func theResultCompletesWhenTheOuterAndTheCurrentInnerHaveCompleted() {

@@ -1,7 +1,10 @@
 /// Flattens a signal of signals by following only the latest inner signal.
 ///
-/// When the outer signal sends a new inner signal, the previous inner subscription is disposed and its
-/// later events are ignored. The result fails on the first error of the outer signal or of the current
+/// When the outer signal sends a new inner signal, the previous inner signal's later events are ignored,
+/// the new one is subscribed, and then the previous subscription is disposed: in that order, as in the
+/// original library, so that an inner signal sharing its source with the previous one (a `share()`d
+/// signal, a multicast) keeps that source connected across the switch instead of restarting it. The
+/// result fails on the first error of the outer signal or of the current
 /// inner signal, and completes when the outer signal and the current inner signal have both completed.
 ///
 /// ```swift
@@ -19,13 +22,12 @@
         let outer = signal.subscribe(
             Linked(to: subscriber),
             next: { inner in
-                guard case .subscribe(let id, let previous) = state.withLock({ $0.outerSentInner() }) else {
+                guard case .subscribe(let id) = state.withLock({ $0.outerSentInner() }) else {
                     return
                 }
-                previous?.dispose()
-                // The replaced inner's disposable is user code: a disposal, or a newer inner, that came
-                // meanwhile means this one is never started. Nor is it for a subscriber that has already
-                // ended (`get()` took the first inner's value while the outer signal was starting).
+                // Not started once the result was disposed, or for a subscriber that has already ended
+                // (`get()` took the first inner's value while the outer signal was starting); the
+                // replaced subscription then goes with the result's disposal.
                 guard !subscriber.isTerminated, state.withLock({ $0.isCurrent(id) }) else { return }
                 let disposable = inner.subscribe(SwitchingInner(to: subscriber, state: state, id: id))
                 if case .dispose(let unwanted) = state.withLock({ $0.innerStarted(id, disposable: disposable) }) {

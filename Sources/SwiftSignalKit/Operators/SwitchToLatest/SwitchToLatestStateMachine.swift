@@ -12,9 +12,9 @@
     @usableFromInline enum Action: Sendable {
         /// Nothing: an event of a replaced inner signal, or one after the end.
         case none
-        /// Dispose the subscription to the inner signal that `id` replaces, if any, then subscribe to
-        /// inner signal `id`.
-        case subscribe(id: UInt64, disposingPrevious: Disposable?)
+        /// Subscribe to inner signal `id`. The subscription it replaces stays until then:
+        /// ``innerStarted(_:disposable:)`` hands it back to dispose.
+        case subscribe(id: UInt64)
         /// Dispose a subscription: the one a new inner subscription replaced, one made too late, or the
         /// last one at the end.
         case dispose(Disposable?)
@@ -59,20 +59,21 @@
         return body(&active)
     }
 
-    /// The outer signal sent a new inner signal: ``Action/subscribe(id:disposingPrevious:)``.
+    /// The outer signal sent a new inner signal: ``Action/subscribe(id:)``. The previous inner signal's
+    /// events are ignored from now on, but its subscription is disposed only once the new one is made
+    /// (as in the original library): an inner signal that shares its source with the previous one (a
+    /// `share()`d signal, say) then keeps that source connected across the switch.
     @usableFromInline
     mutating func outerSentInner() -> Action {
         return self.whileActive { active in
             active.lastInner += 1
             active.current = active.lastInner
-            let previous = active.subscription
-            active.subscription = nil
-            return .subscribe(id: active.lastInner, disposingPrevious: previous)
+            return .subscribe(id: active.lastInner)
         } ?? .none
     }
 
     /// The subscription to inner signal `id` has been made: kept if `id` is still the latest (disposing
-    /// the one it replaces), else disposed.
+    /// the one it replaces, which was kept until now), else disposed.
     @usableFromInline
     mutating func innerStarted(_ id: UInt64, disposable: Disposable) -> Action {
         return self.whileActive { active -> Action in
