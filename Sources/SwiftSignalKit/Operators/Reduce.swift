@@ -22,7 +22,8 @@
 ///
 /// - Parameters:
 ///   - value: The initial accumulator.
-///   - f: Combines the accumulator with a value; may call its third argument to send a value downstream.
+///   - f: Combines the accumulator with a value; may call its third argument to send a value downstream,
+///     which it does at once, before the call returns.
 /// - Returns: An operator for `|>`.
 @inlinable @preconcurrency public func reduceLeft<T: Sendable, E>(
     value: T, f: @escaping @Sendable (T, T, (T) -> Void) -> T
@@ -31,11 +32,8 @@
         value,
         generator: { current, next in
             Signal { subscriber in
-                var emitted: [T] = []
-                let updated = f(current, next) { emitted.append($0) }
-                for value in emitted {
-                    subscriber.putNext((current, .Some(value)))
-                }
+                // An emitted value goes downstream at once, inside `f`, as in the original library.
+                let updated = f(current, next) { subscriber.putNext((current, .Some($0))) }
                 subscriber.putNext((updated, .None))
                 subscriber.putCompletion()
                 return EmptyDisposable

@@ -24,6 +24,23 @@ import Testing
         #expect(recorder.events == [.next(100), .next(6), .completed])
     }
 
+    /// As in the original library: an emitted value reaches the subscriber inside `f`, when `emit` is
+    /// called (it was held until `f` returned).
+    @Test func reduceLeftEmitsAtOnce() {
+        let log = LockedState<[String]>([])
+        _ =
+            (values([1])
+            |> reduceLeft(
+                value: 2,
+                f: { sum, next, emit in
+                    log.withLock { $0.append("before emit") }
+                    emit(20)
+                    log.withLock { $0.append("after emit") }
+                    return sum + next
+                })).start(next: { value in log.withLock { $0.append("next \(value)") } })
+        #expect(log.withLock { $0 } == ["before emit", "next 20", "after emit", "next 3"])
+    }
+
     @Test func reduceLeftWithGeneratorRunsStepsInOrder() {
         let recorder = Recorder<Int, NoError>()
         recorder.start(
