@@ -15,9 +15,11 @@
 ///   subscriber has ended, as behind ``share(replay:connection:)``, even before the last one's disposal
 ///   arrives; the key's next subscriber starts the source again.
 /// - Keys are per error type: the same key used with signals of different error types is not shared.
-/// - Values need not be `Sendable`, as in the original library: each reaches the subscribers on the
-///   thread that sent it. A source that sends from two threads at once (a ``ValuePipe`` fed by two
-///   threads) can have a value wait for the thread delivering the other; in Swift 6 code prefer
+/// - Values need not be `Sendable`, as in the original library: from a source whose events are serial,
+///   as a signal's should be, each value reaches the subscribers on the thread that sent it. A source
+///   that sends from two threads at once (a ``ValuePipe`` fed by two threads) breaks that: a value sent
+///   while another thread delivers is queued, the sending thread returns at once, and the delivering
+///   thread delivers it after its own, so the value crosses threads. In Swift 6 code prefer
 ///   ``share(replay:connection:)``, which requires `Sendable` values, for such a source.
 /// - Every subscriber of a key gets the source's events in the same order, one at a time: a value that a
 ///   subscriber's callback makes the source send reaches every subscriber after the current one (as
