@@ -557,14 +557,17 @@ import Testing
     /// that has ended stops it all the same. (It ran on to the end of its source, for ever without the
     /// `take` here: the operator subscribed upstream with a subscriber linked to nothing.) The second
     /// start waits, on the test's own thread, until the consumer has ended; the loop then asks before
-    /// a third.
+    /// a third. The transform waits for the second start: without that, a quick transform ended the
+    /// consumer before the loop came to it, and the loop rightly never started again (one run in five).
     @Test(arguments: [AsyncTransformPolicy.serial, .serial(buffering: .bounded(1))])
     func aLoopInTheGeneratorAboveStopsWhenTheConsumerHasEnded(policy: AsyncTransformPolicy) async {
         let consumerEnded = DispatchSemaphore(value: 0)
+        let secondStart = Gate()
         let starts = Counter()
         let source = Signal<Int, NoError> { subscriber in
             let start = starts.increment()
             if start == 2 {
+                secondStart.open()
                 _ = blockingWait(consumerEnded, seconds: 10)
             }
             subscriber.putNext(start)
@@ -573,9 +576,13 @@ import Testing
         }
         let received = Atomic<[Int]>(value: [])
         let subscription = await onThread {
-            (restart(source) |> take(1_000) |> mapAsync(policy) { $0 * 10 } |> take(1)).start(
-                next: { value in received.modify { $0 + [value] } },
-                completed: { consumerEnded.signal() })
+            (restart(source) |> take(1_000)
+                |> mapAsync(policy) { value in
+                    await secondStart.wait()
+                    return value * 10
+                } |> take(1)).start(
+                    next: { value in received.modify { $0 + [value] } },
+                    completed: { consumerEnded.signal() })
         }
         #expect(received.with { $0 } == [10])
         #expect(starts.value == 2, "the loop ran on after the consumer had ended")
