@@ -415,22 +415,29 @@ public class Subscriber<T, E>: CustomStringConvertible {
     }
 
     /// After a terminal event's callback, outside the lock: ``release(next:extras:then:)``, where the
-    /// generator's disposable is taken from the state machine now, unless a `dispose()` during the
-    /// callback took it and disposed it (see `SubscriberStateMachine.terminate()`).
-    @inlinable final func release(
+    /// generator's disposable, when one was stored, is taken from the state machine now, unless a
+    /// `dispose()` during the callback took it and disposed it (see `SubscriberStateMachine.terminate()`).
+    @inlinable @inline(__always) final func release(
         afterTerminalEvent next: inout (@Sendable (T) -> Void)?,
         extras: inout SubscriberExtras<E>?,
         then action: SubscriberStateMachine.TerminateAction
     ) {
+        guard _slowPath(action.disposalPending) else {
+            Self.release(next: &next, extras: &extras, then: action)
+            return
+        }
         next = nil
         let keptAlive = extras?.keptAlive
         extras = nil
-        if action.disposalPending {
-            self.withState { $0.takePendingDisposable() }?.dispose()
-        } else {
-            action.finish()
-        }
+        self.disposePendingSource()
         withExtendedLifetime(keptAlive) {}
+    }
+
+    /// Takes the generator's disposable that a terminal event left, and disposes it (see
+    /// ``release(afterTerminalEvent:extras:then:)``). Out of line: a synchronous signal's subscriber,
+    /// which ends before its generator returns, never comes here, and its terminal path stays short.
+    @usableFromInline @inline(never) final func disposePendingSource() {
+        self.withState { $0.takePendingDisposable() }?.dispose()
     }
 
     /// This subscriber as the ``FirstEventHandlers`` it is when its state machine is first-event-only.
