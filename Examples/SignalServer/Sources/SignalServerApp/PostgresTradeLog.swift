@@ -327,7 +327,8 @@ public struct DatabaseURLError: Error, CustomStringConvertible, Equatable {
     public var description: String
 }
 
-/// `postgres://user[:password]@host[:port]/database`, parsed.
+/// `postgres://user[:password]@host[:port]/database`, parsed; the host may be an IPv6 address in brackets.
+/// Parameters (`?sslmode=...`) are refused: TLS is not used.
 struct DatabaseURL {
     var host: String
     var port: Int
@@ -343,11 +344,19 @@ struct DatabaseURL {
         guard let host = components.host, !host.isEmpty, let user = components.user, !user.isEmpty else {
             throw DatabaseURLError(description: "the database URL needs a user and a host, as in postgres://user@127.0.0.1:5432/database")
         }
+        // Refused rather than ignored: `?sslmode=require` left out would connect in plain text.
+        if components.query != nil || components.fragment != nil {
+            let names = (components.queryItems ?? []).map(\.name).joined(separator: ", ")
+            throw DatabaseURLError(
+                description: "the database URL takes no parameters\(names.isEmpty ? "" : " (got \(names))"): the example "
+                    + "connects without TLS, to a database on this machine")
+        }
         self.port = components.port ?? 5432
         guard (1...65535).contains(self.port) else {
             throw DatabaseURLError(description: "the database port must be 1 to 65535, got \(self.port)")
         }
-        self.host = host
+        // An IPv6 address comes in brackets, which name no host.
+        self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         self.user = user
         self.password = components.password
         let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path

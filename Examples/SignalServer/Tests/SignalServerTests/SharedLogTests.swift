@@ -233,9 +233,14 @@ import Testing
         let url = try DatabaseURL("postgresql://ann:secret@db.local/market")
         #expect([url.host, url.user, url.password, url.name] == ["db.local", "ann", "secret", "market"])
         #expect(url.port == 5432)
+        // An IPv6 literal: its brackets are not part of the host name (they were looked up in DNS).
+        let loopback = try DatabaseURL("postgres://signal@[::1]:5433/trades")
+        #expect(loopback.host == "::1" && loopback.port == 5433)
         for bad in [
             "mysql://signal@127.0.0.1/trades", "postgres://127.0.0.1/trades", "postgres://signal@:5432/x", "postgres://signal@h:0/x",
             "nonsense",
+            // Parameters were ignored: `sslmode=require` connected in plain text.
+            "postgres://signal@127.0.0.1/trades?sslmode=require", "postgres://signal@127.0.0.1/trades?user=other",
         ] {
             #expect(throws: ConfigurationError.self, "\(bad)") { try ServerConfiguration(arguments: ["--database", bad]) }
         }
