@@ -105,6 +105,27 @@ import Testing
         #expect(outerDisposable.count.value == 1)
         #expect(innerDisposable.count.value == 1)
     }
+
+    /// As in the original library: disposing `mapToSignal`, `mapToQueue` or `mapToThrottled` disposes
+    /// the inner subscription, then the outer one (it was the other way round).
+    @Test func disposeDisposesTheInnerSubscriptionThenTheOuter() {
+        let operators: [(String, (Signal<Int, NoError>, @escaping @Sendable (Int) -> Signal<Int, NoError>) -> Signal<Int, NoError>)] = [
+            ("mapToSignal", { $0 |> mapToSignal($1) }),
+            ("mapToQueue", { $0 |> mapToQueue($1) }),
+            ("mapToThrottled", { $0 |> mapToThrottled($1) }),
+        ]
+        for (name, apply) in operators {
+            let order = LockedState<[String]>([])
+            let outer = CapturedSubscriber<Int, NoError>()
+            let source = outer.signal(disposable: ActionDisposable { order.withLock { $0.append("outer") } })
+            let subscription = apply(source) { _ in
+                Signal { _ in ActionDisposable { order.withLock { $0.append("inner") } } }
+            }.start()
+            outer.subscriber?.putNext(1)
+            subscription.dispose()
+            #expect(order.withLock { $0 } == ["inner", "outer"], "\(name)")
+        }
+    }
 }
 
 @Suite struct SwitchToLatestStateMachineTests {

@@ -61,8 +61,9 @@
             })
         return ActionDisposable {
             runner.perform(runner.state.withLock { $0.terminate() })
-            outer.dispose()
+            // The inner subscription first, then the outer one, as in the original library.
             runner.current.dispose()
+            outer.dispose()
         }
     }
 }

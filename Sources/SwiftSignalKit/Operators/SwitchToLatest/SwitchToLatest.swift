@@ -47,8 +47,9 @@
             })
         return ActionDisposable {
             let action = state.withLock { $0.disposed() }
-            outer.dispose()
+            // The inner subscription first, then the outer one, as in the original library.
             if case .dispose(let inner) = action { inner?.dispose() }
+            outer.dispose()
         }
     }
 }
