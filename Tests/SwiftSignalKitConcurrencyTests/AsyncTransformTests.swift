@@ -568,7 +568,10 @@ import Testing
             let start = starts.increment()
             if start == 2 {
                 secondStart.open()
-                _ = blockingWait(consumerEnded, seconds: 10)
+                // The transform's task runs on the thread pool, which a whole suite starting at once
+                // on two cores can keep busy for more than ten seconds: the wait is long, and ends
+                // as soon as the consumer has.
+                _ = blockingWait(consumerEnded, seconds: 120)
             }
             subscriber.putNext(start)
             subscriber.putCompletion()
