@@ -49,20 +49,63 @@ struct GeneratedRows: AsyncSequence, Sendable {
     }
 }
 
-/// The rows of an export: from PostgreSQL when the server has a database (a `generate_series` query,
-/// whose rows the driver reads from the socket as they are asked for), generated otherwise. Either way
-/// a row is read only when the client's stream has room for it (see ``exportResponse(count:rows:)``).
-func exportRows(count: Int, database: PostgresClient?, logger: Logger) -> Signal<ExportRow, any Error> {
+/// The rows of an export, once they can be read: sends one signal of the rows, then completes.
+///
+/// From PostgreSQL when the server has a database (a `generate_series` query, whose rows the driver
+/// reads from the socket as they are asked for), generated otherwise. With a database the query is sent,
+/// on a connection of the export pool, and the database has described its columns before the rows'
+/// signal is sent: a database that is down, or a pool that cannot connect, fails this signal or keeps
+/// it waiting, and the route can still answer 503 (``startExport(_:within:on:)``) instead of a 200
+/// whose body breaks off. Either way a row is read only when the client's stream has room for it (see
+/// ``exportResponse(rows:room:slot:watch:)``).
+///
+/// The rows' signal reads the one query's rows: the export subscribes to it once.
+func exportRows(count: Int, database: PostgresClient?, logger: Logger) -> Signal<Signal<ExportRow, any Error>, any Error> {
     guard let database else {
-        return Signal(GeneratedRows(count: count)) |> castError((any Error).self)
+        return .single(Signal(GeneratedRows(count: count)) |> castError((any Error).self))
     }
-    return Signal { (send) throws(any Error) in
+    return Signal(operation: { () async throws(any Error) -> Signal<ExportRow, any Error> in
+        // Returns once a connection is leased and the query described; the lease goes back when the rows
+        // have been read, or when the sequence is dropped unread (the deadline passed meanwhile).
         let rows = try await database.query(
             "SELECT g, (ARRAY['ACME','GLOBEX','INITECH'])[g % 3 + 1], (100 + g % 50)::float8, 1 + g % 9 FROM generate_series(1, \(count)) AS g",
             logger: logger)
-        for try await (seq, symbol, price, size) in rows.decode((Int, String, Double, Int).self) {
-            await send.waitingForRoom(ExportRow(seq: seq, symbol: symbol, price: price, size: size))
+        return Signal { (send) throws(any Error) in
+            for try await (seq, symbol, price, size) in rows.decode((Int, String, Double, Int).self) {
+                await send.waitingForRoom(ExportRow(seq: seq, symbol: symbol, price: price, size: size))
+            }
         }
+    })
+}
+
+/// The rows `start` sends, once it sends them within `seconds`: the export's status is decided here,
+/// before the response's head goes out.
+///
+/// - Throws: ``APIError`` 503 `log_unavailable` when `start` fails, or sends nothing within `seconds`
+///   (it is disposed then, which gives its connection back to the pool); `CancellationError` when the
+///   request is cancelled meanwhile.
+func startExport(
+    _ start: Signal<Signal<ExportRow, any Error>, any Error>, within seconds: Double, on timers: Queue
+) async throws -> Signal<ExportRow, any Error> {
+    let outcome: FirstValueOutcome<Signal<ExportRow, any Error>>
+    do {
+        outcome = try await start.first(within: .seconds(seconds), scheduler: timers)
+    } catch {
+        throw APIError(
+            .serviceUnavailable, code: "log_unavailable", message: "the export could not start: \(PostgresTradeLog.describe(error))",
+            retryAfter: 1)
+    }
+    switch outcome {
+    case .value(let rows):
+        return rows
+    case .timedOut:
+        throw APIError(
+            .serviceUnavailable, code: "log_unavailable",
+            message: "the export could not start: the database did not answer within \(Int((seconds * 1000).rounded())) ms", retryAfter: 1)
+    case .empty:
+        throw APIError(.internalServerError, code: "internal", message: "the export had no rows to read")
+    case .cancelled:
+        throw CancellationError()
     }
 }
 

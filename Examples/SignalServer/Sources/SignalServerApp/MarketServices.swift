@@ -54,7 +54,16 @@ public final class MarketServices: Sendable {
             configuration: configuration, database: try await PostgresTradeLog.prepare(url: url, logger: logger), logger: logger)
     }
 
-    private init(configuration: ServerConfiguration, database: PostgresTradeLog.Database?, logger: Logger) {
+    /// Creates the services of a server that runs alone, numbering trades through the log that `log`
+    /// makes for its market: for tests, which stand in for a database that does not answer.
+    convenience init(configuration: ServerConfiguration, log: @escaping (Market) -> any TradeLog) {
+        self.init(configuration: configuration, database: nil, logger: Logger(label: "SignalServer"), log: log)
+    }
+
+    private init(
+        configuration: ServerConfiguration, database: PostgresTradeLog.Database?, logger: Logger,
+        log makeLog: ((Market) -> any TradeLog)? = nil
+    ) {
         self.logger = logger
         self.exports = ExportGate(limit: configuration.exportLimit)
         self.exchange = SimulatedExchange(listings: configuration.listings, behaviour: configuration.exchange)
@@ -68,7 +77,7 @@ public final class MarketServices: Sendable {
             self.log = postgres
         } else {
             self.postgres = nil
-            self.log = LocalTradeLog(market: self.market)
+            self.log = makeLog?(self.market) ?? LocalTradeLog(market: self.market)
         }
         self.rates = RatesService(latency: configuration.ratesLatency)
         self.ledger = QueueLocalActor(queue: Queue(name: "ledger"), value: TradeLedger())

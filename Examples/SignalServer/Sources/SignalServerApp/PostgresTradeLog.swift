@@ -317,7 +317,17 @@ public final class PostgresTradeLog: TradeLog {
             if let underlying = error.underlying { return "database: \(error.code): \(underlying)" }
             return "database: \(error.code)"
         }
-        return "database: \(error)"
+        // The pool's errors come from a module PostgresNIO does not export: told apart by their text,
+        // which otherwise names the driver's internal types.
+        let text = String(describing: error)
+        if String(describing: type(of: error)) == "ConnectionPoolError" {
+            if text.contains("connectionCreationCircuitBreakerTripped") {
+                return "database: no connection (after failing to connect, the pool waits a few seconds before it tries again)"
+            }
+            if text.contains("poolShutdown") { return "database: the connection pool has shut down" }
+            if text.contains("requestCancelled") { return "database: the request for a connection was cancelled" }
+        }
+        return "database: \(text)"
     }
 }
 

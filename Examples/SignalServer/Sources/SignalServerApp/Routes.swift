@@ -39,7 +39,10 @@ func addRoutes(to router: Router<MarketRequestContext>, services: MarketServices
         }
         let trade = try body.trade(symbol: try validSymbol(body.symbol))
         let deadline = try deadline(of: request, default: configuration.defaultDeadline)
-        return try await json(firstAnswer(services.log.publish(trade), within: deadline, on: services.timerQueue), status: .created)
+        let published =
+            services.log.publish(trade)
+            |> failingAfterShutdown(services.market.whenClosed(), grace: configuration.shutdownGrace, on: services.timerQueue)
+        return try await json(firstAnswer(published, within: deadline, on: services.timerQueue), status: .created)
     }
 
     // Queue-confined state, read from async code through the actor.
@@ -96,19 +99,30 @@ func addRoutes(to router: Router<MarketRequestContext>, services: MarketServices
 
     // A large result streamed at the client's pace: rows from PostgreSQL (with --database) or generated,
     // each read only when the client has room for it, so memory does not grow with the result.
-    // At most `exportLimit` at once; with a database, through a pool of their own. A client that stops
-    // reading is cut off after the slow-client limit, which gives its place back.
+    // At most `exportLimit` at once; with a database, through a pool of their own. The status waits
+    // until the rows can be read (at most the request's deadline), so a database that is down is a 503,
+    // not a 200 whose body breaks off. A client that stops reading is cut off after the slow-client
+    // limit, which gives its place back.
     router.get("export") { request, context -> Response in
         let count = try rowCount(of: request)
+        let deadline = try deadline(of: request, default: configuration.defaultDeadline)
         guard let slot = services.exports.enter() else {
             throw APIError(
                 .serviceUnavailable, code: "export_busy",
                 message: "\(services.exports.limit) exports are running, the most this server runs at once; try again later",
                 retryAfter: 1)
         }
+        let rows: Signal<ExportRow, any Error>
+        do {
+            rows = try await startExport(
+                exportRows(count: count, database: services.postgres?.exportPool, logger: services.logger), within: deadline,
+                on: services.timerQueue)
+        } catch {
+            slot.release()
+            throw error
+        }
         return exportResponse(
-            rows: exportRows(count: count, database: services.postgres?.exportPool, logger: services.logger),
-            room: configuration.exportRoom, slot: slot,
+            rows: rows, room: configuration.exportRoom, slot: slot,
             watch: { [channel = context.channel] in
                 SlowClientWatch(channel: channel, limit: configuration.slowClientLimit, queue: services.timerQueue)
             })
@@ -334,6 +348,33 @@ func firstAnswer<T: Sendable>(_ signal: Signal<T, MarketError>, within seconds: 
         throw APIError(.badGateway, code: "no_answer", message: "the service ended without an answer")
     case .cancelled:
         throw CancellationError()
+    }
+}
+
+/// For an answer awaited with ``firstAnswer(_:within:on:)``: `answer`, unless the market has been closed
+/// (the server is shutting down) for `grace` seconds before it sends anything; then the failure
+/// ``MarketError/logUnavailable(_:)``, and `answer` is disposed.
+///
+/// A request that waits for a trade log that does not answer (a database that is down) would otherwise
+/// hold the graceful shutdown up for the rest of its deadline, up to a minute, past the service
+/// group's backstop, which then cancels it without an answer. Without a value by then, the trade may
+/// still be recorded, as after any failure to publish.
+func failingAfterShutdown<T>(
+    _ closed: Signal<Int, NoError>, grace: Double, on timers: some SignalScheduler
+) -> (Signal<T, MarketError>) -> Signal<T, MarketError> {
+    return { answer in
+        let cutOff: Signal<T, MarketError> =
+            closed
+            |> take(1)
+            |> castError(MarketError.self)
+            |> mapToSignal { _ in
+                // `delay` delays the subscription: the failure starts `grace` after the close.
+                Signal<T, MarketError>.fail(
+                    .logUnavailable("no answer \(Int((grace * 1000).rounded())) ms after the server began shutting down"))
+                    |> delay(grace, scheduler: timers)
+            }
+        // The first event wins: `firstAnswer` disposes both once it has one.
+        return merge([answer, cutOff])
     }
 }
 

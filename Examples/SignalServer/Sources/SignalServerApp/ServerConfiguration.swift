@@ -25,8 +25,14 @@ public struct ServerConfiguration: Sendable {
     /// exports read through a connection pool of this size of their own, so that slow readers never hold
     /// the connections that publishing and the trade history need.
     public var exportLimit = 8
-    /// The deadline of a quote request without a `deadline_ms` parameter, in seconds.
+    /// The deadline of a request without a `deadline_ms` parameter, in seconds: for a quote or a trade,
+    /// the time to answer; for an export, the time to start reading rows.
     public var defaultDeadline: Double = 1
+    /// Seconds a trade still waiting for the trade log when graceful shutdown begins may wait on (at most
+    /// its deadline); then it is answered 503 `log_unavailable`, so that a database that does not answer
+    /// cannot hold the shutdown up to the service group's backstop. Such a trade may still be recorded,
+    /// as after any failure.
+    public var shutdownGrace: Double = 2
     /// Symbols and their prices in USD.
     public var listings: [String: Double] = ["ACME": 101.5, "GLOBEX": 42.25, "INITECH": 7.8, "FLAKY": 13.0, "DOWN": 1.0, "SLOW": 99.0]
     /// How the exchange answers: FLAKY fails twice and then answers, DOWN never answers, SLOW takes

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 import NIOCore
 import SwiftSignalKit
 import SwiftSignalKitConcurrency
@@ -151,5 +152,55 @@ final class SlowWriter: ResponseBodyWriter, Sendable {
 
     func release() {
         self.gate.set(true)
+    }
+}
+
+/// `GET /export` decides its status once the rows can be read: a database that is down is a 503, not a
+/// 200 whose body breaks off a minute later.
+@Suite struct ExportStartTests {
+    /// An export whose rows never become readable (the export pool cannot connect) is answered 503
+    /// `log_unavailable` at its deadline, and what was starting it is disposed, giving its connection
+    /// request back.
+    @Test func rowsThatNeverBecomeReadableAre503AtTheDeadline() async throws {
+        let disposed = Atomic(value: false)
+        let start = Signal<Signal<ExportRow, any Error>, any Error>.never() |> afterDisposed { disposed.swap(true) }
+        let error = try await #require(throws: APIError.self) { try await startExport(start, within: 0.05, on: Queue()) }
+        #expect(error.status == .serviceUnavailable)
+        #expect(error.code == "log_unavailable")
+        #expect(error.message == "the export could not start: the database did not answer within 50 ms")
+        #expect(error.retryAfter == 1)
+        try await eventually("the start is disposed") { disposed.with { $0 } }
+    }
+
+    struct Refused: Error {}
+
+    /// A start that fails (the database refused the query, or the pool gave up connecting) is a 503
+    /// naming the failure.
+    @Test func aStartThatFailsIs503() async throws {
+        let start = Signal<Signal<ExportRow, any Error>, any Error>.fail(Refused())
+        let error = try await #require(throws: APIError.self) { try await startExport(start, within: 5, on: Queue()) }
+        #expect(error.status == .serviceUnavailable)
+        #expect(error.code == "log_unavailable")
+        #expect(error.message.hasPrefix("the export could not start: database: Refused"))
+    }
+
+    /// Rows that can be read are the export's rows, read as the client takes them.
+    @Test func readableRowsAreTheExport() async throws {
+        let start = exportRows(count: 3, database: nil, logger: Logger(label: "test"))
+        let rows = try await startExport(start, within: 5, on: Queue())
+        var seqs: [Int] = []
+        for try await row in rows.values(bufferingPolicy: .unbounded) { seqs.append(row.seq) }
+        #expect(seqs == [1, 2, 3])
+    }
+
+    /// Over HTTP: the deadline is the request's `deadline_ms`, checked like a quote's.
+    @Test func theExportsDeadlineIsCheckedLikeAQuotes() async throws {
+        try await withServer { server in
+            #expect(try await server.get("export?rows=3&deadline_ms=5000").body == "1,GLOBEX,101.0,2\n2,INITECH,102.0,3\n3,ACME,103.0,4\n")
+            let refused = try await server.get("export?rows=3&deadline_ms=0")
+            #expect(refused.status == 400)
+            #expect(refused.body.contains("deadline_ms must be a whole number of milliseconds from 1 to 60000, got 0"))
+            #expect(try await server.metrics().exports == 0, "a refused export takes no place")
+        }
     }
 }

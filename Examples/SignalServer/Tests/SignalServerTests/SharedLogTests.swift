@@ -227,6 +227,25 @@ import Testing
         }
     }
 
+    /// The connection pool's errors, which come from a module PostgresNIO does not export, are told in
+    /// words: their own text names the driver's internal types (seen by clients after an outage).
+    @Test func thePoolsErrorsAreToldInWords() {
+        struct ConnectionPoolError: Error, CustomStringConvertible {
+            var description: String
+        }
+        let tripped = ConnectionPoolError(
+            description: "ConnectionPoolError(base: _ConnectionPoolModule.ConnectionPoolError.Base.connectionCreationCircuitBreakerTripped)"
+        )
+        #expect(
+            PostgresTradeLog.describe(tripped)
+                == "database: no connection (after failing to connect, the pool waits a few seconds before it tries again)")
+        #expect(
+            PostgresTradeLog.describe(ConnectionPoolError(description: "ConnectionPoolError(base: ….poolShutdown)"))
+                == "database: the connection pool has shut down")
+        struct Other: Error {}
+        #expect(PostgresTradeLog.describe(Other()) == "database: Other()")
+    }
+
     @Test func aDatabaseURLIsCheckedWhenTheArgumentsAreRead() throws {
         let good = try ServerConfiguration(arguments: ["--database", "postgres://signal@127.0.0.1:5433/trades"])
         #expect(good.database == "postgres://signal@127.0.0.1:5433/trades")

@@ -155,14 +155,17 @@ final class ShutdownPublishers: Sendable {
 /// loop wait behind it. On this two-core machine, with three busy loops beside the suite, requests to
 /// other servers then waited 9 to 19 s in about half the runs (seen as a task on that loop starting 4 s
 /// late); with a loop per server, none waited more than 3 s in eight such runs.
+///
+/// `log`, if given, makes the trade log the server publishes through, for its market.
 func withServer(
-    _ configure: (inout ServerConfiguration) -> Void = { _ in }, _ body: (TestServer) async throws -> Void
+    _ configure: (inout ServerConfiguration) -> Void = { _ in }, log: (@Sendable (Market) -> any TradeLog)? = nil,
+    _ body: (TestServer) async throws -> Void
 ) async throws {
     var configuration = ServerConfiguration()
     configuration.port = 0
     configuration.heartbeat = 0.05
     configure(&configuration)
-    let services = MarketServices(configuration: configuration)
+    let services = log.map { MarketServices(configuration: configuration, log: $0) } ?? MarketServices(configuration: configuration)
     let (ports, listening) = AsyncStream<Int>.makeStream()
     let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     let group = buildServiceGroup(
