@@ -23,11 +23,14 @@ public func buildApplication(
     logger.logLevel = .warning
     return Application(
         router: router,
-        // A request whose client stops sending it for the slow-client limit is cut (see RequestReadDeadline).
+        // A request whose client stops sending it for the slow-client limit is cut (see RequestReadDeadline);
+        // a connection with no request in progress, idle or with half a request head, after the idle
+        // limit (Hummingbird's idle timeout, which leaves responses in progress alone).
         server: .http1(
-            configuration: .init(additionalChannelHandlers: [
-                RequestReadDeadline(limit: .milliseconds(Int64(configuration.slowClientLimit * 1000)))
-            ])),
+            configuration: .init(
+                additionalChannelHandlers: [
+                    RequestReadDeadline(limit: .milliseconds(Int64(configuration.slowClientLimit * 1000)))
+                ], idleTimeout: .milliseconds(Int64(configuration.idleConnectionLimit * 1000)))),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "SignalServer", backlog: 4096),
         onServerRunning: { channel in
             onListening(channel.localAddress?.port ?? configuration.port)

@@ -13,6 +13,11 @@ public struct ServerConfiguration: Sendable {
     /// the server waits for the next part of a request whose client stopped sending it (a half-sent
     /// body) before it closes the connection, so such a request cannot hold the graceful shutdown up.
     public var slowClientLimit: Double = 10
+    /// Seconds a connection may stay open with no request in progress before the server closes it:
+    /// idle between requests, or with a request head begun and not finished (the server sees no part
+    /// of a request before its head is whole, so ``slowClientLimit`` cannot cover it). A response in
+    /// progress, a stream or an export, is never cut by it.
+    public var idleConnectionLimit: Double = 60
     /// Events `/events` may hold for a client that reads slower than they come: one more ends the
     /// client's stream with `end` `behind` (`SignalBufferingPolicy.endingWhenFull`), and the client
     /// resumes with `Last-Event-ID`. Bounds what the lossless stream buffers for a client that keeps

@@ -273,6 +273,32 @@ import Testing
         }
     }
 
+    /// A client that sent part of a request head, then nothing, kept its connection open for good: the
+    /// server sees no part of a request before its head is whole, so the slow-client limit never began
+    /// (a probe, 2026-11-30). It is closed after the idle-connection limit.
+    @Test func aHalfSentRequestHeadIsClosedAtTheIdleLimit() async throws {
+        try await withServer({ $0.idleConnectionLimit = 0.3 }) { server in
+            let socket = try StalledClient(port: server.port, request: "POST /trades HTTP/1.1\r\nHost: 12")
+            #expect(await socket.closedByTheServer(watchdog: 20), "the half-sent head's connection is closed")
+        }
+    }
+
+    /// The idle limit leaves a response in progress alone: a stream whose client sends nothing more
+    /// goes on past it.
+    @Test func theIdleLimitLeavesAStreamAlone() async throws {
+        try await withServer({ $0.idleConnectionLimit = 0.1 }) { server in
+            let stream = try await StreamingTests().ready(server)
+            // Heartbeats every 50 ms: twenty of them take ten idle limits.
+            for _ in 0..<20 {
+                let heartbeat = try await stream.next(skippingHeartbeats: false)
+                try #require(heartbeat?.name == "heartbeat", "the stream ended early: \(String(describing: heartbeat))")
+            }
+            try await server.trade("ACME", price: 5)
+            #expect(try await stream.next()?.name == "trade")
+            stream.disconnect()
+        }
+    }
+
     @Test(arguments: [
         (["--heartbeat", "1e-9"], "--heartbeat needs"), (["--heartbeat", "nan"], "--heartbeat needs"),
         (["--slow-client", "0"], "--slow-client needs"), (["--port", "-1"], "--port needs"),
