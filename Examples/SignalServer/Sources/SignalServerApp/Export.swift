@@ -51,37 +51,102 @@ struct GeneratedRows: AsyncSequence, Sendable {
 
 /// The rows of an export, once they can be read: sends one signal of the rows, then completes.
 ///
-/// From PostgreSQL when the server has a database (a `generate_series` query, whose rows the driver
-/// reads from the socket as they are asked for), generated otherwise. With a database the query is sent,
-/// on a connection of the export pool, and the database has described its columns before the rows'
-/// signal is sent: a database that is down, or a pool that cannot connect, fails this signal or keeps
-/// it waiting, and the route can still answer 503 (``startExport(_:within:on:)``) instead of a 200
-/// whose body breaks off. Either way a row is read only when the client's stream has room for it (see
+/// From PostgreSQL when the server has a database, generated otherwise. The database's rows are read a
+/// page at a time (``exportPage``), each page a query of its own, asked for only once the client's
+/// stream has taken the page before: the first page is read before the rows' signal is sent, so a
+/// database that is down, or a pool that cannot connect, fails this signal or keeps it waiting, and the
+/// route can still answer 503 (``startExport(_:within:on:)``) instead of a 200 whose body breaks off.
+/// Either way a row is sent only when the client's stream has room for it (see
 /// ``exportResponse(rows:room:slot:watch:)``).
 ///
-/// The rows' signal reads the one query's rows: the export subscribes to it once.
-func exportRows(count: Int, database: PostgresClient?, logger: Logger) -> Signal<Signal<ExportRow, any Error>, any Error> {
+/// Pages rather than one query streamed for the whole export: an export that ends early (its client
+/// gone or cut off, its deadline passed) leaves at most one page's query to finish, where one streamed
+/// query went on reading its rows on the connection to the end, holding the connection and a core
+/// while the export's place was free again. And the driver (postgres-nio 1.33.2) stops the process
+/// when the database goes away while a streamed query waits for its reader (a precondition in its row
+/// stream); a page is read at once, whole.
+///
+/// A later page that does not come within `pageLimit` seconds (the database went away during the
+/// export, and the pool waits to reconnect) ends the export with an error, which cuts its body off, as
+/// a client that stops reading is cut off.
+func exportRows(
+    count: Int, database: PostgresClient?, pageLimit: Double = 10, timers: Queue = .concurrentDefaultQueue(), logger: Logger
+) -> Signal<Signal<ExportRow, any Error>, any Error> {
     guard let database else {
         return .single(Signal(GeneratedRows(count: count)) |> castError((any Error).self))
     }
+    return pagedRows(count: count) { from, through in
+        let page = Signal(operation: { () async throws(any Error) -> [ExportRow] in
+            try await exportPage(database, from: from, through: through, logger: logger)
+        })
+        switch try await page.first(within: .seconds(pageLimit), scheduler: timers) {
+        case .value(let rows): return rows
+        case .timedOut: throw ExportPageTimedOut(from: from, seconds: pageLimit)
+        case .empty, .cancelled: throw CancellationError()
+        }
+    }
+}
+
+/// The database did not give an export's page in time.
+struct ExportPageTimedOut: Error, CustomStringConvertible {
+    var from: Int
+    var seconds: Double
+
+    var description: String {
+        return "no rows from \(self.from) on within \(Int((self.seconds * 1000).rounded())) ms"
+    }
+}
+
+/// The rows `1...count`, read with `read` a page of `pageSize` at a time: the first page before the
+/// rows' signal is sent, each later one while the subscriber takes the page before (one page ahead, so
+/// that the client is not kept waiting while a page is read), none once the subscriber has gone.
+func pagedRows(
+    count: Int, pageSize: Int = exportPageSize, read: @escaping @Sendable (_ from: Int, _ through: Int) async throws -> [ExportRow]
+) -> Signal<Signal<ExportRow, any Error>, any Error> {
+    precondition(pageSize >= 1, "pagedRows: the page size must be at least 1, got \(pageSize)")
     return Signal(operation: { () async throws(any Error) -> Signal<ExportRow, any Error> in
-        // Returns once a connection is leased and the query described; the lease goes back when the rows
-        // have been read, or when the sequence is dropped unread (the deadline passed meanwhile).
-        let rows = try await database.query(
-            "SELECT g, (ARRAY['ACME','GLOBEX','INITECH'])[g % 3 + 1], (100 + g % 50)::float8, 1 + g % 9 FROM generate_series(1, \(count)) AS g",
-            logger: logger)
+        let first = count >= 1 ? try await read(1, min(count, pageSize)) : []
         return Signal { (send) throws(any Error) in
-            for try await (seq, symbol, price, size) in rows.decode((Int, String, Double, Int).self) {
-                await send.waitingForRoom(ExportRow(seq: seq, symbol: symbol, price: price, size: size))
+            var page = first
+            var next = min(count, pageSize) + 1
+            while true {
+                let from = next
+                let through = min(count, from + pageSize - 1)
+                next = through + 1
+                async let following = from <= through ? read(from, through) : []
+                for row in page { await send.waitingForRoom(row) }
+                // Disposed (the client is gone): the waits above return at once, and leaving cancels the
+                // page being read; no later page is read.
+                guard from <= through, !Task.isCancelled else { return }
+                page = try await following
             }
         }
     })
 }
 
+/// Rows an export reads from the database with one query.
+let exportPageSize = 1_000
+
+/// The rows numbered `from...through` (none when `through < from`), read whole with one query on a
+/// connection of `database`, which goes back to the pool as the query ends.
+func exportPage(_ database: PostgresClient, from: Int, through: Int, logger: Logger) async throws -> [ExportRow] {
+    guard from <= through else { return [] }
+    let rows = try await database.query(
+        "SELECT g, (ARRAY['ACME','GLOBEX','INITECH'])[g % 3 + 1], (100 + g % 50)::float8, 1 + g % 9 FROM generate_series(\(from), \(through)) AS g",
+        logger: logger)
+    var page: [ExportRow] = []
+    page.reserveCapacity(through - from + 1)
+    for try await (seq, symbol, price, size) in rows.decode((Int, String, Double, Int).self) {
+        page.append(ExportRow(seq: seq, symbol: symbol, price: price, size: size))
+    }
+    return page
+}
+
 /// The rows `start` sends, once it sends them within `seconds`: the export's status is decided here,
 /// before the response's head goes out.
 ///
-/// - Throws: ``APIError`` 503 `log_unavailable` when `start` fails, or sends nothing within `seconds`
+/// - Throws: The ``APIError`` `start` fails with; ``APIError`` 503 `log_unavailable` when it fails
+///   otherwise, or sends nothing within `seconds`
 ///   (it is disposed then, which gives its connection back to the pool); `CancellationError` when the
 ///   request is cancelled meanwhile.
 func startExport(
@@ -90,6 +155,8 @@ func startExport(
     let outcome: FirstValueOutcome<Signal<ExportRow, any Error>>
     do {
         outcome = try await start.first(within: .seconds(seconds), scheduler: timers)
+    } catch let error as APIError {
+        throw error
     } catch {
         throw APIError(
             .serviceUnavailable, code: "log_unavailable", message: "the export could not start: \(PostgresTradeLog.describe(error))",
@@ -164,7 +231,8 @@ final class ExportGate: Sendable {
 
 /// `rows` as CSV, written as the client reads: the loop takes a row only when the previous writes have
 /// gone out, and the bounded buffer makes the producer wait meanwhile, so a slow client holds the server
-/// to about `room` rows and one chunk, whatever the size of the result. The response keeps `slot` until
+/// to about `room` rows and one chunk (and what the producer holds: two pages of a database's rows),
+/// whatever the size of the result. The response keeps `slot` until
 /// the export is done or the response is released; `watch`, if given, closes the connection of a client
 /// whose writes stay pending too long (see ``SlowClientWatch``).
 func exportResponse(

@@ -41,7 +41,9 @@ func addRoutes(to router: Router<MarketRequestContext>, services: MarketServices
         let deadline = try deadline(of: request, default: configuration.defaultDeadline)
         let published =
             services.log.publish(trade)
-            |> failingAfterShutdown(services.market.whenClosed(), grace: configuration.shutdownGrace, on: services.timerQueue)
+            |> failingAfterShutdown(
+                services.market.whenClosed(), grace: configuration.shutdownGrace, on: services.timerQueue,
+                with: { MarketError.logUnavailable($0) })
         return try await json(firstAnswer(published, within: deadline, on: services.timerQueue), status: .created)
     }
 
@@ -114,9 +116,16 @@ func addRoutes(to router: Router<MarketRequestContext>, services: MarketServices
         }
         let rows: Signal<ExportRow, any Error>
         do {
-            rows = try await startExport(
-                exportRows(count: count, database: services.postgres?.exportPool, logger: services.logger), within: deadline,
-                on: services.timerQueue)
+            let start =
+                exportRows(
+                    count: count, database: services.postgres?.exportPool, pageLimit: configuration.slowClientLimit,
+                    timers: services.timerQueue, logger: services.logger)
+                |> failingAfterShutdown(
+                    services.market.whenClosed(), grace: configuration.shutdownGrace, on: services.timerQueue,
+                    with: {
+                        APIError(.serviceUnavailable, code: "log_unavailable", message: "the export could not start: \($0)", retryAfter: 1)
+                    })
+            rows = try await startExport(start, within: deadline, on: services.timerQueue)
         } catch {
             slot.release()
             throw error
@@ -351,26 +360,25 @@ func firstAnswer<T: Sendable>(_ signal: Signal<T, MarketError>, within seconds: 
     }
 }
 
-/// For an answer awaited with ``firstAnswer(_:within:on:)``: `answer`, unless the market has been closed
-/// (the server is shutting down) for `grace` seconds before it sends anything; then the failure
-/// ``MarketError/logUnavailable(_:)``, and `answer` is disposed.
+/// For an answer awaited with `first(within:)`: `answer`, unless the market has been closed (the server
+/// is shutting down) for `grace` seconds before it sends anything; then the failure that `failure`
+/// makes of a sentence saying so, and `answer` is disposed.
 ///
-/// A request that waits for a trade log that does not answer (a database that is down) would otherwise
-/// hold the graceful shutdown up for the rest of its deadline, up to a minute, past the service
-/// group's backstop, which then cancels it without an answer. Without a value by then, the trade may
-/// still be recorded, as after any failure to publish.
-func failingAfterShutdown<T>(
-    _ closed: Signal<Int, NoError>, grace: Double, on timers: some SignalScheduler
-) -> (Signal<T, MarketError>) -> Signal<T, MarketError> {
+/// A request that waits for a database that does not answer (a trade to publish, an export to start)
+/// would otherwise hold the graceful shutdown up for the rest of its deadline, up to a minute, past the
+/// service group's backstop, which then cancels it without an answer. A trade without a value by then
+/// may still be recorded, as after any failure to publish.
+func failingAfterShutdown<T, E: Error>(
+    _ closed: Signal<Int, NoError>, grace: Double, on timers: some SignalScheduler, with failure: @escaping @Sendable (String) -> E
+) -> (Signal<T, E>) -> Signal<T, E> {
     return { answer in
-        let cutOff: Signal<T, MarketError> =
+        let cutOff: Signal<T, E> =
             closed
             |> take(1)
-            |> castError(MarketError.self)
+            |> castError(E.self)
             |> mapToSignal { _ in
                 // `delay` delays the subscription: the failure starts `grace` after the close.
-                Signal<T, MarketError>.fail(
-                    .logUnavailable("no answer \(Int((grace * 1000).rounded())) ms after the server began shutting down"))
+                Signal<T, E>.fail(failure("no answer \(Int((grace * 1000).rounded())) ms after the server began shutting down"))
                     |> delay(grace, scheduler: timers)
             }
         // The first event wins: `firstAnswer` disposes both once it has one.

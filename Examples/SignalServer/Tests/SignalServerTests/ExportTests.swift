@@ -193,6 +193,53 @@ final class SlowWriter: ResponseBodyWriter, Sendable {
         #expect(seqs == [1, 2, 3])
     }
 
+    /// A database's rows come a page (one query) at a time, every row once, in order, whatever the count.
+    @Test(arguments: [0, 1, 999, 1000, 1001, 2500])
+    func pagesCoverEveryRowOnce(_ count: Int) async throws {
+        let pages = Atomic<[ClosedRange<Int>]>(value: [])
+        let start = pagedRows(count: count) { from, through in
+            pages.modify { $0 + [from...through] }
+            return (from...through).map(ExportRow.made)
+        }
+        let rows = try await startExport(start, within: 60, on: Queue())
+        var seqs: [Int] = []
+        for try await row in rows.values(bufferingPolicy: .bounded(16)) { seqs.append(row.seq) }
+        #expect(seqs == Array(0..<count).map { $0 + 1 })
+        let expected = stride(from: 1, through: count, by: 1000).map { $0...min(count, $0 + 999) }
+        #expect(pages.with { $0 } == expected)
+    }
+
+    /// The first page is read before the export starts: a first read that fails is a 503, and so is one
+    /// that does not return by the deadline.
+    @Test func theFirstPageDecidesTheStatus() async throws {
+        let failing = pagedRows(count: 10) { _, _ in throw Refused() }
+        let failed = try await #require(throws: APIError.self) { try await startExport(failing, within: 60, on: Queue()) }
+        #expect(failed.code == "log_unavailable")
+        let (never, _) = AsyncStream<Void>.makeStream()
+        let hanging = pagedRows(count: 10) { _, _ in
+            for await _ in never {}
+            throw CancellationError()
+        }
+        let late = try await #require(throws: APIError.self) { try await startExport(hanging, within: 0.05, on: Queue()) }
+        #expect(late.message == "the export could not start: the database did not answer within 50 ms")
+    }
+
+    /// An export waiting to start when the server shuts down is answered after the shutdown grace, with
+    /// the failure the route gives it, not held to its deadline.
+    @Test func anExportWaitingAtShutdownIsAnsweredAfterTheGrace() async throws {
+        let closed = ValuePromise<Int>(3)
+        let start =
+            Signal<Signal<ExportRow, any Error>, any Error>.never()
+            |> failingAfterShutdown(
+                closed.get(), grace: 0.01, on: Queue(),
+                with: {
+                    APIError(.serviceUnavailable, code: "log_unavailable", message: "the export could not start: \($0)", retryAfter: 1)
+                })
+        let error = try await #require(throws: APIError.self) { try await startExport(start, within: 60, on: Queue()) }
+        #expect(error.message == "the export could not start: no answer 10 ms after the server began shutting down")
+        #expect(error.status == .serviceUnavailable)
+    }
+
     /// Over HTTP: the deadline is the request's `deadline_ms`, checked like a quote's.
     @Test func theExportsDeadlineIsCheckedLikeAQuotes() async throws {
         try await withServer { server in

@@ -46,7 +46,8 @@ import Testing
         let disposed = Atomic(value: false)
         let answer = Signal<Int, MarketError>.never() |> afterDisposed { disposed.swap(true) }
         let recorder = Recorder()
-        let subscription = recorder.start(answer |> failingAfterShutdown(closed.get(), grace: 2, on: scheduler), scheduler)
+        let subscription = recorder.start(
+            answer |> failingAfterShutdown(closed.get(), grace: 2, on: scheduler, with: { MarketError.logUnavailable($0) }), scheduler)
         scheduler.advance(by: 100)
         #expect(recorder.events.with { $0 }.isEmpty, "nothing happens before the close, however long the answer takes")
         closed.set(7)
@@ -67,7 +68,8 @@ import Testing
         let answer = ValuePipe<Int>()
         let recorder = Recorder()
         let subscription = recorder.start(
-            answer.signal() |> castError(MarketError.self) |> failingAfterShutdown(closed.get(), grace: 2, on: scheduler), scheduler)
+            answer.signal() |> castError(MarketError.self)
+                |> failingAfterShutdown(closed.get(), grace: 2, on: scheduler, with: { MarketError.logUnavailable($0) }), scheduler)
         closed.set(7)
         scheduler.advance(by: 1.5)
         answer.putNext(42)
