@@ -52,8 +52,9 @@ struct GeneratedRows: AsyncSequence, Sendable {
 /// The rows of an export, once they can be read: sends one signal of the rows, then completes.
 ///
 /// From PostgreSQL when the server has a database, generated otherwise. The database's rows are read a
-/// page at a time (``exportPage``), each page a query of its own, asked for only once the client's
-/// stream has taken the page before: the first page is read before the rows' signal is sent, so a
+/// page at a time (``exportPage``), each page a query of its own, read while the client's stream
+/// takes the page before (``pagedRows(count:pageSize:read:)``): the first page is read before the
+/// rows' signal is sent, so a
 /// database that is down, or a pool that cannot connect, fails this signal or keeps it waiting, and the
 /// route can still answer 503 (``startExport(_:within:on:)``) instead of a 200 whose body breaks off.
 /// Either way a row is sent only when the client's stream has room for it (see
@@ -146,9 +147,8 @@ func exportPage(_ database: PostgresClient, from: Int, through: Int, logger: Log
 /// before the response's head goes out.
 ///
 /// - Throws: The ``APIError`` `start` fails with; ``APIError`` 503 `log_unavailable` when it fails
-///   otherwise, or sends nothing within `seconds`
-///   (it is disposed then, which gives its connection back to the pool); `CancellationError` when the
-///   request is cancelled meanwhile.
+///   otherwise, or sends nothing within `seconds` (it is disposed then, which cancels its read);
+///   `CancellationError` when the request is cancelled meanwhile.
 func startExport(
     _ start: Signal<Signal<ExportRow, any Error>, any Error>, within seconds: Double, on timers: Queue
 ) async throws -> Signal<ExportRow, any Error> {

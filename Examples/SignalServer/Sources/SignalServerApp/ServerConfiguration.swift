@@ -33,10 +33,10 @@ public struct ServerConfiguration: Sendable {
     /// The deadline of a request without a `deadline_ms` parameter, in seconds: for a quote or a trade,
     /// the time to answer; for an export, the time to start reading rows.
     public var defaultDeadline: Double = 1
-    /// Seconds a trade still waiting for the trade log when graceful shutdown begins may wait on (at most
-    /// its deadline); then it is answered 503 `log_unavailable`, so that a database that does not answer
-    /// cannot hold the shutdown up to the service group's backstop. Such a trade may still be recorded,
-    /// as after any failure.
+    /// Seconds a trade still waiting for the trade log, or an export waiting for its first rows, when
+    /// graceful shutdown begins may wait on (at most its deadline); then it is answered 503
+    /// `log_unavailable`, so that a database that does not answer cannot hold the shutdown up to the
+    /// service group's backstop. Such a trade may still be recorded, as after any failure.
     public var shutdownGrace: Double = 2
     /// Symbols and their prices in USD.
     public var listings: [String: Double] = ["ACME": 101.5, "GLOBEX": 42.25, "INITECH": 7.8, "FLAKY": 13.0, "DOWN": 1.0, "SLOW": 99.0]
