@@ -322,7 +322,8 @@ public final class PostgresTradeLog: TradeLog {
         let text = String(describing: error)
         if String(describing: type(of: error)) == "ConnectionPoolError" {
             if text.contains("connectionCreationCircuitBreakerTripped") {
-                return "database: no connection (after failing to connect, the pool waits a few seconds before it tries again)"
+                return
+                    "database: no connection (after failing to connect, the pool waits before it tries again: up to a minute after a long outage)"
             }
             if text.contains("poolShutdown") { return "database: the connection pool has shut down" }
             if text.contains("requestCancelled") { return "database: the request for a connection was cancelled" }

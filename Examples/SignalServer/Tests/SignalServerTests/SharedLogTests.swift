@@ -238,7 +238,8 @@ import Testing
         )
         #expect(
             PostgresTradeLog.describe(tripped)
-                == "database: no connection (after failing to connect, the pool waits a few seconds before it tries again)")
+                == "database: no connection (after failing to connect, the pool waits before it tries again: up to a minute after a long outage)"
+        )
         #expect(
             PostgresTradeLog.describe(ConnectionPoolError(description: "ConnectionPoolError(base: ….poolShutdown)"))
                 == "database: the connection pool has shut down")
