@@ -32,7 +32,8 @@ public actor QueueLocalActor<Value> {
     /// hands to the queue so that the value is released there.
     ///
     /// Safe to mark `nonisolated(unsafe)`: the reference never changes, and the box is used only through
-    /// `value`, which is isolated to the actor, and by `deinit`, when nothing else can reach the actor.
+    /// `access(_:_:)`, which is isolated to the actor, and by `deinit`, when nothing else can reach the
+    /// actor.
     private nonisolated(unsafe) let storage: Unmanaged<QueueLocalActorStorage<Value>>
     /// Whether a `withValue` or `withValueOnQueue` body is running. It takes the place of a stored
     /// `queue` (now read from the executor): a byte more in the actor or in the value's box moves the

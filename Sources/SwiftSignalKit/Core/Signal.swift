@@ -59,8 +59,8 @@ public func |> <T, U>(value: T, function: ((T) -> U)) -> U {
 /// - `dispose()` never waits for another thread. No event sent after it returns reaches a callback; a
 ///   delivery that another thread had already begun may still run its callback (see ``Subscriber``).
 ///
-/// > Note: A signal is `Sendable`: it holds only its `@Sendable` generator, so it can be stored and
-/// > started from any thread.
+/// > Note: A signal is `Sendable`: it holds only `@Sendable` closures (its generator, and a fused
+/// > `map`/`filter` chain's), so it can be stored and started from any thread.
 public final class Signal<T, E>: Sendable {
     @usableFromInline let generator: @Sendable (Subscriber<T, E>) -> Disposable
     /// What an operator or `start` applied next may fuse with (see ``SignalFusion``, with the operators
