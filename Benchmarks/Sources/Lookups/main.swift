@@ -56,6 +56,18 @@ print("|---|---:|---:|---:|")
     report(name, before, after)
 }
 
+/// ``check(_:_:)`` for a chain whose values are dropped on the way (a `Signal<Never, NoError>`).
+@MainActor func checkValueless(_ name: String, _ make: (Signal<Int, NoError>) -> Signal<Never, NoError>) {
+    let pipe = ValuePipe<Int>()
+    let subscription = make(pipe.signal()).start()
+    for value in 0..<warmUp { pipe.putNext(value) }
+    let before = Counts.now()
+    for value in warmUp..<(warmUp + measured) { pipe.putNext(value) }
+    let after = Counts.now()
+    subscription.dispose()
+    report(name, before, after)
+}
+
 /// Values that reached a subscriber on another thread, counted so that the main thread knows when a
 /// batch has gone through.
 final class Arrivals: Sendable {
@@ -181,6 +193,12 @@ check("merge") { merge([$0, .never()]) }
 check("afterNext |> beforeNext") { $0 |> afterNext { _ in } |> beforeNext { _ in } }
 check("dematerialize |> materialize") { materialize(signal: dematerialize(signal: $0)) }
 check("catch") { $0 |> castError(Failure.self) |> `catch` { _ in .complete() } }
+check("castError |> mapError") { $0 |> castError(Failure.self) |> mapError { _ in Failure.failed } |> `catch` { _ in .complete() } }
+check("flatMap (optional)") { $0 |> map { Optional($0) } |> flatMap { $0 &+ 1 } |> map { $0 ?? 0 } }
+check("withState") { withState($0, { 0 }, next: { _, _ in }) }
+checkValueless("ignoreValues |> then") { ignoreValues($0) |> then(.complete()) }
+check("last") { last(signal: $0) |> map { $0 ?? 0 } }
+check("timeout(perValue:)") { $0 |> timeout(perValue: 1_000, scheduler: scheduler, alternate: .never()) }
 check("deliverOn(queue)") { $0 |> deliverOn(scheduler) }
 check("debounce") { $0 |> debounce(1_000, scheduler: scheduler) }
 check("throttle") { $0 |> throttle(1_000, scheduler: scheduler) }

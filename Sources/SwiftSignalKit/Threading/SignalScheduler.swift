@@ -73,6 +73,9 @@ extension Queue: SignalScheduler {
     /// Runs `action` on the queue after `delay` seconds of the monotonic clock, unless the returned
     /// disposable is disposed first.
     ///
+    /// Takes seconds as a `Double`, as the original SwiftSignalKit does; in new code, prefer
+    /// `schedule(after:_:)` with a `Duration`.
+    ///
     /// - Parameters:
     ///   - delay: Seconds to wait; see ``SignalScheduler/schedule(after:_:)`` for the rules.
     ///   - action: The work.
