@@ -251,6 +251,22 @@ final class LegacyClientTests: XCTestCase {
         }
         XCTAssertEqual(count, 1)
 
+        // With the closure's result type written out, as Telegram-iOS code often has it, the closure
+        // binds the form that is not optional, and `if let` over it does not compile ("initializer for
+        // conditional binding must have Optional type"). The migration page's fix: write the type as
+        // optional, or drop the binding.
+        if let (_, peer) = impl.syncWith({ impl -> (Disposable, Peer?)? in
+            return impl.getContext(peerId: 1)
+        }) {
+            XCTAssertEqual(peer?.name, "one")
+        } else {
+            XCTFail("the object is there")
+        }
+        let (_, unbound) = impl.syncWith({ impl -> (Disposable, Peer?) in
+            return impl.getContext(peerId: 1)
+        })
+        XCTAssertEqual(unbound?.name, "one")
+
         // `unsafeGet()` on the queue, as upstream code does inside queue blocks.
         var name: String?
         queue.sync {
