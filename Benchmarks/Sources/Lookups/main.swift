@@ -46,20 +46,19 @@ print("|---|---:|---:|---:|")
 
 /// Sends values through `make(pipe.signal())` and reports the look-ups made per value once warm.
 @MainActor func check(_ name: String, _ make: (Signal<Int, NoError>) -> Signal<Int, NoError>) {
-    let pipe = ValuePipe<Int>()
-    let subscription = make(pipe.signal()).start(next: { _ in })
-    for value in 0..<warmUp { pipe.putNext(value) }
-    let before = Counts.now()
-    for value in warmUp..<(warmUp + measured) { pipe.putNext(value) }
-    let after = Counts.now()
-    subscription.dispose()
-    report(name, before, after)
+    measure(name) { make($0).start(next: { _ in }) }
 }
 
 /// ``check(_:_:)`` for a chain whose values are dropped on the way (a `Signal<Never, NoError>`).
 @MainActor func checkValueless(_ name: String, _ make: (Signal<Int, NoError>) -> Signal<Never, NoError>) {
+    measure(name) { make($0).start() }
+}
+
+/// Subscribes with `subscribe` to a pipe, sends it values and reports the look-ups made per value once
+/// warm.
+@MainActor func measure(_ name: String, _ subscribe: (Signal<Int, NoError>) -> Disposable) {
     let pipe = ValuePipe<Int>()
-    let subscription = make(pipe.signal()).start()
+    let subscription = subscribe(pipe.signal())
     for value in 0..<warmUp { pipe.putNext(value) }
     let before = Counts.now()
     for value in warmUp..<(warmUp + measured) { pipe.putNext(value) }
