@@ -13,7 +13,8 @@ How: the root manifest's targets whose path starts with `Migration/Examples/` ar
 dependencies and settings, into a throwaway package, `.build-approachable-examples/package` (never
 committed), whose sources are copies of the examples (links followed). Each Swift 6 target gets the
 approachable settings and warnings as errors; the Swift 5-mode targets (the legacy modules) keep their
-mode. One `swift build --build-tests` builds them all.
+mode. One `swift build --build-tests` builds them all, in the doc snippets' scratch path
+(`.build-snippets/build`), where the library is built already.
 
 Python 3 standard library only.
 """
@@ -27,7 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / ".build-approachable-examples"
 PACKAGE = WORK / "package"
-SCRATCH = WORK / "build"
+# The doc snippets' scratch path: the library is built there already, with the settings this package uses.
+SCRATCH = ROOT / ".build-snippets" / "build"
 LIBRARIES = {"SwiftSignalKit", "SwiftSignalKitConcurrency", "SwiftSignalKitTesting"}
 APPROACHABLE = [
     ".defaultIsolation(MainActor.self)",

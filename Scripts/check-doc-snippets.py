@@ -10,7 +10,8 @@ How a block is compiled:
   that depends on this package by path and builds in Swift 6 language mode, with warnings as errors and
   `MemberImportVisibility` on, so a block must import every module whose API it uses. One `swift build`
   compiles them all (scratch path `.build-snippets/build`, kept between runs so the library is compiled
-  once). A module per block keeps blocks apart: a type or extension a block declares is seen by that
+  once; the approachable pass below and `Scripts/check-approachable-examples.py` build in it too: SwiftPM
+  keeps the library's build when the root package changes, and compiles only the generated modules). A module per block keeps blocks apart: a type or extension a block declares is seen by that
   block only.
 - Blocks are fragments. The names they take for granted (`userSignal`, `api.profile(id)`, `Session`, ...)
   are declared in `Scripts/doc-snippets/Context.swift`, compiled as the module `SnippetContext`, which
@@ -410,7 +411,7 @@ def main():
         global WORK, PACKAGE, SCRATCH
         WORK = ROOT / ".build-snippets-approachable"
         PACKAGE = WORK / "package"
-        SCRATCH = WORK / "build"
+        # SCRATCH stays: the library, built once there, is built with the same settings for both packages.
         SETTINGS.extend(APPROACHABLE_SETTINGS)
 
     started = time.monotonic()
