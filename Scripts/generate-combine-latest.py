@@ -4,6 +4,7 @@
 The overloads for 3 to 26 sources differ only in arity, so they are generated; run this script after
 changing the template and commit its output. It formats the file with `swift format`.
 """
+import os
 import pathlib
 import subprocess
 
@@ -44,9 +45,16 @@ def overload(n):
 def main():
     root = pathlib.Path(__file__).resolve().parent.parent
     out = root / "Sources/SwiftSignalKit/Operators/CombineLatest/CombineLatest+Arities.swift"
-    out.write_text(HEADER + "".join(overload(n) for n in range(3, 27)))
-    # Keep the output in the house format, which CI checks.
-    subprocess.run(["swift", "format", "-i", str(out)], check=True)
+    # Written beside the output and formatted there (the house format, which CI checks), then moved over
+    # it only if it differs: CI builds the example server in the background while this runs, and a
+    # build must never read the file half written.
+    draft = out.with_name(out.name + ".draft")
+    draft.write_text(HEADER + "".join(overload(n) for n in range(3, 27)))
+    subprocess.run(["swift", "format", "-i", str(draft)], check=True)
+    if out.exists() and out.read_bytes() == draft.read_bytes():
+        draft.unlink()
+    else:
+        os.replace(draft, out)
 
 if __name__ == "__main__":
     main()
