@@ -14,21 +14,40 @@ stage() {
 }
 
 # `beside LOG COMMAND...` starts COMMAND in the background, its output kept in LOG, so that two stages
-# run together (`.ci/run` builds the example server beside the README's test command); `beside_wait`
-# waits for it, prints its output and returns its status. The exit trap stops it if the script ends
-# first.
+# run together (`.ci/run` builds the example server beside the other stages); `beside_wait` waits for it,
+# prints its output and returns its status. The command runs in a process group of its own, so that
+# `beside_pause` and `beside_resume` (SIGSTOP, SIGCONT) and the exit trap reach every compiler it starts.
 BESIDE_PID=""
 BESIDE_LOG=""
 
 beside() {
     BESIDE_LOG="$1"
     shift
-    "$@" > "$BESIDE_LOG" 2>&1 &
+    rm -f "$BESIDE_LOG.pgid"
+    # setsid gives the command a session, hence a process group, of its own; the shell it starts writes
+    # that group's number (its own process number, which exec keeps) before it becomes the command.
+    # --wait: where setsid has to fork, the status is still the command's.
+    setsid --wait bash -c 'echo "$$" > "$0"; exec "$@"' "$BESIDE_LOG.pgid" "$@" > "$BESIDE_LOG" 2>&1 &
     BESIDE_PID=$!
+}
+
+beside_group() {
+    [ -n "$BESIDE_PID" ] && [ -s "$BESIDE_LOG.pgid" ] && cat "$BESIDE_LOG.pgid"
+}
+
+beside_pause() {
+    local group
+    if group=$(beside_group); then kill -STOP -- "-$group" 2>/dev/null || true; fi
+}
+
+beside_resume() {
+    local group
+    if group=$(beside_group); then kill -CONT -- "-$group" 2>/dev/null || true; fi
 }
 
 beside_wait() {
     local status=0
+    beside_resume
     wait "$BESIDE_PID" || status=$?
     BESIDE_PID=""
     cat "$BESIDE_LOG"
@@ -38,6 +57,11 @@ beside_wait() {
 stages_finished() {
     local status=$?
     if [ -n "$BESIDE_PID" ]; then
+        local group
+        if group=$(beside_group); then
+            kill -- "-$group" 2>/dev/null || true
+            kill -CONT -- "-$group" 2>/dev/null || true
+        fi
         kill "$BESIDE_PID" 2>/dev/null || true
         wait "$BESIDE_PID" 2>/dev/null || true
     fi
