@@ -24,10 +24,15 @@ beside() {
     BESIDE_LOG="$1"
     shift
     rm -f "$BESIDE_LOG.pgid"
-    # setsid gives the command a session, hence a process group, of its own; the shell it starts writes
-    # that group's number (its own process number, which exec keeps) before it becomes the command.
-    # --wait: where setsid has to fork, the status is still the command's.
-    setsid --wait bash -c 'echo "$$" > "$0"; exec "$@"' "$BESIDE_LOG.pgid" "$@" > "$BESIDE_LOG" 2>&1 &
+    # A process group of its own, in this session: a new session (setsid) would also get a scheduling
+    # group of its own where the kernel groups by session (autogroup), and compete with this session's
+    # stages as an equal whatever its nice value. The group's number is the command's process number,
+    # kept through exec, written for beside_pause and the exit trap.
+    python3 -c 'import os, sys
+os.setpgid(0, 0)
+with open(sys.argv[1], "w") as file:
+    file.write(str(os.getpid()))
+os.execvp(sys.argv[2], sys.argv[2:])' "$BESIDE_LOG.pgid" "$@" > "$BESIDE_LOG" 2>&1 &
     BESIDE_PID=$!
 }
 
