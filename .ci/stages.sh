@@ -15,39 +15,47 @@ stage() {
 
 # `beside LOG COMMAND...` starts COMMAND in the background, its output kept in LOG, so that two stages
 # run together (`.ci/run` builds the example server beside the other stages); `beside_wait` waits for it,
-# prints its output and returns its status. The command runs in a process group of its own, so that
-# `beside_pause` and `beside_resume` (SIGSTOP, SIGCONT) and the exit trap reach every compiler it starts.
+# prints its output and returns its status. `beside_pause` and `beside_resume` stop (SIGSTOP) and continue
+# it with every process it started: SwiftPM starts each compiler in a process group of its own, so a
+# signal to the command's group would miss them. The exit trap ends them all.
 BESIDE_PID=""
 BESIDE_LOG=""
 
 beside() {
     BESIDE_LOG="$1"
     shift
-    rm -f "$BESIDE_LOG.pgid"
-    # A process group of its own, in this session: a new session (setsid) would also get a scheduling
-    # group of its own where the kernel groups by session (autogroup), and compete with this session's
-    # stages as an equal whatever its nice value. The group's number is the command's process number,
-    # kept through exec, written for beside_pause and the exit trap.
-    python3 -c 'import os, sys
-os.setpgid(0, 0)
-with open(sys.argv[1], "w") as file:
-    file.write(str(os.getpid()))
-os.execvp(sys.argv[2], sys.argv[2:])' "$BESIDE_LOG.pgid" "$@" > "$BESIDE_LOG" 2>&1 &
+    "$@" > "$BESIDE_LOG" 2>&1 &
     BESIDE_PID=$!
 }
 
-beside_group() {
-    [ -n "$BESIDE_PID" ] && [ -s "$BESIDE_LOG.pgid" ] && cat "$BESIDE_LOG.pgid"
+# The command's process and its descendants, parents before their children.
+beside_processes() {
+    [ -n "$BESIDE_PID" ] || return 0
+    ps -e -o pid= -o ppid= | awk -v root="$BESIDE_PID" '
+        { parent[$1] = $2; order[NR] = $1 }
+        END {
+            keep[root] = 1; print root
+            do {
+                added = 0
+                for (i = 1; i <= NR; i++) {
+                    pid = order[i]
+                    if (!(pid in keep) && (parent[pid] in keep)) { keep[pid] = 1; print pid; added = 1 }
+                }
+            } while (added)
+        }'
+}
+
+beside_signal() {
+    local pid
+    for pid in $(beside_processes); do kill "-$1" "$pid" 2>/dev/null || true; done
 }
 
 beside_pause() {
-    local group
-    if group=$(beside_group); then kill -STOP -- "-$group" 2>/dev/null || true; fi
+    beside_signal STOP
 }
 
 beside_resume() {
-    local group
-    if group=$(beside_group); then kill -CONT -- "-$group" 2>/dev/null || true; fi
+    beside_signal CONT
 }
 
 beside_wait() {
@@ -62,12 +70,8 @@ beside_wait() {
 stages_finished() {
     local status=$?
     if [ -n "$BESIDE_PID" ]; then
-        local group
-        if group=$(beside_group); then
-            kill -- "-$group" 2>/dev/null || true
-            kill -CONT -- "-$group" 2>/dev/null || true
-        fi
-        kill "$BESIDE_PID" 2>/dev/null || true
+        beside_signal TERM
+        beside_signal CONT
         wait "$BESIDE_PID" 2>/dev/null || true
     fi
     if [ -n "$STAGE_NAME" ]; then
