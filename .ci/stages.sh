@@ -51,6 +51,8 @@ beside_signal() {
 }
 
 beside_pause() {
+    # Twice: a process not yet stopped can start a compiler between the listing and the signal.
+    beside_signal STOP
     beside_signal STOP
 }
 
