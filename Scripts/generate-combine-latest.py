@@ -50,11 +50,13 @@ def main():
     # build must never read the file half written.
     draft = out.with_name(out.name + ".draft")
     draft.write_text(HEADER + "".join(overload(n) for n in range(3, 27)))
-    subprocess.run(["swift", "format", "-i", str(draft)], check=True)
-    if out.exists() and out.read_bytes() == draft.read_bytes():
-        draft.unlink()
-    else:
-        os.replace(draft, out)
+    try:
+        subprocess.run(["swift", "format", "-i", str(draft)], check=True)
+        if not out.exists() or out.read_bytes() != draft.read_bytes():
+            os.replace(draft, out)
+    finally:
+        # Never left among the sources, where SwiftPM would warn about a file it cannot handle.
+        draft.unlink(missing_ok=True)
 
 if __name__ == "__main__":
     main()
