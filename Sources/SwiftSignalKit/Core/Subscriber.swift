@@ -124,7 +124,7 @@ public class Subscriber<T, E>: CustomStringConvertible {
     @inlinable @inline(__always)
     final func leaveGate() {
         let left = self.gate.wrappingSubtract(1, ordering: .acquiringAndReleasing).newValue
-        if _slowPath(left == DeliveryGate.closed) { self.releaseValueCallbackAfterDeliveries() }
+        if _slowPath(left == DeliveryGate.closedAndEnded) { self.releaseValueCallbackAfterDeliveries() }
     }
 
     /// The gate is closed and no delivery is in it: releases the value callback unless another thread
@@ -140,8 +140,8 @@ public class Subscriber<T, E>: CustomStringConvertible {
     /// claim succeeds, whoever makes it.
     @inlinable final func claimValueCallbackRelease() -> Bool {
         return self.gate.compareExchange(
-            expected: DeliveryGate.closed,
-            desired: DeliveryGate.closed | DeliveryGate.released,
+            expected: DeliveryGate.closedAndEnded,
+            desired: DeliveryGate.closedAndEnded | DeliveryGate.released,
             ordering: .acquiringAndReleasing
         ).exchanged
     }
@@ -152,12 +152,17 @@ public class Subscriber<T, E>: CustomStringConvertible {
     /// Not inlined: it keeps the code of a delivered value short.
     @inlinable @inline(never)
     final func putNextNotAdmitted(_ value: T) {
+        // Ended (terminated or disposed): dropped without the lock. Otherwise the gate is closed because
+        // this is a first-event-only subscriber, and the value may be its first event.
+        if self.hasEnded { return }
         // A first-event-only subscriber has no callbacks, but its generator may have kept objects alive
         // on it: they go with the first event, released after it is handled, outside the lock.
         var extras: SubscriberExtras<E>? = nil
         let firstEvent = self.withState { machine in
             let firstEvent = machine.takeFirstEvent()
             if firstEvent != nil {
+                // Its gate is closed from the start; now it has ended too.
+                self.gate.bitwiseOr(DeliveryGate.ended, ordering: .releasing)
                 extras = self.extras.take()
                 // Recorded in the round trip that admits it (see `FirstEventHandlers`).
                 self.firstEventHandlers.admit(.Next(value))
@@ -177,6 +182,8 @@ public class Subscriber<T, E>: CustomStringConvertible {
     ///
     /// - Parameter error: The error.
     @inlinable public final func putError(_ error: E) {
+        // Ended already: dropped without the lock (see ``DeliveryGate/ended``).
+        if self.hasEnded { return }
         // The callbacks are moved into these locals under the lock and released after it (see
         // `takeCallbacks`). Plain locals, not a generic struct: `dispose()` reached through the
         // `Disposable` existential runs unspecialised, and a generic struct would cost a metadata lookup.
@@ -214,6 +221,9 @@ public class Subscriber<T, E>: CustomStringConvertible {
     /// After the completion callback returns, the generator's disposable is disposed, unless disposing
     /// the subscription during the callback already did.
     @inlinable public final func putCompletion() {
+        // Ended already: dropped without the lock (a synchronous source's completion after the first
+        // value ended a `get()`, or after `take(1)`).
+        if self.hasEnded { return }
         var next: (@Sendable (T) -> Void)? = nil
         var extras: SubscriberExtras<E>? = nil
         var firstEvent = false
@@ -321,6 +331,14 @@ public class Subscriber<T, E>: CustomStringConvertible {
         return self.gate.load(ordering: .acquiring) & DeliveryGate.closed == 0
     }
 
+    /// Whether the subscriber has terminated or been disposed, in one load of the gate: its `ended`
+    /// bit is set in the lock round trip that terminates the state machine. False may be out of date
+    /// by the time the caller acts on it, so a terminal event that finds false still asks the state
+    /// machine under the lock; true never changes again.
+    @inlinable final var hasEnded: Bool {
+        return self.gate.load(ordering: .acquiring) & DeliveryGate.ended != 0
+    }
+
     /// Stores the generator's disposable, or disposes it at once if the subscriber already terminated.
     @inlinable final func assignDisposable(_ disposable: Disposable) {
         // Synchronous generators (`single`, `complete`, ...) return the shared empty disposable; storing it
@@ -390,11 +408,12 @@ public class Subscriber<T, E>: CustomStringConvertible {
         }
     }
 
-    /// Closes the gate, so that no value is admitted any more; call only with `mutex` locked, as the
-    /// state machine terminates. Returns whether this thread releases the value callback: true when no
-    /// delivery is in the gate (and none left it at the same moment to claim it).
+    /// Closes the gate and marks the subscriber ended, so that no value is admitted any more; call only
+    /// with `mutex` locked, as the state machine terminates. Returns whether this thread releases the
+    /// value callback: true when no delivery is in the gate (and none left it at the same moment to
+    /// claim it).
     @inlinable final func closeGate() -> Bool {
-        let before = self.gate.bitwiseOr(DeliveryGate.closed, ordering: .acquiringAndReleasing).oldValue
+        let before = self.gate.bitwiseOr(DeliveryGate.closedAndEnded, ordering: .acquiringAndReleasing).oldValue
         guard before & DeliveryGate.deliveries == 0 else { return false }
         return self.claimValueCallbackRelease()
     }
@@ -527,6 +546,10 @@ extension Subscriber: @unchecked Sendable {}
 ///   never delivered.
 /// - Whoever finds the word `closed` with no delivery in it (the closing thread, or the last delivery to
 ///   leave) claims the release by setting `released`, and releases the callback. One claim succeeds.
+/// - `ended` is set in the same lock round trip as the state machine terminates (with `closed`, for a
+///   subscriber with callbacks; alone, for a first-event-only one, whose gate is closed from the
+///   start). Events that find it set are dropped without taking the lock: terminal events, and values
+///   sent after the end (a synchronous source's completion after the value that ended a `get()`).
 @usableFromInline enum DeliveryGate {
     /// Open, with no delivery in it.
     @inlinable static var open: UInt32 { 0 }
@@ -534,6 +557,10 @@ extension Subscriber: @unchecked Sendable {}
     @inlinable static var closed: UInt32 { 1 << 31 }
     /// The value callback has been released (or there was none to release).
     @inlinable static var released: UInt32 { 1 << 30 }
+    /// The subscriber has terminated or been disposed.
+    @inlinable static var ended: UInt32 { 1 << 29 }
+    /// A subscriber with callbacks, once it has ended: closed and ended are set together.
+    @inlinable static var closedAndEnded: UInt32 { Self.closed | Self.ended }
     /// The bits that count deliveries in the gate (admitted or being turned away).
-    @inlinable static var deliveries: UInt32 { (1 << 30) - 1 }
+    @inlinable static var deliveries: UInt32 { (1 << 29) - 1 }
 }
