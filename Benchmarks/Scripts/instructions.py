@@ -10,12 +10,40 @@ Run from Benchmarks/ after building the profile executable (see README.md, "Prof
 
 Each figure is the difference between two runs of the workload (1 and 2 repetitions, or 10 and 30 for
 the workloads of 1,000 operations), so the process's start-up cost cancels out.
+
+    python3 Scripts/instructions.py --ci [--profile PATH]
+
+checks the renovation's gate (#43, README.md, "The renovation's gate"): the library's count on each
+gated workload at most 5% above its count at `5782380`. Only the library's variant is counted, from 0
+and 1 repetitions for the workloads of 1,000,000 operations (within about one instruction of the table's
+figure, for half the time: the first run's one-off costs spread over a million operations), two runs
+at a time. It takes the profile executable built by `swift build -c release --product profile` unless
+`--profile` names another, and counts a copy without debug information (this valgrind cannot read the
+DWARF 5 a plain build writes; the code is the same, and so are the counts). About a minute of valgrind
+on two cores.
 """
+import concurrent.futures
+import os
 import re
 import subprocess
 import sys
+import tempfile
 
 PROFILE = ".build-profile/release/profile"
+# The renovation's gate (#43): each workload's count at `5782380`, the commit the renovation was filed
+# against, counted on 2026-11-29 with this script. No count may exceed it by more than 5%.
+GATE = {
+    "W1 map+filter per event": 254,
+    "W2 build+start+dispose per subscription": 3_400,
+    "W3 delivery to 10 subscribers per delivery": 128,
+    "W3 churn of 1000 subscribers per subscriber": 2_575,
+    "W4 combineLatest of 8 per emission": 753,
+    "W5 mapToSignal per outer value": 2_524,
+    "W6 ValuePromise.set to 10 subscribers per set": 1_662,
+    "W6 Promise.set(single) to 10 subscribers per set": 2_569,
+    "A2 await an available value per await": 1_003,
+}
+GATE_MARGIN = 1.05
 # (workload, operations per repetition, target ratio to the limit, variants)
 WORKLOADS = [
     ("W1 map+filter per event", 1_000_000, 1.2, ["SignalKit", "contract floor", "limit"]),
@@ -33,9 +61,9 @@ WORKLOADS = [
 REFERENCE = {"A2 await an available value per await": "UnsafeContinuation"}
 
 
-def instructions(workload, variant, repetitions):
+def instructions(workload, variant, repetitions, profile=PROFILE):
     result = subprocess.run(
-        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", PROFILE, workload, variant,
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", profile, workload, variant,
          str(repetitions)], capture_output=True, text=True, check=True)
     match = re.search(r"Collected : (\d+)", result.stderr)
     if not match:
@@ -64,5 +92,39 @@ def main():
               f"| {'—' if other is None else f'{other:,.0f}'} |")
 
 
+def check_gate(profile):
+    """Counts the library's variant of each gated workload and fails when one exceeds the gate."""
+    operations = {workload: count for workload, count, _, _ in WORKLOADS}
+    runs = []
+    for workload in GATE:
+        low, high = (0, 1) if operations[workload] >= 1_000_000 else (10, 30)
+        runs += [(workload, low), (workload, high)]
+    with tempfile.TemporaryDirectory() as folder:
+        stripped = os.path.join(folder, "profile")
+        subprocess.run(["objcopy", "--strip-debug", profile, stripped], check=True)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+            counts = dict(zip(runs, pool.map(lambda run: instructions(run[0], "SignalKit", run[1], stripped), runs)))
+    print("| Workload | at 5782380 | limit (+5%) | now | change |")
+    print("|---|---:|---:|---:|---:|")
+    over = []
+    for workload, before in GATE.items():
+        (low_run, low), (high_run, high) = [(run, count) for run, count in counts.items() if run[0] == workload]
+        now = (high - low) / ((high_run[1] - low_run[1]) * operations[workload])
+        limit = before * GATE_MARGIN
+        print(f"| {workload} | {before:,} | {limit:,.0f} | {now:,.0f} | {now / before - 1:+.1%} |")
+        if now > limit:
+            over.append(workload)
+    if over:
+        sys.exit("over the renovation's gate (#43: at most 5% above the count at 5782380): " + ", ".join(over)
+                 + ". Find what the change added to that path (callgrind_annotate on the workload, before "
+                 "and after) and take it out, or take the question to the planners.")
+    print("every gated count is within 5% of its count at 5782380")
+
+
 if __name__ == "__main__":
-    main()
+    if "--ci" in sys.argv[1:]:
+        arguments = sys.argv[1:]
+        check_gate(arguments[arguments.index("--profile") + 1] if "--profile" in arguments else
+                   ".build/release/profile")
+    else:
+        main()
