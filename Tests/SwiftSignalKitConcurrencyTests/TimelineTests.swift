@@ -946,13 +946,18 @@ import Testing
             }
             // Whichever comes first: the sleep from the pool, or the task's end coming back; or, when a
             // busy machine's thread pool leaves the task waiting longer than offTimelineGrace, neither
-            // (Stalled).
+            // (Stalled). The job after the yield may also run on the timeline's thread (where the
+            // runtime enqueues it is its choice; seen in some runs, more often under ThreadSanitizer):
+            // then the sleep is found on the timeline, preferring no executor. Either sleep is named as
+            // a Task.immediate's.
             guard let left = error as? VirtualTimeScheduler.WorkLeftTheTimeline else {
                 #expect(error is VirtualTimeScheduler.Stalled)
                 continue
             }
             if left.departure.contains("slept") {
-                #expect(left.departure.contains("made during the run"))
+                #expect(
+                    left.departure.contains("made during the run")
+                        || left.departure.contains("a task that prefers no executor (a Task.immediate {})"))
                 #expect(left.description.contains("Task.immediate {}"))
             } else {
                 #expect(left.departure.contains("came back"))
