@@ -16,10 +16,10 @@ the workloads of 1,000 operations), so the process's start-up cost cancels out.
 checks the renovation's gate (#43, README.md, "The renovation's gate"): the library's count on each
 gated workload at most 5% above its count at `5782380`. Only the library's variant is counted, two
 runs at a time, and the workloads of 1,000,000 operations run 100,000 (`SSK_WORKLOAD_MILLION`), a
-tenth of the time under valgrind for the same counts per operation. It takes the profile executable built by `swift build -c release --product profile` unless
-`--profile` names another, and counts a copy without debug information (this valgrind cannot read the
-DWARF 5 a plain build writes; the code is the same, and so are the counts). About 15 seconds on two
-cores.
+tenth of the time under valgrind for the same counts per operation. It takes the profile executable
+built by `swift build -c release --product profile` unless `--profile` names another, and counts a
+copy without debug information (this valgrind cannot read the DWARF 5 a plain build writes; the code
+is the same, and so are the counts). About 25 seconds on two cores.
 """
 import concurrent.futures
 import os
