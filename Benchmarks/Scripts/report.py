@@ -250,7 +250,8 @@ def write_thresholds(figures, path):
         previous = {}
     thresholds = {
         "_comment": "Largest mallocs per operation allowed for each SignalKit workload; checked by "
-                    ".ci/run through Scripts/run.sh --ci. Regenerate with Scripts/report.py "
+                    ".ci/run through Scripts/allocations.py --ci (and by Scripts/run.sh --ci with "
+                    "package-benchmark). Regenerate with Scripts/report.py "
                     "--write-thresholds after a deliberate change, and say why in the commit.",
     }
     for workload in sorted(figures):
