@@ -12,9 +12,15 @@ import Testing
         .unbounded, .bufferingNewest(1), .bufferingOldest(1), .bufferingNewest(0), .bufferingOldest(0),
     ]
 
-    /// Starts `count` loops per policy over one pipe that a producer thread feeds without pause, one
-    /// loop after another on a thread per policy, and cancels each from that thread once it has received
-    /// a value. Returns once all have ended (a hang stops the process through the watchdog).
+    /// Starts `count` loops per policy over one pipe that a producer thread feeds, one loop after
+    /// another on a thread per policy, and cancels each from that thread once it has received a value.
+    /// Returns once all have ended (a hang stops the process through the watchdog).
+    ///
+    /// The producer sends a burst of values each time a loop has subscribed (and every millisecond
+    /// otherwise), so values keep arriving while each loop takes its first and is cancelled. It used to
+    /// send back to back for as long as the loops took: in a parallel `swift test` on two cores, where
+    /// the loops wait their turn on the pool for minutes, that was a third of the run's processor time
+    /// (perf: 37% of the samples), for the same races a run alone gets from about 25 values a loop.
     static func cancelLoopsWhileProducing(
         policies: [SignalBufferingPolicy], count: Int, scenario: String = #function
     ) async -> Bool {
@@ -22,14 +28,16 @@ import Testing
             let pipe = ValuePipe<Int>()
             let stop = Atomic(value: false)
             let producerDone = DispatchSemaphore(value: 0)
+            // Signalled by each loop once it has subscribed: the next burst reaches it.
+            let subscribed = DispatchSemaphore(value: 0)
             Thread {
                 var next = 0
                 while !stop.with({ $0 }) {
-                    pipe.putNext(next)
-                    next += 1
-                    // Sends stay back to back, but the consumers' threads get the processor often enough
-                    // on a two-core machine for the loops to start and end.
-                    if next % 64 == 0 { yieldProcessor() }
+                    for _ in 0..<32 {
+                        pipe.putNext(next)
+                        next += 1
+                    }
+                    _ = blockingWait(subscribed, seconds: 0.001)
                 }
                 producerDone.signal()
             }.start()
@@ -40,8 +48,10 @@ import Testing
                         let received = DispatchSemaphore(value: 0)
                         let ended = DispatchSemaphore(value: 0)
                         let task = Task.detached {
+                            let values = pipe.values(bufferingPolicy: policy)  // subscribes here
+                            subscribed.signal()
                             var first = true
-                            for await _ in pipe.values(bufferingPolicy: policy) where first {
+                            for await _ in values where first {
                                 first = false
                                 received.signal()
                             }

@@ -368,13 +368,24 @@ struct WorkingSequence: AsyncSequence, Sendable {
         for round in 0..<200 {
             let (stream, continuation, terminated) = self.stream()
             let received = Counter()
+            let consumed = DispatchSemaphore(value: 0)
             let producer = Thread {
                 var value = 0
-                // Bounded, so that a stream that never terminates cannot take the machine's memory.
-                while value < 100_000, case .enqueued = continuation.yield(value) { value += 1 }
+                // Bounded, so that a stream that never terminates cannot take the machine's memory; and
+                // at most 16 values ahead of the subscriber (it waits for one, or a millisecond), so that
+                // it is still sending when the dispose comes, but a round that waits long for its turn
+                // on the pool (a parallel `swift test`) does not pump 100,000 values through it: that
+                // was a tenth of such a run's processor time.
+                while value < 100_000, case .enqueued = continuation.yield(value) {
+                    value += 1
+                    if value >= received.value + 16 { _ = blockingWait(consumed, seconds: 0.001) }
+                }
             }
             producer.start()
-            let subscription = Signal(stream).start(next: { _ in received.increment() })
+            let subscription = Signal(stream).start(next: { _ in
+                received.increment()
+                consumed.signal()
+            })
             let after = round % 4
             if after > 0 { await eventually { received.value >= after } }
             subscription.dispose()

@@ -34,19 +34,22 @@ enum RacingForm: String, CaseIterable, Sendable, CustomTestStringConvertible {
 /// ThreadSanitizer.
 @Suite(.serialized) struct AsyncTransformStressTests {
     /// How many racing subscriptions may be unfinished at once (see `disposeRacingAFinishingTransform`).
-    let outstandingLimit = 256
+    /// It was 256: a queue of that many subscriptions' tasks on the pool made every other async test of
+    /// a parallel `swift test` wait behind it.
+    let outstandingLimit = 32
 
-    /// Dispose racing a transform that finishes at once, 100,000 times per operator (10,000 under
-    /// ThreadSanitizer, where these rounds took four minutes of the CI run): nothing sent after
-    /// `dispose()` returned is delivered, and every subscription's tasks end and release it (a task or a
-    /// continuation left waiting would keep its tracked object alive).
+    /// Dispose racing a transform that finishes at once, 50,000 times per operator (5,000 under
+    /// ThreadSanitizer): nothing sent after `dispose()` returned is delivered, and every subscription's
+    /// tasks end and release it (a task or a continuation left waiting would keep its tracked object
+    /// alive). It was 100,000, the run's longest test (31 s of a debug run alone, and its last to end
+    /// in parallel); 350,000 races a run, and the CI's two runs, keep the odds of a rare interleaving.
     @Test(arguments: RacingForm.allCases)
     func disposeRacingAFinishingTransform(form: RacingForm) async {
         let tracker = LifetimeTracker()
         let late = Counter()
         let delivered = Counter()
         await onThread {
-            for iteration in 0..<stressRounds(100_000) {
+            for iteration in 0..<stressRounds(50_000) {
                 // Each subscription starts tasks on the shared pool; a thread that made them without
                 // pause would queue tens of thousands ahead of every other test's work. So at most
                 // `outstandingLimit` subscriptions are left unfinished at a time.

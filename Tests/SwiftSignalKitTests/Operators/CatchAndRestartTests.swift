@@ -255,8 +255,13 @@ import Testing
                 return ActionDisposable { active.decrement() }
             }
             let subscription = restart(source).start()
-            await spin(until: { starts.value >= 5 })
-            subscription.dispose()
+            // Disposed by the thread that sees the fifth start. From the test's task, which then waits
+            // its turn on the pool, the restarts went on meanwhile: thousands a round in a parallel
+            // `swift test`, a tenth of its processor time.
+            await onThread {
+                blockingSpin(until: { starts.value >= 5 })
+                subscription.dispose()
+            }
             await drain(dispatchQueue, barrier: true)
             #expect(active.value == 0, "every started subscription was disposed")
         }
