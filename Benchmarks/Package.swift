@@ -7,16 +7,38 @@ import PackageDescription
 // in a folder of any name, so the identity is read off the parent folder.
 let library = String(Context.packageDirectory.split(separator: "/").dropLast().last ?? "main")
 
+// CI (`.ci/run`, `.ci/quick`) builds the profile, look-up, scaling, memory and soak executables, none
+// of which uses package-benchmark. With SSK_BENCHMARKS_WITHOUT_PACKAGE_BENCHMARK set, as CI sets it, the
+// package leaves package-benchmark and its suite out, so that SwiftPM neither resolves it nor builds
+// its plugin's tools for every build (about 30 s of a CI run). `Scripts/run.sh` needs it unset.
+let withPackageBenchmark = Context.environment["SSK_BENCHMARKS_WITHOUT_PACKAGE_BENCHMARK"] == nil
+
+/// The suite that `swift package benchmark` runs: every workload and implementation, timed.
+let packageBenchmarkSuite: [Target] = [
+    .executableTarget(
+        name: "SignalBenchmarks",
+        dependencies: [
+            "Workloads",
+            .product(name: "Benchmark", package: "benchmark"),
+        ],
+        path: "Benchmarks/SignalBenchmarks",
+        swiftSettings: [.swiftLanguageMode(.v6)],
+        plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+    )
+]
+
 let package = Package(
     name: "SwiftSignalKitBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(path: ".."),
-        .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/OpenCombine/OpenCombine", exact: "0.14.0"),
         .package(url: "https://github.com/apple/swift-async-algorithms", exact: "1.1.4"),
-    ],
-    targets: [
+    ]
+        + (withPackageBenchmark
+            ? [.package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"])]
+            : []),
+    targets: (withPackageBenchmark ? packageBenchmarkSuite : []) + [
         // The hand-written baselines' lock, shared by the workloads' limit and the scaling suite.
         .target(name: "BaselineMutex", path: "Sources/BaselineMutex", swiftSettings: [.swiftLanguageMode(.v6)]),
         .target(
@@ -30,16 +52,6 @@ let package = Package(
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
-        ),
-        .executableTarget(
-            name: "SignalBenchmarks",
-            dependencies: [
-                "Workloads",
-                .product(name: "Benchmark", package: "benchmark"),
-            ],
-            path: "Benchmarks/SignalBenchmarks",
-            swiftSettings: [.swiftLanguageMode(.v6)],
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .target(name: "MemoryShims", path: "Sources/MemoryShims"),
         .target(
