@@ -127,10 +127,20 @@ func whileTraced<Result>(_ object: UnsafeMutableRawPointer, _ body: () -> Result
 ///
 /// Why a process-wide byte, and not a field of each lock: it costs no object any memory, and it is
 /// written at most twice (by the first locks, all storing the same answer) and then only read, so its
-/// cache line stays shared by every core. It is an `Atomic` with a constant initial value, so it is
-/// initialised statically: reading it is one load, with no lazy-initialisation check. Without
-/// ThreadSanitizer, a lock pays that load and a branch; the entry points are looked up with `dlsym`
-/// once, out of line.
+/// cache line stays shared by every core. It is an `Atomic` with a constant initial value, so an
+/// optimised build initialises it statically: reading it is one load, with no lazy-initialisation
+/// check. Without ThreadSanitizer, a lock pays that load and a branch; the entry points are looked up
+/// with `dlsym` once, out of line.
+///
+/// Known problem (2026-12-01, not fixed): a debug build, which is what ThreadSanitizer runs,
+/// initialises this global, and ``ThreadSanitizerPresence/hooks``, lazily, and under ThreadSanitizer
+/// the Swift runtime's `swift_once` never marks a lazy global done (so that the sanitizer sees every
+/// read ordered after the initialisation): each read takes the once's lock, one priority-inheriting
+/// futex for the whole process. A traced lock reads them about five times, with its own mutex held, so
+/// every lock of every thread queues there; a parallel `swift test --sanitize=thread` of the stress
+/// tests stalls in it (no test progresses for 120 s; gdb found dozens of threads in `once_slow`, the
+/// one the lock word names as its owner among them). CI runs that stage one test at a time, which
+/// passes. A fix keeps the flag out of lazy storage in debug builds too.
 @usableFromInline let threadSanitizerPresence = Synchronization.Atomic<UInt8>(ThreadSanitizerPresence.unknown)
 
 /// The values of ``threadSanitizerPresence``, and the out-of-line calls a traced lock makes.
