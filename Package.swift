@@ -14,7 +14,10 @@ let package = Package(
         .library(name: "SwiftSignalKitTesting", targets: ["SwiftSignalKitTesting"]),
     ],
     targets: [
-        .target(name: "SwiftSignalKit"),
+        // The lock's ThreadSanitizer annotations, in C because only C can ask the compiler whether this
+        // build is instrumented (Sources/SwiftSignalKit/Internal/Lock.swift says why it must). Not a product.
+        .target(name: "CSwiftSignalKitLockTracing"),
+        .target(name: "SwiftSignalKit", dependencies: ["CSwiftSignalKitLockTracing"]),
         .target(name: "SwiftSignalKitConcurrency", dependencies: ["SwiftSignalKit"]),
         // Virtual time for tests of timing code: no dependency beyond the core, no test framework.
         .target(name: "SwiftSignalKitTesting", dependencies: ["SwiftSignalKit"]),

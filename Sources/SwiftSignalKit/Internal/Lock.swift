@@ -1,3 +1,4 @@
+import CSwiftSignalKitLockTracing
 import Synchronization
 
 #if canImport(Glibc)
@@ -52,7 +53,7 @@ import Synchronization
 ///   - mutex: The lock, stored in `object` (a `Mutex` must not move, so it is always a stored `let`
 ///     of a class).
 ///   - object: The address of the object that holds `mutex`, which ThreadSanitizer is told of (see
-///     ``ThreadSanitizerPresence``). Taken as a raw pointer, which costs nothing to pass.
+///     ``LockTracing``). Taken as a raw pointer, which costs nothing to pass.
 ///   - body: Runs with the lock held; it must not call user code, resume a continuation, dispose, or
 ///     take another of the library's locks.
 @inlinable @inline(__always)
@@ -66,9 +67,9 @@ func withLock<Result, Failure: Error>(
     // The tracing is written out here, not called with `object`: a result that passed through such a
     // call could not be the `sending` result `Mutex.withLock` asks for.
     return try mutex.withLock { (_: inout Void) throws(Failure) -> Result in
-        let traced = threadSanitizerPresence.load(ordering: .relaxed) != ThreadSanitizerPresence.absent
-        if traced { ThreadSanitizerPresence.locked(object) }
-        defer { if traced { ThreadSanitizerPresence.unlocking(object) } }
+        let traced = LockTracing.isEnabled
+        if traced { LockTracing.locked(object) }
+        defer { if traced { LockTracing.unlocking(object) } }
         return try body()
     }
 }
@@ -108,14 +109,13 @@ func withLock<Result, Failure: Error>(
 /// local (``withLock(_:tracedAt:_:)`` writes the same out, for its `sending` result).
 @inlinable @inline(__always)
 func whileTraced<Result>(_ object: UnsafeMutableRawPointer, _ body: () -> Result) -> Result {
-    let traced = threadSanitizerPresence.load(ordering: .relaxed) != ThreadSanitizerPresence.absent
-    if traced { ThreadSanitizerPresence.locked(object) }
-    defer { if traced { ThreadSanitizerPresence.unlocking(object) } }
+    let traced = LockTracing.isEnabled
+    if traced { LockTracing.locked(object) }
+    defer { if traced { LockTracing.unlocking(object) } }
     return body()
 }
 
-/// Whether the process runs under ThreadSanitizer: ``unknown`` until the first lock asks, then
-/// ``absent`` or ``present``.
+/// What the library's lock tells ThreadSanitizer, in a build instrumented with it; nothing otherwise.
 ///
 /// Why a lock must tell ThreadSanitizer anything: it understands a `Mutex` only on the uncontended path,
 /// whose compare-and-swap is inlined into this module and instrumented with it. A contended lock is
@@ -125,64 +125,40 @@ func whileTraced<Result>(_ object: UnsafeMutableRawPointer, _ body: () -> Result
 /// calls `__tsan_acquire` on the object's address once it holds the mutex, and `__tsan_release` just
 /// before it unlocks: the same happens-before edge an instrumented `pthread_mutex_t` gives.
 ///
-/// Why a process-wide byte, and not a field of each lock: it costs no object any memory, and it is
-/// written at most twice (by the first locks, all storing the same answer) and then only read, so its
-/// cache line stays shared by every core. It is an `Atomic` with a constant initial value, so an
-/// optimised build initialises it statically: reading it is one load, with no lazy-initialisation
-/// check. Without ThreadSanitizer, a lock pays that load and a branch; the entry points are looked up
-/// with `dlsym` once, out of line.
+/// Why the answer comes from C (the target `CSwiftSignalKitLockTracing`, two functions and a constant):
+/// Swift has no compile-time condition for a sanitizer, and a Swift global that could hold the answer is
+/// initialised lazily in a debug build, which is what ThreadSanitizer runs; under ThreadSanitizer the
+/// Swift runtime never marks a lazy global done (so that the sanitizer sees every read ordered after
+/// the initialisation), and each read takes the once's lock, one priority-inheriting futex for the whole
+/// process. An earlier version kept the answer in such a global, found with `dlsym` by the first lock,
+/// and read it about five times per lock with the mutex held: every lock of every thread queued on that
+/// one futex, and a parallel `swift test --sanitize=thread` of the stress tests stalled there (no test
+/// progressed for 120 s; 3 runs of 3). The C file is compiled with ThreadSanitizer exactly when the
+/// Swift targets are (SwiftPM and Xcode apply the sanitizer to every target), and asks the compiler
+/// (`__has_feature(thread_sanitizer)`); its constant is never written, so any thread reads it with one
+/// load, and nothing is looked up at run time. With it, the parallel run that stalled passes (397
+/// tests, 298 s on two cores, 2026-12-01), and `LockedStateTests` checks the constant against the
+/// sanitizer found in the process.
 ///
-/// Known problem (2026-12-01, not fixed): a debug build, which is what ThreadSanitizer runs,
-/// initialises this global, and ``ThreadSanitizerPresence/hooks``, lazily, and under ThreadSanitizer
-/// the Swift runtime's `swift_once` never marks a lazy global done (so that the sanitizer sees every
-/// read ordered after the initialisation): each read takes the once's lock, one priority-inheriting
-/// futex for the whole process. A traced lock reads them about five times, with its own mutex held, so
-/// every lock of every thread queues there; a parallel `swift test --sanitize=thread` of the stress
-/// tests stalls in it (no test progresses for 120 s; gdb found dozens of threads in `once_slow`, the
-/// one the lock word names as its owner among them). CI runs that stage one test at a time, which
-/// passes. A fix keeps the flag out of lazy storage in debug builds too.
-@usableFromInline let threadSanitizerPresence = Synchronization.Atomic<UInt8>(ThreadSanitizerPresence.unknown)
-
-/// The values of ``threadSanitizerPresence``, and the out-of-line calls a traced lock makes.
-@usableFromInline enum ThreadSanitizerPresence {
-    @usableFromInline static let unknown: UInt8 = 0
-    @usableFromInline static let absent: UInt8 = 1
-    @usableFromInline static let present: UInt8 = 2
-
-    /// ThreadSanitizer's `__tsan_acquire` and `__tsan_release`, if the process's global symbols include
-    /// them (a ThreadSanitizer build exports them); nil otherwise. Looked up once.
-    static let hooks: Hooks? = {
-        guard let process = dlopen(nil, RTLD_LAZY),
-            let acquire = dlsym(process, "__tsan_acquire"),
-            let release = dlsym(process, "__tsan_release")
-        else { return nil }
-        return Hooks(acquire: unsafeBitCast(acquire, to: Hook.self), release: unsafeBitCast(release, to: Hook.self))
-    }()
-
-    typealias Hook = @convention(c) (UnsafeMutableRawPointer?) -> Void
-
-    struct Hooks: Sendable {
-        let acquire: Hook
-        let release: Hook
-    }
-
-    /// Finds whether the process runs under ThreadSanitizer, records the answer, and returns the hooks.
-    static func lookUp() -> Hooks? {
-        let hooks = Self.hooks
-        threadSanitizerPresence.store(hooks == nil ? Self.absent : Self.present, ordering: .relaxed)
-        return hooks
+/// What it costs: nothing in memory (no field in any lock or subscriber; one byte for the process),
+/// and, without ThreadSanitizer, that load and a branch per lock; the two calls are made only when the
+/// constant says the build is instrumented.
+@usableFromInline enum LockTracing {
+    /// Whether this build is instrumented with ThreadSanitizer.
+    @inlinable static var isEnabled: Bool {
+        @inline(__always) get { swiftsignalkit_lock_tracing_enabled != 0 }
     }
 
     /// The calling thread has just locked the mutex of the object at `object`.
-    @usableFromInline @inline(never)
+    @inlinable @inline(__always)
     static func locked(_ object: UnsafeMutableRawPointer) {
-        Self.lookUp()?.acquire(object)
+        swiftsignalkit_lock_acquired(object)
     }
 
     /// The calling thread is about to unlock the mutex of the object at `object`.
-    @usableFromInline @inline(never)
+    @inlinable @inline(__always)
     static func unlocking(_ object: UnsafeMutableRawPointer) {
-        Self.lookUp()?.release(object)
+        swiftsignalkit_lock_releasing(object)
     }
 }
 

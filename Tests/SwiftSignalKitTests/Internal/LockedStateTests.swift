@@ -35,6 +35,13 @@ import Testing
         }
     #endif
 
+    /// The lock tells ThreadSanitizer of each lock and unlock exactly when the process runs under it: the
+    /// constant behind `LockTracing`, compiled in C, is compiled with the sanitizer when the tests are.
+    /// CI's ThreadSanitizer stage runs this suite, so both answers are checked.
+    @Test func tellsThreadSanitizerOfLocksExactlyWhenItRuns() {
+        #expect(LockTracing.isEnabled == isRunningUnderThreadSanitizer)
+    }
+
     /// A lock whose state was left locked by nothing: the state is released when the lock goes, after
     /// its last access.
     @Test func releasesTheStateWithTheLock() {
