@@ -34,10 +34,14 @@ fi
 ulimit -n 65536 2> /dev/null || ulimit -n "$(ulimit -Hn)"
 
 echo "--- Building ($config)"
+# A fixed hash seed for SwiftPM: 6.3 orders a package's trait flags by the seed, so a build after another
+# SwiftPM command (swift test, say) could recompile Hummingbird for nothing (swift-package-manager#10525).
+export SWIFT_DETERMINISTIC_HASHING=1
 swift build -c $config --package-path SignalServer --product SignalServer
 swift build -c $config --package-path SignalServer --product StreamLoad
 server_bin="$(swift build -c $config --package-path SignalServer --show-bin-path)/SignalServer"
 load_bin="$(swift build -c $config --package-path SignalServer --show-bin-path)/StreamLoad"
+unset SWIFT_DETERMINISTIC_HASHING
 
 work="$(mktemp -d)"
 "$server_bin" --port 0 --export-limit "$export_clients" > "$work/server.log" 2>&1 &
