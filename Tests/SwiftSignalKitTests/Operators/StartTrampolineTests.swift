@@ -108,22 +108,36 @@ extension RestartLoopStateMachine.Action {
         let wait = ActionDisposable {}
         let r14 = machine.waitScheduled(wait)
         #expect(r14.disposed.map(ObjectIdentifier.init) == [ObjectIdentifier(wait)])
-        let r15 = machine.nextRetry(increment: 1, max: 5)
-        #expect(r15 == (0, 0))
-        let r16 = machine.countFailure()
-        #expect(r16 == 0)
+        // A failure racing the stop: no retry, and no give-up either (nothing is sent any more).
+        let r15 = machine.failed(growingWaitBy: 1, upTo: 5, maxRetries: .max)
+        #expect(r15 == .none)
+        let r16 = machine.failed(growingWaitBy: 0, upTo: 0, maxRetries: 0)
+        #expect(r16 == .none)
     }
 
     @Test func theRetryWaitGrowsUpToItsMaximum() {
         var machine = RestartLoopStateMachine()
-        let r17 = machine.nextRetry(increment: 2, max: 5)
-        #expect(r17 == (2, 1))
-        let r18 = machine.nextRetry(increment: 2, max: 5)
-        #expect(r18 == (4, 2))
-        let r19 = machine.nextRetry(increment: 2, max: 5)
-        #expect(r19 == (5, 3))
-        let r20 = machine.countFailure()
-        #expect(r20 == 4)
+        let r17 = machine.failed(growingWaitBy: 2, upTo: 5, maxRetries: .max)
+        #expect(r17 == .retry(number: 1, after: 2))
+        let r18 = machine.failed(growingWaitBy: 2, upTo: 5, maxRetries: .max)
+        #expect(r18 == .retry(number: 2, after: 4))
+        let r19 = machine.failed(growingWaitBy: 2, upTo: 5, maxRetries: .max)
+        #expect(r19 == .retry(number: 3, after: 5))
+        // A caller with its own waits (the backoff) passes 0 and reads the number.
+        let r20 = machine.failed(growingWaitBy: 0, upTo: 0, maxRetries: .max)
+        #expect(r20 == .retry(number: 4, after: 0))
+    }
+
+    @Test func theFailureAfterTheLastRetryGivesUp() {
+        var machine = RestartLoopStateMachine()
+        #expect(machine.failed(growingWaitBy: 1, upTo: 1, maxRetries: 2) == .retry(number: 1, after: 1))
+        #expect(machine.failed(growingWaitBy: 1, upTo: 1, maxRetries: 2) == .retry(number: 2, after: 1))
+        #expect(machine.failed(growingWaitBy: 1, upTo: 1, maxRetries: 2) == .giveUp)
+        // No retries allowed: the first failure gives up.
+        var never = RestartLoopStateMachine()
+        #expect(never.failed(growingWaitBy: 1, upTo: 1, maxRetries: 0) == .giveUp)
+        var negative = RestartLoopStateMachine()
+        #expect(negative.failed(growingWaitBy: 1, upTo: 1, maxRetries: -3) == .giveUp)
     }
 }
 

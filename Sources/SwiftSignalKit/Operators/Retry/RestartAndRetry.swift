@@ -109,8 +109,13 @@ private func retrying<T, E>(
         return signal.subscribe(
             ForwardingValues(to: subscriber),
             error: { _ in
-                let (delay, _) = loop.nextRetryDelay(increment: increment, max: maxDelay)
-                loop.restart(after: delay, on: scheduler)
+                switch loop.failed(growingWaitBy: increment, upTo: maxDelay, maxRetries: .max) {
+                case .retry(_, let delay):
+                    loop.restart(after: delay, on: scheduler)
+                case .giveUp, .none:
+                    // No limit, so no give-up: only a stop, after which nothing is sent.
+                    break
+                }
             },
             completed: {
                 subscriber.putCompletion()
@@ -181,11 +186,13 @@ private func retrying<T, E>(
                     subscriber.putError(error)
                     return
                 }
-                let (delay, attempt) = loop.nextRetryDelay(increment: increment, max: maxDelay)
-                if attempt > maxRetries {
-                    subscriber.putError(error)
-                } else {
+                switch loop.failed(growingWaitBy: increment, upTo: maxDelay, maxRetries: maxRetries) {
+                case .retry(_, let delay):
                     loop.restart(after: delay, on: scheduler)
+                case .giveUp:
+                    subscriber.putError(error)
+                case .none:
+                    break
                 }
             },
             completed: {

@@ -53,11 +53,11 @@ final class RestartLoop: Sendable {
         }
     }
 
-    /// Grows the retry wait by `increment` (up to `max`) and counts the retry.
-    ///
-    /// - Returns: The wait before this retry and how many retries there have been, this one included.
-    func nextRetryDelay(increment: Double, max: Double) -> (delay: Double, count: Int) {
-        return self.machine.withLock { $0.nextRetry(increment: increment, max: max) }
+    /// A subscription failed: counts the retry and grows the wait (see
+    /// ``RestartLoopStateMachine/failed(growingWaitBy:upTo:maxRetries:)``). The caller acts on the answer:
+    /// ``restart(after:on:)``, or the failure downstream.
+    func failed(growingWaitBy increment: Double, upTo max: Double, maxRetries: Int) -> RestartLoopStateMachine.RetryAction {
+        return self.machine.withLock { $0.failed(growingWaitBy: increment, upTo: max, maxRetries: maxRetries) }
     }
 
     /// Restarts after `delay` seconds of `scheduler`'s time, unless the loop stops first.
@@ -66,11 +66,6 @@ final class RestartLoop: Sendable {
             self.restart()
         }
         _ = self.perform(self.machine.withLock { $0.waitScheduled(wait) })
-    }
-
-    /// Counts an attempt that failed and returns how many have failed, this one included.
-    func countFailure() -> Int {
-        return self.machine.withLock { $0.countFailure() }
     }
 
     /// Stops: disposes the current subscription and cancels a scheduled restart; later restarts do

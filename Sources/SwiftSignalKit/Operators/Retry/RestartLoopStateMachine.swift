@@ -1,5 +1,6 @@
-/// The state of a ``RestartLoop``, under its one lock. Every event returns an ``Action``, what the loop
-/// does after unlocking; ``nextRetry(increment:max:)`` and ``countFailure()`` return counts.
+/// The state of a ``RestartLoop``, under its one lock. Every event returns what the loop does after
+/// unlocking: an ``Action``, or, for a failure, a ``RetryAction`` (whether and when to retry shares
+/// nothing with the subscriptions' bookkeeping).
 ///
 /// Impossible transitions trap (see ``StartTrampoline``); an event that arrives after ``stopped()``
 /// is a benign race (a retry deciding while the downstream disposes) and is answered with what to
@@ -13,7 +14,7 @@ struct RestartLoopStateMachine: Sendable {
         var current: Disposable?
         /// The scheduled wait before a retry.
         var wait: Disposable?
-        /// The wait before the last retry, grown by each ``nextRetry(increment:max:)``.
+        /// The wait before the last retry, grown by each ``failed(growingWaitBy:upTo:maxRetries:)``.
         var retryDelay: Double = 0
         /// Retries (or failures) so far.
         var retryCount = 0
@@ -36,6 +37,16 @@ struct RestartLoopStateMachine: Sendable {
         /// Dispose what is given, then start another subscription at once (one was asked for while the
         /// last one started).
         case disposeThenStart(Disposable?)
+    }
+
+    /// What the loop does about a failure, after unlocking.
+    enum RetryAction: Sendable, Equatable {
+        /// Restart after `delay` seconds: retry number `number` (1 for the first).
+        case retry(number: Int, after: Double)
+        /// The failure was retry number `maxRetries + 1`: send it downstream.
+        case giveUp
+        /// Nothing: the loop has stopped (a failure racing the downstream's disposal).
+        case none
     }
 
     private(set) var state = State.running(Running())
@@ -73,22 +84,18 @@ struct RestartLoopStateMachine: Sendable {
         } ?? .dispose(wait, nil)
     }
 
-    /// Grows the wait by `increment`, up to `max`, and counts the retry; after a stop, (0, 0): the
-    /// retry that follows schedules a wait that ``waitScheduled(_:)`` disposes at once.
-    mutating func nextRetry(increment: Double, max: Double) -> (delay: Double, count: Int) {
+    /// The subscription failed: counts the retry and grows the wait by `increment`, up to `max`; retry
+    /// after that wait, unless there have been `maxRetries` retries already. After a stop, nothing.
+    ///
+    /// A caller that computes its own waits (``retry(_:maxAttempts:scheduler:when:)``'s backoff) passes
+    /// 0 for both and uses the retry's number.
+    mutating func failed(growingWaitBy increment: Double, upTo max: Double, maxRetries: Int) -> RetryAction {
         return self.whileRunning { running in
             running.retryDelay = Swift.min(max, running.retryDelay + increment)
             running.retryCount += 1
-            return (running.retryDelay, running.retryCount)
-        } ?? (0, 0)
-    }
-
-    /// Counts a failure; after a stop, 0.
-    mutating func countFailure() -> Int {
-        return self.whileRunning { running in
-            running.retryCount += 1
-            return running.retryCount
-        } ?? 0
+            guard running.retryCount <= maxRetries else { return .giveUp }
+            return .retry(number: running.retryCount, after: running.retryDelay)
+        } ?? .none
     }
 
     /// Stops the loop: disposes the wait and the subscription, the first time.

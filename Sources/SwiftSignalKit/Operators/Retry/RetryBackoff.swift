@@ -139,12 +139,16 @@ public func retry<T, E, S: SignalScheduler>(
                         subscriber.putError(error)
                         return
                     }
-                    let failures = loop.countFailure()
-                    guard failures < maxAttempts else {
+                    // The backoff computes the waits (outside the lock: its random source is the
+                    // caller's); the loop counts.
+                    switch loop.failed(growingWaitBy: 0, upTo: 0, maxRetries: maxAttempts - 1) {
+                    case .retry(let number, _):
+                        loop.restart(after: backoff.delay(forRetry: number - 1), on: scheduler)
+                    case .giveUp:
                         subscriber.putError(error)
-                        return
+                    case .none:
+                        break
                     }
-                    loop.restart(after: backoff.delay(forRetry: failures - 1), on: scheduler)
                 },
                 completed: {
                     subscriber.putCompletion()
