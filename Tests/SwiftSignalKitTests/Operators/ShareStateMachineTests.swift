@@ -34,8 +34,10 @@ import Testing
             return "replay \(replay.values) to \(key)"
         case .replayEnded(let log, let event, _):
             return "replay \(log.values) and \(event.isTerminal ? "the end" : "?")"
-        case .connect(let generation):
+        case .connect(let generation, _):
             return "connect \(generation)"
+        case .joined:
+            return "joined"
         case .disconnect(let work, let connection, let dropped, let departed):
             var parts = ["end"]
             if work != nil { parts.append("deliver") }
@@ -102,7 +104,8 @@ import Testing
         var machine = Machine(replay: replay, connection: policy)
         var keys: [Int] = []
         for name in names {
-            let (key, action) = machine.join(log.subscriber(name))
+            let action = machine.join(log.subscriber(name))
+            let key = action.joinedKey
             keys.append(key!)
             Self.perform(action, &machine)
         }
@@ -113,12 +116,12 @@ import Testing
     @Test func theFirstSubscriberConnectsAndTheOthersShareTheConnection() {
         let log = Log()
         var machine = Machine(replay: .none, connection: .whileSubscribed)
-        #expect(Self.describe(machine.join(log.subscriber("a")).action) == "connect 1")
-        #expect(Self.describe(machine.join(log.subscriber("b")).action) == "nothing", "a connection is being made")
+        #expect(Self.describe(machine.join(log.subscriber("a"))) == "connect 1")
+        #expect(Self.describe(machine.join(log.subscriber("b"))) == "joined", "a connection is being made")
         #expect(Self.describe(machine.connected(1, Connection("first"))) == "nothing")
         // A connection made for a generation that is no longer being made is handed back to dispose.
         #expect(Self.describe(machine.connected(1, Connection("late"))) == "dispose late")
-        #expect(Self.describe(machine.join(log.subscriber("c")).action) == "nothing", "a connection is live")
+        #expect(Self.describe(machine.join(log.subscriber("c"))) == "joined", "a connection is live")
     }
 
     @Test func aValueGoesToEveryMemberInJoiningOrder() {
@@ -153,8 +156,9 @@ import Testing
             Self.perform(machine.upstreamSent(value, generation: 1), &machine)
         }
         _ = log.take()
-        let (key, action) = machine.join(log.subscriber("late"))
-        #expect(Self.describe(action).hasPrefix(expected.isEmpty ? "nothing" : "replay"))
+        let action = machine.join(log.subscriber("late"))
+        let key = action.joinedKey
+        #expect(Self.describe(action).hasPrefix(expected.isEmpty ? "joined" : "replay"))
         Self.perform(action, &machine)
         Self.perform(machine.upstreamSent(4, generation: 1), &machine)
         #expect(log.take() == expected + ["a:4", "late:4"], "member \(key!)")
@@ -169,7 +173,7 @@ import Testing
         let first = try #require(Self.inFlight(1, &machine), "the value is delivered by its sender")
         #expect(Self.describe(machine.upstreamSent(2, generation: 1)) == "drop [1]", "2 waits in the queue")
         // `late` joins while 2 waits: its replay is 2, and it must not get 2 again from the queue.
-        let (_, join) = machine.join(log.subscriber("late"))
+        let join = machine.join(log.subscriber("late"))
         #expect(Self.describe(join) == "replay [2] to 1")
         _ = machine.upstreamSent(3, generation: 1)
         // The deliverer empties the queue before the subscribing thread delivers the replay.
@@ -185,11 +189,11 @@ import Testing
         let log = Log()
         var (machine, _) = Self.connected(.latest, ["a"], log: log)
         let first = try #require(Self.inFlight(1, &machine), "the value is delivered by its sender")
-        let (_, join) = machine.join(log.subscriber("late"))
+        let join = machine.join(log.subscriber("late"))
         #expect(Self.describe(machine.upstreamEnded(.Completion, generation: 1)) == "end, disconnect first, drop [1]")
         // The deliverer posts the end to `late`'s backlog before `late` has its replay.
         Self.deliver(first, &machine)
-        let (_, next) = machine.join(log.subscriber("next"))
+        let next = machine.join(log.subscriber("next"))
         #expect(Self.describe(next) == "connect 2")
         _ = machine.connected(2, Connection("second"))
         let (subscribers, _) = try #require(Self.listeners(machine, 2), "the check depends on the subscribers")
@@ -205,7 +209,8 @@ import Testing
         var (machine, _) = Self.connected(.none, ["a"], log: log)
         let (_, membership) = try #require(Self.listeners(machine, 1), "the check depends on the subscribers")
         #expect(Self.describe(machine.abandon(1, membership: membership)) == "end, disconnect first")
-        let (nextKey, next) = machine.join(log.subscriber("next"))
+        let next = machine.join(log.subscriber("next"))
+        let nextKey = next.joinedKey
         #expect(Self.describe(next) == "connect 2")
         #expect(Self.describe(machine.connected(2, Connection("second"))) == "nothing")
         #expect(Self.describe(machine.leave(nextKey!)) == "end, disconnect second, release the member")
@@ -228,7 +233,7 @@ import Testing
         #expect(Self.describe(machine.upstreamSent(1, generation: 2)) == "nothing")
         #expect(Self.describe(machine.upstreamEnded(.Completion, generation: 0)) == "nothing")
         #expect(log.take() == [])
-        #expect(Self.describe(machine.join(log.subscriber("late")).action) == "nothing", "nothing was kept for replay")
+        #expect(Self.describe(machine.join(log.subscriber("late"))) == "joined", "nothing was kept for replay")
     }
 
     @Test func theEndUnderWhileSubscribedLetsTheConnectionGoAndTheNextSubscriberStartsAfresh() {
@@ -239,7 +244,7 @@ import Testing
             Self.perform(machine.upstreamEnded(.Error(TestError()), generation: 1), &machine)
                 == "end, deliver, disconnect first, drop [1]")
         #expect(log.take() == ["a:1", "b:1", "a:error", "b:error"])
-        let (_, next) = machine.join(log.subscriber("next"))
+        let next = machine.join(log.subscriber("next"))
         #expect(Self.describe(next) == "connect 2", "and no replay: it went with the connection")
         // Ended members take nothing of the new connection.
         #expect(Self.describe(machine.connected(2, Connection("second"))) == "nothing")
@@ -254,7 +259,8 @@ import Testing
         var (machine, _) = Self.connected(.none, ["a"], log: log)
         let first = try #require(Self.inFlight(1, &machine), "the value is delivered by its sender")
         #expect(Self.describe(machine.upstreamEnded(.Completion, generation: 1)) == "end, disconnect first")
-        let (nextKey, next) = machine.join(log.subscriber("next"))
+        let next = machine.join(log.subscriber("next"))
+        let nextKey = next.joinedKey
         #expect(Self.describe(next) == "connect 2")
         #expect(Self.describe(machine.connected(2, Connection("second"))) == "nothing")
         _ = machine.upstreamSent(2, generation: 2)
@@ -270,7 +276,8 @@ import Testing
         Self.perform(machine.upstreamSent(1, generation: 1), &machine)
         #expect(Self.perform(machine.upstreamEnded(.Completion, generation: 1), &machine) == "end, deliver, disconnect first")
         #expect(log.take() == ["a:1", "a:completed"])
-        let (lateKey, late) = machine.join(log.subscriber("late"))
+        let late = machine.join(log.subscriber("late"))
+        let lateKey = late.joinedKey
         #expect(Self.perform(late, &machine) == "replay [1] and the end", "no connection: the share stays as it ended")
         #expect(lateKey == nil, "it does not join")
         #expect(log.take() == ["late:1", "late:completed"])
@@ -285,7 +292,7 @@ import Testing
         #expect(Self.describe(machine.leave(keys[0])) == "release the member")
         #expect(Self.describe(machine.leave(keys[1])) == "end, disconnect first, drop [1], release the member")
         #expect(Self.describe(machine.leave(keys[1])) == "nothing", "an unknown member")
-        #expect(Self.describe(machine.join(log.subscriber("c")).action) == "connect 2")
+        #expect(Self.describe(machine.join(log.subscriber("c"))) == "connect 2")
 
         var (kept, keptKeys) = Self.connected(.latest, ["d"], .stayConnected, log: log)
         #expect(Self.describe(kept.leave(keptKeys[0])) == "release the member")
@@ -296,7 +303,8 @@ import Testing
         var (machine, keys) = Self.connected(.none, ["a"], log: log)
         #expect(Self.perform(machine.upstreamEnded(.Completion, generation: 1), &machine) == "end, deliver, disconnect first")
         // The ended member has not left yet (its disposal is on its way) when another one joins.
-        let (nextKey, next) = machine.join(log.subscriber("next"))
+        let next = machine.join(log.subscriber("next"))
+        let nextKey = next.joinedKey
         #expect(Self.describe(next) == "connect 2")
         #expect(Self.describe(machine.connected(2, Connection("second"))) == "nothing")
         #expect(Self.describe(machine.leave(nextKey!)) == "end, disconnect second, release the member")
@@ -306,7 +314,7 @@ import Testing
     @Test func leavingWhileTheConnectionIsBeingMadeLetsItGo() {
         let log = Log()
         var machine = Machine(replay: .none, connection: .whileSubscribed)
-        let (key, _) = machine.join(log.subscriber("a"))
+        let key = machine.join(log.subscriber("a")).joinedKey
         #expect(Self.describe(machine.leave(key!)) == "end, release the member", "the connection is let go before it arrives")
         // The connection arrives for a generation that was let go: it is handed back to dispose.
         #expect(Self.describe(machine.connected(1, Connection("first"))) == "dispose first")
@@ -329,7 +337,8 @@ import Testing
         Self.perform(machine.upstreamSent(1, generation: 1), &machine)
         let (subscribers, membership) = try #require(Self.listeners(machine, 1), "the check depends on the subscribers")
         #expect(subscribers.count == 1)
-        let (joinedKey, joined) = machine.join(log.subscriber("b"))
+        let joined = machine.join(log.subscriber("b"))
+        let joinedKey = joined.joinedKey
         Self.perform(joined, &machine)
         #expect(Self.describe(machine.abandon(1, membership: membership)) == "look again", "someone joined")
         let (now, current) = try #require(Self.listeners(machine, 1), "the check depends on the subscribers")
@@ -350,7 +359,7 @@ import Testing
         var (machine, _) = Self.connected(.none, ["a"], log: log)
         let first = try #require(Self.inFlight(1, &machine), "the value is delivered by its sender")
         _ = machine.upstreamEnded(.Completion, generation: 1)
-        let (_, next) = machine.join(log.subscriber("next"))
+        let next = machine.join(log.subscriber("next"))
         #expect(Self.describe(next) == "connect 2")
         _ = machine.connected(2, Connection("second"))
         let (subscribers, _) = try #require(Self.listeners(machine, 2), "the check depends on the subscribers")
@@ -369,7 +378,7 @@ import Testing
         #expect(all.count == 5)
         #expect(few.map(ObjectIdentifier.init) == all.prefix(2).map(ObjectIdentifier.init), "the first ones, in order")
         _ = machine.abandon(1, membership: machine.membership)
-        let (_, join) = machine.join(log.subscriber("f"))
+        let join = machine.join(log.subscriber("f"))
         #expect(Self.describe(join) == "connect 2")
         #expect(machine.liveMembers == 1)
         guard case .depends(let after, _) = machine.listenerCheck(2, limit: 2) else { throw Failure() }
@@ -399,10 +408,11 @@ import Testing
         for step in 0..<400 {
             switch Int.random(in: 0..<8, using: &random) {
             case 0, 1:
-                let (key, action) = machine.join(log.subscriber("s\(step)"))
+                let action = machine.join(log.subscriber("s\(step)"))
+                let key = action.joinedKey
                 if let key { keys.append(key) }
                 switch action {
-                case .connect(let generation):
+                case .connect(let generation, _):
                     pendingConnection = generation
                 case .replay where Bool.random(using: &random):
                     heldReplays.append(action)

@@ -25,6 +25,9 @@
     @usableFromInline enum Action {
         /// Nothing to do.
         case none
+        /// The subscriber that arrived joined as member `key`; nothing else to do (a connection is
+        /// being made or is live, and there is no replay).
+        case joined(key: Int)
         /// Deliver `work` (nil when another thread delivers), then release `dropping` (the value the
         /// replay no longer keeps).
         case deliver(FanOut.Work?, dropping: T?)
@@ -34,8 +37,9 @@
         /// The upstream ended and the share stays ended (``ShareConnection/stayConnected``): deliver the
         /// replay and the terminal event to the subscriber that just arrived; it does not join.
         case replayEnded(FanOut.Log, Event, to: Subscriber<T, E>)
-        /// Subscribe to the upstream as connection `generation`: the first subscriber joined.
-        case connect(generation: UInt64)
+        /// Subscribe to the upstream as connection `generation`: the first subscriber joined, as member
+        /// `key`.
+        case connect(generation: UInt64, key: Int)
         /// The connection ends: deliver `work` (the terminal event), dispose `connection` (nil while it
         /// is still being made: it is disposed when it arrives), and release the replay (`dropping`) and
         /// the member that left, if any.
@@ -48,6 +52,17 @@
         /// Someone joined or left while the caller looked at the subscribers outside the lock: look
         /// again.
         case lookAgain
+
+        /// The member key of the subscriber that ``ShareStateMachine/join(_:)`` answered for; nil when
+        /// it did not join (it arrived after the end) or for the answer to any other event.
+        @inlinable var joinedKey: Int? {
+            switch self {
+            case .joined(let key), .connect(_, let key), .replay(_, let key, _):
+                return key
+            case .none, .deliver, .replayEnded, .disconnect, .release, .dispose, .lookAgain:
+                return nil
+            }
+        }
     }
 
     @usableFromInline let replayLimit: Int
@@ -84,11 +99,11 @@
 
     /// A subscriber arrives: it joins and gets the replay, or connects (the first one), or, after the
     /// upstream ended with ``ShareConnection/stayConnected``, gets the replay and the end without
-    /// joining (its key is nil).
-    @inlinable mutating func join(_ subscriber: Subscriber<T, E>) -> (key: Int?, action: Action) {
+    /// joining. The action names the member's key (``Action/joinedKey``).
+    @inlinable mutating func join(_ subscriber: Subscriber<T, E>) -> Action {
         switch self.connection {
         case .ended(let event):
-            return (nil, .replayEnded(self.fanOut.log, event, to: subscriber))
+            return .replayEnded(self.fanOut.log, event, to: subscriber)
         case .idle:
             // With no connection there is no replay: it went when the connection went.
             self.membership += 1
@@ -99,13 +114,13 @@
             if replay != nil {
                 preconditionFailure("share: a subscriber that connects found a replay (ShareStateMachine.join)")
             }
-            return (key, .connect(generation: self.generation))
+            return .connect(generation: self.generation, key: key)
         case .connecting, .connected:
             self.membership += 1
             let (key, replay) = self.fanOut.join(subscriber)
             self.liveMembers += 1
-            guard let replay else { return (key, .none) }
-            return (key, .replay(replay, key: key, to: subscriber))
+            guard let replay else { return .joined(key: key) }
+            return .replay(replay, key: key, to: subscriber)
         }
     }
 

@@ -16,7 +16,8 @@
     }
 
     @inlinable func subscribe(_ subscriber: Subscriber<T, E>) -> Disposable {
-        let (key, action) = self.state.withLock { $0.join(subscriber) }
+        let action = self.state.withLock { $0.join(subscriber) }
+        let key = action.joinedKey
         self.perform(consume action)
         // A subscriber that arrived after the end got it, and did not join.
         guard let key else { return EmptyDisposable }
@@ -53,7 +54,7 @@
     /// Runs an action of the machine, after unlocking.
     @inlinable func perform(_ action: consuming ShareStateMachine<T, E>.Action) {
         switch consume action {
-        case .none, .lookAgain:
+        case .none, .joined, .lookAgain:
             break
         case .deliver(let work, let dropped):
             withExtendedLifetime(dropped) {}
@@ -63,7 +64,7 @@
         case .replayEnded(let log, let event, let subscriber):
             log.replay(to: subscriber)
             subscriber.put(event)
-        case .connect(let generation):
+        case .connect(let generation, _):
             self.connect(generation)
         case .disconnect(let work, let connection, let dropped, let departed):
             // The replay and the departed member (its subscriber, its undelivered events) are released
