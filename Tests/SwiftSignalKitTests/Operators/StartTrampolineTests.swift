@@ -87,7 +87,7 @@ extension RestartLoopStateMachine.Action {
         let subscription = ActionDisposable {}
         _ = machine.subscriptionMade(subscription)
         let wait = ActionDisposable {}
-        let r11 = machine.waitScheduled(wait)
+        let r11 = machine.waitScheduled(wait, forRetry: 1)
         #expect(r11.disposed.isEmpty && !r11.starts)
         let stopped = machine.stopped()
         #expect(stopped.disposed.map(ObjectIdentifier.init) == [ObjectIdentifier(wait), ObjectIdentifier(subscription)])
@@ -106,7 +106,7 @@ extension RestartLoopStateMachine.Action {
         #expect(made.disposed.map(ObjectIdentifier.init) == [ObjectIdentifier(late)])
         #expect(!made.starts)
         let wait = ActionDisposable {}
-        let r14 = machine.waitScheduled(wait)
+        let r14 = machine.waitScheduled(wait, forRetry: 1)
         #expect(r14.disposed.map(ObjectIdentifier.init) == [ObjectIdentifier(wait)])
         // A failure racing the stop: no retry, and no give-up either (nothing is sent any more).
         let r15 = machine.failed(growingWaitBy: 1, upTo: 5, maxRetries: .max)
@@ -126,6 +126,22 @@ extension RestartLoopStateMachine.Action {
         // A caller with its own waits (the backoff) passes 0 and reads the number.
         let r20 = machine.failed(growingWaitBy: 0, upTo: 0, maxRetries: .max)
         #expect(r20 == .retry(number: 4, after: 0))
+    }
+
+    /// A wait whose disposable comes back after the next retry's wait was stored has fired (that is how
+    /// the next retry came about): it is handed back, and the later wait stays, to be disposed by a stop.
+    @Test func aWaitStoredAfterTheNextRetrysWaitIsHandedBack() {
+        var machine = RestartLoopStateMachine()
+        let second = ActionDisposable {}
+        let late = ActionDisposable {}
+        #expect(machine.waitScheduled(second, forRetry: 2).disposed.isEmpty)
+        let r21 = machine.waitScheduled(late, forRetry: 1)
+        #expect(r21.disposed.map(ObjectIdentifier.init) == [ObjectIdentifier(late)])
+        let third = ActionDisposable {}
+        let r22 = machine.waitScheduled(third, forRetry: 3)
+        #expect(r22.disposed.map(ObjectIdentifier.init) == [ObjectIdentifier(second)], "a later wait replaces an earlier one")
+        let stopped = machine.stopped()
+        #expect(stopped.disposed.map(ObjectIdentifier.init) == [ObjectIdentifier(third)])
     }
 
     @Test func theFailureAfterTheLastRetryGivesUp() {

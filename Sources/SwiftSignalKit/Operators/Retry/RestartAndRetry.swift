@@ -110,8 +110,8 @@ private func retrying<T, E>(
             ForwardingValues(to: subscriber),
             error: { _ in
                 switch loop.failed(growingWaitBy: increment, upTo: maxDelay, maxRetries: .max) {
-                case .retry(_, let delay):
-                    loop.restart(after: delay, on: scheduler)
+                case .retry(let number, let delay):
+                    loop.restart(after: delay, forRetry: number, on: scheduler)
                 case .giveUp, .none:
                     // No limit, so no give-up: only a stop, after which nothing is sent.
                     break
@@ -187,8 +187,8 @@ private func retrying<T, E>(
                     return
                 }
                 switch loop.failed(growingWaitBy: increment, upTo: maxDelay, maxRetries: maxRetries) {
-                case .retry(_, let delay):
-                    loop.restart(after: delay, on: scheduler)
+                case .retry(let number, let delay):
+                    loop.restart(after: delay, forRetry: number, on: scheduler)
                 case .giveUp:
                     subscriber.putError(error)
                 case .none:

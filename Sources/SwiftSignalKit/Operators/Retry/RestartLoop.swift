@@ -55,17 +55,19 @@ final class RestartLoop: Sendable {
 
     /// A subscription failed: counts the retry and grows the wait (see
     /// ``RestartLoopStateMachine/failed(growingWaitBy:upTo:maxRetries:)``). The caller acts on the answer:
-    /// ``restart(after:on:)``, or the failure downstream.
+    /// ``restart(after:forRetry:on:)``, or the failure downstream.
     func failed(growingWaitBy increment: Double, upTo max: Double, maxRetries: Int) -> RestartLoopStateMachine.RetryAction {
         return self.machine.withLock { $0.failed(growingWaitBy: increment, upTo: max, maxRetries: maxRetries) }
     }
 
-    /// Restarts after `delay` seconds of `scheduler`'s time, unless the loop stops first.
-    func restart(after delay: Double, on scheduler: some SignalScheduler) {
+    /// Restarts after `delay` seconds of `scheduler`'s time, unless the loop stops first: retry `number`
+    /// (as ``failed(growingWaitBy:upTo:maxRetries:)`` numbered it, so that waits stored out of order are
+    /// told apart).
+    func restart(after delay: Double, forRetry number: Int, on scheduler: some SignalScheduler) {
         let wait = scheduler.schedule(after: delay) { [self] in
             self.restart()
         }
-        _ = self.perform(self.machine.withLock { $0.waitScheduled(wait) })
+        _ = self.perform(self.machine.withLock { $0.waitScheduled(wait, forRetry: number) })
     }
 
     /// Stops: disposes the current subscription and cancels a scheduled restart; later restarts do

@@ -14,6 +14,8 @@ struct RestartLoopStateMachine: Sendable {
         var current: Disposable?
         /// The scheduled wait before a retry.
         var wait: Disposable?
+        /// The retry that ``wait`` is for (0 before the first).
+        var waitNumber = 0
         /// The wait before the last retry, grown by each ``failed(growingWaitBy:upTo:maxRetries:)``.
         var retryDelay: Double = 0
         /// Retries (or failures) so far.
@@ -75,11 +77,20 @@ struct RestartLoopStateMachine: Sendable {
         } ?? .dispose(subscription, nil)
     }
 
-    /// A wait before a retry was scheduled: disposes the wait it replaces (or itself, after a stop).
-    mutating func waitScheduled(_ wait: Disposable) -> Action {
+    /// The wait before retry `number` was scheduled: disposes the wait it replaces (or itself, after a
+    /// stop).
+    ///
+    /// Waits can arrive out of order: a wait may fire before `schedule(after:)` has returned it (a timer
+    /// on another thread, a scheduling thread preempted), and its retry can fail and schedule the next
+    /// wait before this one is stored. A wait for an earlier retry than the one stored has fired, then,
+    /// and is handed back to dispose (which does nothing); storing it would dispose the later wait and
+    /// cancel that retry for good.
+    mutating func waitScheduled(_ wait: Disposable, forRetry number: Int) -> Action {
         return self.whileRunning { running in
+            guard number > running.waitNumber else { return .dispose(wait, nil) }
             let replaced = running.wait
             running.wait = wait
+            running.waitNumber = number
             return .dispose(replaced, nil)
         } ?? .dispose(wait, nil)
     }

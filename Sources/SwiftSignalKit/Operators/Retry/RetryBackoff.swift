@@ -143,7 +143,7 @@ public func retry<T, E, S: SignalScheduler>(
                     // caller's); the loop counts.
                     switch loop.failed(growingWaitBy: 0, upTo: 0, maxRetries: maxAttempts - 1) {
                     case .retry(let number, _):
-                        loop.restart(after: backoff.delay(forRetry: number - 1), on: scheduler)
+                        loop.restart(after: backoff.delay(forRetry: number - 1), forRetry: number, on: scheduler)
                     case .giveUp:
                         subscriber.putError(error)
                     case .none:
