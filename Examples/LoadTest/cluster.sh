@@ -24,9 +24,9 @@ cd "$(dirname "$0")/.."
 mode=full
 if [[ "${1:-}" == "--smoke" ]]; then mode=smoke; fi
 if [[ $mode == full ]]; then
-    config=release; clients=1000; trades=200; export_clients=50; export_rows=1000000; export_seconds=10
+    config=release; build_flags=(); clients=1000; trades=200; export_clients=50; export_rows=1000000; export_seconds=10
 else
-    config=debug; clients=90; trades=30; export_clients=10; export_rows=100000; export_seconds=3
+    config=debug; build_flags=(-debug-info-format none); clients=90; trades=30; export_clients=10; export_rows=100000; export_seconds=3
 fi
 sudo=""; if [[ $(id -u) != 0 ]]; then sudo=sudo; fi
 
@@ -41,10 +41,11 @@ echo "--- Building ($config)"
 # A fixed hash seed for SwiftPM: 6.3 orders a package's trait flags by the seed, so a build after another
 # SwiftPM command (swift test, say) could recompile Hummingbird for nothing (swift-package-manager#10525).
 export SWIFT_DETERMINISTIC_HASHING=1
-swift build -c $config --package-path SignalServer --product SignalServer
-swift build -c $config --package-path SignalServer --product StreamLoad
-server_bin="$(swift build -c $config --package-path SignalServer --show-bin-path)/SignalServer"
-load_bin="$(swift build -c $config --package-path SignalServer --show-bin-path)/StreamLoad"
+# The smoke run's debug build has no debug information, like CI's other builds of the example (run.sh says why).
+swift build -c $config "${build_flags[@]}" --package-path SignalServer --product SignalServer
+swift build -c $config "${build_flags[@]}" --package-path SignalServer --product StreamLoad
+server_bin="$(swift build -c $config "${build_flags[@]}" --package-path SignalServer --show-bin-path)/SignalServer"
+load_bin="$(swift build -c $config "${build_flags[@]}" --package-path SignalServer --show-bin-path)/StreamLoad"
 unset SWIFT_DETERMINISTIC_HASHING
 
 work="$(mktemp -d)"
