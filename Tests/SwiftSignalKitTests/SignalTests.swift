@@ -245,6 +245,22 @@ import Testing
         #endif
     }
 
+    /// A strict subscription to a signal that ended before `startStrict` returned wraps the empty
+    /// disposable: its leak report says so in the user's terms, not by the type's underscored name.
+    @Test func startStrictLeakOfAnEndedSubscriptionSaysItHadEnded() {
+        let ended = StrictDisposable.leakMessage(
+            wrapping: Signal<Int, NoError>.single(1).start(), file: "Feature.swift", line: 42)
+        #expect(ended.hasPrefix("Leaked disposable from Feature.swift:42: "))
+        #expect(ended.contains("its subscription had already ended"))
+        #expect(!ended.contains("_EmptyDisposable"))
+
+        let running = Signal<Int, NoError>.never().start()
+        defer { running.dispose() }
+        let live = StrictDisposable.leakMessage(wrapping: running, file: "Feature.swift", line: 7)
+        #expect(live.hasPrefix("Leaked disposable from Feature.swift:7: "))
+        #expect(live.contains("it wraps Subscriber"))
+    }
+
     /// `get()` reads its first outcome without locking only when the thread that created the waiter set it
     /// (while starting the signal); a change made on any other thread must be read under the lock.
     @Test func pipeOperatorAndIdentity() {

@@ -81,8 +81,10 @@ public final class ActionDisposable: Disposable {
 /// A disposable that reports, in debug builds, being released without having been disposed.
 ///
 /// Returned by ``Signal/startStrict(next:error:completed:file:line:)`` and ``Disposable/strict(file:line:)``.
-/// The report is an `assertionFailure` naming the file and line where the strict disposable was made; in
-/// release builds nothing is reported.
+/// The report is an `assertionFailure` naming the file and line where the strict disposable was made and
+/// what it wraps; in release builds nothing is reported. A subscription that had already ended when
+/// `startStrict` returned (a synchronous signal) is reported too, saying so: dispose every strict
+/// disposable, or use `start` for a subscription you never dispose.
 public final class StrictDisposable: Disposable {
     private let disposable: Disposable
     private let file: String
@@ -105,9 +107,20 @@ public final class StrictDisposable: Disposable {
         #if DEBUG
             if !self.isDisposed.withLock({ $0 }) {
                 let report = StrictDisposable.leakHandler.withLock { $0 }
-                report("Leaked disposable \(self.disposable) from \(self.file):\(self.line)")
+                report(StrictDisposable.leakMessage(wrapping: self.disposable, file: self.file, line: self.line))
             }
         #endif
+    }
+
+    /// The leak report: where the strict disposable was made, and what it wrapped, in the caller's terms.
+    /// A signal that had ended by the time `startStrict` returned leaves the empty disposable to wrap,
+    /// whose type name would mean nothing to the reader.
+    static func leakMessage(wrapping disposable: Disposable, file: String, line: Int) -> String {
+        let wrapped =
+            type(of: disposable) == _EmptyDisposable.self
+            ? "its subscription had already ended, but a strict disposable must be disposed all the same"
+            : "it wraps \(disposable)"
+        return "Leaked disposable from \(file):\(line): a strict disposable was released without dispose(); \(wrapped)"
     }
 
     /// Disposes the wrapped disposable and marks this one as disposed.
