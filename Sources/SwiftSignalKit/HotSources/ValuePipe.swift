@@ -12,7 +12,7 @@ import Synchronization
 /// to subscribers in the order they subscribed, outside any lock; values put concurrently from several
 /// threads may reach a subscriber concurrently.
 ///
-/// The signal holds the pipe weakly: once the pipe is released, new subscriptions receive nothing.
+/// The signal does not keep the pipe alive: once the pipe is released, new subscriptions receive nothing.
 public final class ValuePipe<T>: Sendable {
     /// Each element holds a `Subscriber<T, NoError>` type-erased (``FanOutMember``, shared with the
     /// promises' fan-out) so that the list and its iteration are concrete code: in this module's
