@@ -73,6 +73,12 @@ extension Signal where E: Error, T: Sendable {
     /// includes the deadline: there, a value due exactly at it is the outcome, not `.timedOut` (the
     /// deadline is decided at the end of its instant, `scheduleAtEndOfInstant(_:)`).
     ///
+    /// On a real clock there is no common instant: a value that falls due together with the deadline
+    /// (a timer of the same length, a `delay` as long as `timeout`) races it, and either can win. On
+    /// the default scheduler, a concurrent queue, the end of the instant is one more action that runs
+    /// beside the value's delivery rather than after it, so such a race goes either way about as
+    /// often. Leave a margin between the slowest answer you accept and `timeout`.
+    ///
     /// - Parameters:
     ///   - timeout: The longest wait.
     ///   - scheduler: Where the deadline is measured; a ``Queue`` by default.

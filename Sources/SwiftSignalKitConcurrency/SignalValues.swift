@@ -6,10 +6,12 @@ public enum SignalBufferingPolicy: Sendable, Equatable {
     case unbounded
     /// Keep at most this many values, dropping the oldest when full; besides them, the first value the
     /// subscription gets is kept for the loop's first `next()` (see `Signal.values(bufferingPolicy:)`),
-    /// so `.bufferingNewest(1)` hands a loop that starts late the first value and then the latest.
+    /// so `.bufferingNewest(1)` hands a loop that starts late the first value and then the latest. A
+    /// negative limit stops the program with a message naming it.
     case bufferingNewest(Int)
     /// Keep at most this many values, dropping new ones when full; besides them, the first value the
-    /// subscription gets is kept for the loop's first `next()`, as under `.bufferingNewest`.
+    /// subscription gets is kept for the loop's first `next()`, as under `.bufferingNewest`. A negative
+    /// limit stops the program with a message naming it.
     case bufferingOldest(Int)
     /// Never keep more than this many values: producers that can wait do so while this many values
     /// wait for the loop (an async generator's `await send.waitingForRoom(value)`, and `Signal(sequence)`,
@@ -164,8 +166,10 @@ public struct SignalValues<T: Sendable, E: Error>: AsyncSequence, Sendable {
     @inlinable init(signal: Signal<T, E>, bufferingPolicy: SignalBufferingPolicy) {
         // Checked here, where the caller chose the policy, not at the first `for await`.
         switch bufferingPolicy {
-        case .bufferingNewest(let limit), .bufferingOldest(let limit):
-            if limit < 0 { misuse("values(bufferingPolicy:): a buffering limit must be at least 0, got \(limit)") }
+        case .bufferingNewest(let limit):
+            if limit < 0 { misuse("values(bufferingPolicy: .bufferingNewest(\(limit))): the limit must be at least 0") }
+        case .bufferingOldest(let limit):
+            if limit < 0 { misuse("values(bufferingPolicy: .bufferingOldest(\(limit))): the limit must be at least 0") }
         case .bounded(let bound):
             if bound < 0 { misuse("values(bufferingPolicy: .bounded(\(bound))): the bound must be at least 0") }
         case .endingWhenFull(let limit):

@@ -613,6 +613,26 @@ final class Lead: Sendable {
         #expect(message.contains("values(bufferingPolicy: .bounded(-1)): the bound must be at least 0"))
     }
 
+    /// A negative limit of `.bufferingNewest` or `.bufferingOldest` stops the program with a message
+    /// naming the case and the value, for a loop and for an async operator alike.
+    @Test func aNegativeBufferingLimitIsRefusedByName() async {
+        let newest = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = Signal<Int, NoError>.never().values(bufferingPolicy: .bufferingNewest(-1))
+        }
+        let newestMessage = String(decoding: newest?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(newestMessage.contains("values(bufferingPolicy: .bufferingNewest(-1)): the limit must be at least 0"))
+        let oldest = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = Signal<Int, NoError>.never().values(bufferingPolicy: .bufferingOldest(-3))
+        }
+        let oldestMessage = String(decoding: oldest?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(oldestMessage.contains("values(bufferingPolicy: .bufferingOldest(-3)): the limit must be at least 0"))
+        let operatorPolicy = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = AsyncTransformPolicy.serial(buffering: .bufferingOldest(-2))
+        }
+        let operatorPolicyMessage = String(decoding: operatorPolicy?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(operatorPolicyMessage.contains("the limit of .bufferingOldest must be at least 0, got -2"))
+    }
+
     /// A negative bound for an async operator stops the program with a message naming it.
     @Test func anAsyncOperatorRefusesANegativeBound() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {

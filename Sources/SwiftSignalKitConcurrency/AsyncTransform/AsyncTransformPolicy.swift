@@ -20,8 +20,10 @@ public struct AsyncTransformPolicy: Sendable, Equatable {
 
     init(mode: Mode, buffering: SignalBufferingPolicy) {
         switch buffering {
-        case .bufferingNewest(let limit), .bufferingOldest(let limit):
-            if limit < 0 { misuse("AsyncTransformPolicy: a buffering limit must be at least 0, got \(limit)") }
+        case .bufferingNewest(let limit):
+            if limit < 0 { misuse("AsyncTransformPolicy: the limit of .bufferingNewest must be at least 0, got \(limit)") }
+        case .bufferingOldest(let limit):
+            if limit < 0 { misuse("AsyncTransformPolicy: the limit of .bufferingOldest must be at least 0, got \(limit)") }
         case .bounded(let bound):
             if bound < 0 { misuse("AsyncTransformPolicy: the bound of .bounded must be at least 0, got \(bound)") }
         case .endingWhenFull:
