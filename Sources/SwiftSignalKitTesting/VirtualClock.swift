@@ -108,7 +108,7 @@ public struct VirtualClock: Clock, SignalScheduler {
         } else {
             offTimeline = nil
         }
-        if let offTimeline, jobs.runIsActive {
+        if let offTimeline, jobs.runIsClaimed {
             // During a run, a task off the timeline: it would race with it.
             jobs.noteSleeperOffTheTimeline(offTimeline)
         }

@@ -80,7 +80,9 @@ extension VirtualTimeScheduler {
     ///
     /// - Parameters:
     ///   - timeLimit: Seconds of virtual time from the start of the run after which a `body` that is
-    ///     still waiting is given up as ``Stalled``; `.infinity`, the default, for none. A scenario with
+    ///     still waiting is given up as ``Stalled`` (after ``offTimelineGrace`` of real time, as any body
+    ///     waiting with nothing runnable: a job from another thread would still be reported as
+    ///     ``WorkLeftTheTimeline``); `.infinity`, the default, for none. A scenario with
     ///     a repeating timer never goes quiet without one: a run without a time limit runs at most
     ///     ``runActionLimit`` scheduled actions, as ``run()`` does, and gives up a body that has not
     ///     returned by then as ``Stalled`` (a scenario that needs more actions needs a time limit).
@@ -105,7 +107,7 @@ extension VirtualTimeScheduler {
                 "VirtualTimeScheduler.run(timeLimit:_:): timeLimit must be a number of seconds of virtual time (0 or more, .infinity for none), got \(timeLimit)"
             )
         }
-        let start = self.startDriving(api: "run(timeLimit:_:)")
+        let start = self.claimForRun(api: "run(timeLimit:_:)")
         let limit: Int64
         if timeLimit > Self.maximumTime {
             limit = .max
@@ -113,7 +115,6 @@ extension VirtualTimeScheduler {
             let (sum, overflow) = start.addingReportingOverflow(Self.nanoseconds(timeLimit))
             limit = overflow ? .max : sum
         }
-        self.jobs.prepareForRun()
         let outcome = TimelineOutcome<R>()
         let binding = TimelineExecutor.Binding(self.jobs)
         let bodyTask = Task(executorPreference: self.jobs) {
@@ -446,6 +447,11 @@ final class TimelineJobs: TaskExecutor {
     private struct State: Sendable {
         var jobs: [UnownedJob] = []
         var head = 0
+        /// From ``claimForRun()`` to ``stopDriving()``: from before the scheduler marks the actions that
+        /// other threads schedule, so that each one marked is also noted (see ``claimForRun()``).
+        var runIsClaimed = false
+        /// From ``startDriving()``, on the driving thread, to ``stopDriving()``: a job enqueued from
+        /// another thread is work coming back (before, the caller of `run` enqueues the first jobs).
         var runIsActive = false
         /// Set when the test's task is cancelled: its cancellation handlers enqueue from its thread.
         var expectsOtherThreads = false
@@ -509,7 +515,7 @@ final class TimelineJobs: TaskExecutor {
     /// its clock.
     func noteSleeperOffTheTimeline(_ sleeper: OffTimelineSleeper) {
         self.state.withLock { state in
-            guard state.runIsActive, !state.expectsOtherThreads, state.firstArrivalFromAnotherThread == nil else { return }
+            guard state.runIsClaimed, !state.expectsOtherThreads, state.firstArrivalFromAnotherThread == nil else { return }
             state.firstArrivalFromAnotherThread = (sleeper.description, .sleptOffTimeline)
         }
         self.arrivals.signal()
@@ -518,7 +524,7 @@ final class TimelineJobs: TaskExecutor {
     /// Notes, during a run, that an action was scheduled from a thread that does not drive it.
     func noteActionFromAnotherThread() {
         self.state.withLock { state in
-            guard state.runIsActive, !state.expectsOtherThreads, state.firstArrivalFromAnotherThread == nil else { return }
+            guard state.runIsClaimed, !state.expectsOtherThreads, state.firstArrivalFromAnotherThread == nil else { return }
             state.firstArrivalFromAnotherThread = (
                 "an action was scheduled on the scheduler from another thread (a callback that a Queue, a DispatchQueue "
                     + "or a task off the timeline ran)", .scheduledFromAnotherThread
@@ -532,15 +538,22 @@ final class TimelineJobs: TaskExecutor {
         return self.state.withLock { $0.runIsActive }
     }
 
+    /// Whether a run has claimed the timeline, its driver started or about to start.
+    var runIsClaimed: Bool {
+        return self.state.withLock { $0.runIsClaimed }
+    }
+
     /// What came back from another thread first, during this run.
     var firstArrivalFromAnotherThread: (description: String, cause: VirtualTimeScheduler.WorkLeftTheTimeline.Cause)? {
         return self.state.withLock { $0.firstArrivalFromAnotherThread }
     }
 
-    /// Forgets what an earlier run noted; before the run's body task is made, so that a cancellation
-    /// of the test that comes before the driver starts is not forgotten.
-    func prepareForRun() {
+    /// Forgets what an earlier run noted, and takes notes of work off the timeline from now on; see
+    /// `VirtualTimeScheduler.claimForRun(api:)`, the one caller. Before the run's body task is made, so
+    /// that a cancellation of the test that comes before the driver starts is not forgotten.
+    func claimForRun() {
         self.state.withLock { state in
+            state.runIsClaimed = true
             state.expectsOtherThreads = false
             state.dropsOtherThreads = false
             state.firstArrivalFromAnotherThread = nil
@@ -553,7 +566,10 @@ final class TimelineJobs: TaskExecutor {
     }
 
     func stopDriving() {
-        self.state.withLock { $0.runIsActive = false }
+        self.state.withLock { state in
+            state.runIsActive = false
+            state.runIsClaimed = false
+        }
     }
 
     /// Ends the driver's wait for a job from another thread (the test was cancelled).

@@ -84,6 +84,41 @@ import Testing
         _ = try? await sleeper.value
     }
 
+    /// A task off the timeline that sleeps on the clock just as a run starts, or a thread that schedules
+    /// then: in the moment between the run taking the scheduler and its driver starting, the scheduler
+    /// marked the action as scheduled from another thread, the note that names it was not taken, and the
+    /// run waited behind that action for its grace (5 s) to report `Stalled`, naming no cause (a probe,
+    /// 2026-12-01, with a subscription made before the run: 16 of 20 runs in debug, 16 of 16 in release).
+    /// However the action falls, the run now stops with `WorkLeftTheTimeline`.
+    @Test func anActionScheduledFromAnotherThreadAsTheRunStartsStopsItByName() async throws {
+        for _ in 0..<20 {
+            let scheduler = VirtualTimeScheduler()
+            async let scheduled: Void = onThread {
+                blockingSpin(until: { scheduler.isDrivingTimeline })
+                _ = scheduler.schedule(after: 1) {}
+            }
+            let left = await #expect(throws: VirtualTimeScheduler.WorkLeftTheTimeline.self) {
+                try await scheduler.run {
+                    _ = try await ValuePipe<Int>().signal().get()  // nobody sends
+                }
+            }
+            await scheduled
+            #expect(left?.departure.contains("an action was scheduled on the scheduler from another thread") == true)
+        }
+    }
+
+    /// The moment above, made on purpose: an action scheduled from a thread that does not drive the run,
+    /// after the run has taken the scheduler and before its driver starts, is noted, so that the driver
+    /// stops at once instead of waiting behind it.
+    @Test func anActionScheduledBeforeTheDriverStartsIsNoted() {
+        let scheduler = VirtualTimeScheduler()
+        _ = scheduler.claimForRun(api: "run(timeLimit:_:)")
+        _ = scheduler.schedule(after: 1) {}  // from the test's thread, which does not drive the run
+        #expect(scheduler.jobs.firstArrivalFromAnotherThread?.cause == .scheduledFromAnotherThread)
+        scheduler.jobs.stopDriving()
+        scheduler.stopDriving(early: nil)
+    }
+
     /// Woken by a test that moves time by hand, the same sleeper is the test's own business.
     @Test func aTaskOffTheTimelineWokenByHandIsNotAnError() async throws {
         let scheduler = VirtualTimeScheduler()
