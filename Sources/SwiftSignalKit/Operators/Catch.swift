@@ -4,6 +4,10 @@
 /// let profile = remoteProfile |> `catch` { _ in cachedProfile }
 /// ```
 ///
+/// A source that fails as it starts starts the replacement on the same stack: as with ``then(_:)``, a
+/// chain of thousands of synchronous failures built by recursion can overflow the stack; loop inside
+/// one generator instead.
+///
 /// - Parameter f: Makes the replacement signal from the error.
 /// - Returns: An operator for `|>`.
 @preconcurrency public func `catch`<T, E, R>(_ f: @escaping @Sendable (E) -> Signal<T, R>) -> (Signal<T, E>) -> Signal<T, R> {

@@ -233,7 +233,9 @@ public func deliverOn<T: Sendable, E: Sendable>(_ threadPool: ThreadPool) -> (Si
 /// ``Queue/mainQueue()``); on a global queue or a wrapped one (`Queue(queue:)`) it is always enqueued,
 /// as in the original library.
 ///
-/// Disposing before the generator has run stops it from running.
+/// Disposing before the generator has run stops it from running. A subscription that another thread is
+/// making as you dispose (an operator such as ``then(_:)`` starting its next signal) can still run it
+/// once, disposed at once (see the Threading and disposal article).
 ///
 /// - Parameter queue: Where the subscription starts.
 /// - Returns: An operator for `|>`.

@@ -17,6 +17,12 @@ public func ignoreValues<T, E>(_ signal: Signal<T, E>) -> Signal<Never, E> {
 /// `nextSignal` is not started for a subscriber that has already ended when the source completes: a
 /// `get()` or `first()` that took the cached value, or a downstream ``take(_:)`` that took enough.
 ///
+/// A source that completes as it starts starts `nextSignal` on the same stack, as in the original
+/// library. A chain built by recursion whose steps complete synchronously (pages served from memory:
+/// `.single(page) |> then(deferred { pages(after: page) })`) grows the stack by every step, and a few
+/// thousand steps overflow an 8 MB stack in a debug build (fewer on a smaller stack). For a long or
+/// unbounded chain of such steps, loop inside one generator, or use ``restart(_:)``, which loops.
+///
 /// - Parameter nextSignal: Started when the source completes, if anyone still listens.
 /// - Returns: An operator for `|>`.
 public func then<T, E>(_ nextSignal: Signal<T, E>) -> (Signal<T, E>) -> Signal<T, E> {
