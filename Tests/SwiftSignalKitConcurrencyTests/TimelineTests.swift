@@ -593,6 +593,28 @@ import Testing
         #expect(log == ["1.7 results for swi"])
     }
 
+    /// The example of the article Async work in pipelines (transforms that wait, on virtual time), as
+    /// written there. It once moved time by hand and disposed at once, and so printed nothing: the woken
+    /// transform sent its value on the thread pool after `advance` had returned (a probe, 2026-12-01).
+    @Test func theAsyncWorkArticlesEchoExample() async throws {
+        for _ in 0..<20 {
+            let scheduler = VirtualTimeScheduler()
+            let first = try await scheduler.run { () -> Int? in
+                let pipe = ValuePipe<Int>()
+                let echoes = articleDelayedEcho(pipe.signal(), clock: scheduler.clock).values(bufferingPolicy: .unbounded)
+                pipe.putNext(2)
+                pipe.putNext(1)
+                for await seconds in echoes {
+                    return seconds
+                }
+                return nil
+            }
+            #expect(first == 1)
+            #expect(scheduler.now == 1)
+            #expect(scheduler.scheduledActionCount == 0)
+        }
+    }
+
     // MARK: - Run until quiet, limits
 
     @Test func theRunReturnsWhenTheBodyHasAndNothingIsRunnable() async throws {
@@ -1070,6 +1092,15 @@ extension VirtualTimeScheduler {
     static func roundedToNanoseconds(_ seconds: Double) -> Double {
         return (seconds * 1e9).rounded() / 1e9
     }
+}
+
+/// The code under test of the *Async work in pipelines* article's virtual-time example.
+private func articleDelayedEcho(_ values: Signal<Int, NoError>, clock: some Clock<Duration>) -> Signal<Int, NoError> {
+    return values
+        |> mapAsync(.concurrent(max: 4, ordered: false)) { (seconds: Int) -> Int in
+            try? await clock.sleep(for: .seconds(seconds))
+            return seconds
+        }
 }
 
 /// The code under test of the *Testing with virtual time* article.
