@@ -15,6 +15,13 @@ extension Signal where T: Sendable, E: Error {
     /// disposal guarantees" in SwiftSignalKit's Threading and disposal article, which says how to tear
     /// down what the callback uses).
     ///
+    /// The task makes the sequence's iterator when it first runs, after `start` has returned. A sequence
+    /// that subscribes to a hot source when its iterator is made misses what the source sends before
+    /// then. A signal's `values` should not be wrapped at all: its first iterator takes the
+    /// subscription made with the sequence, so the first `start` gets what was sent since; each later
+    /// one subscribes when its task runs. Use the signal itself (`pipe.signal()`, not
+    /// `Signal(pipe.values)`).
+    ///
     /// The task pulls the next element only when the consumer has room for it, if a consumer paces this
     /// subscription (a `for await` loop over `values(bufferingPolicy: .bounded(n))` below operators that
     /// hand values on synchronously): a slow loop then reads the sequence no faster than it takes the
