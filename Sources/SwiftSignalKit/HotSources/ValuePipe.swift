@@ -106,7 +106,8 @@ public final class ValuePipe<T>: Sendable {
             if asLaterIterator {
                 debugDiagnostic(
                     "a second loop over the same values sequence subscribed to a ValuePipe that had already put \(missed) "
-                        + "value(s) while no sequence was subscribed; only the first loop over a sequence uses the "
+                        + "value(s) while no sequence was subscribed (values the first loop had not yet taken went with "
+                        + "its subscription when it ended); only the first loop over a sequence uses the "
                         + "subscription made with it, and each later loop subscribes again when it begins, seeing only "
                         + "values put after that. Make one sequence per loop, each before the producer starts. "
                         + "Printed once per pipe."
