@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import SwiftSignalKit
 import Synchronization
 import Testing
@@ -93,16 +94,22 @@ import Testing
     @Test func anActionScheduledFromAnotherThreadAsTheRunStartsStopsItByName() async throws {
         for _ in 0..<20 {
             let scheduler = VirtualTimeScheduler()
-            async let scheduled: Void = onThread {
+            // A thread started here, spinning before the run begins: started from a task of the pool
+            // (`async let`), it waited for a pool thread, and under CI's load it came after the run had
+            // stalled, once.
+            let (scheduled, finished) = AsyncStream<Void>.makeStream()
+            let spinner = Thread {
                 blockingSpin(until: { scheduler.isDrivingTimeline })
                 _ = scheduler.schedule(after: 1) {}
+                finished.finish()
             }
+            spinner.start()
             let left = await #expect(throws: VirtualTimeScheduler.WorkLeftTheTimeline.self) {
                 try await scheduler.run {
                     _ = try await ValuePipe<Int>().signal().get()  // nobody sends
                 }
             }
-            await scheduled
+            for await _ in scheduled {}
             #expect(left?.departure.contains("an action was scheduled on the scheduler from another thread") == true)
         }
     }
