@@ -177,6 +177,24 @@ final class LegacyClientTests: XCTestCase {
         XCTAssertTrue(bag.isEmpty)
     }
 
+    /// `feedbackLoop` as the original declares it: a closure that is not `@Sendable`, mutating a captured
+    /// variable, and the original's behaviour (always `.initial`, no reduction, no value).
+    func testFeedbackLoopOfTheOriginal() {
+        var pages = ["a", "b"]
+        var states: [String] = []
+        var events: [String] = []
+        let drain: Signal<Void, NoError> = feedbackLoop(
+            once: { (state: SignalFeedbackLoopState<String>) -> Signal<String, NoError>? in
+                if case .initial = state { states.append("initial") }
+                if pages.isEmpty { return nil }
+                return .single(pages.removeFirst())
+            },
+            reduce: { $0 + $1 })
+        _ = drain.start(next: { _ in events.append("next") }, completed: { events.append("completed") })
+        XCTAssertEqual(states, ["initial", "initial", "initial"])
+        XCTAssertEqual(events, ["completed"])
+    }
+
     /// The original's `Multicast.get` took only `Signal<T, NoError>`, so a signal written in place took
     /// its error type from it; the generic form alone could not infer one.
     func testMulticastOfASignalThatTakesItsTypeFromTheCall() {
