@@ -131,8 +131,11 @@ extension LockedState {
 // form to prefer in new code, since the async code around a signal measures time in
 // `Duration` (`Task.sleep(for:)`, clocks). The `Double` forms stay for code written against the original
 // SwiftSignalKit. Each `Duration` form converts to seconds and calls its `Double` form, so the two share
-// every rule (zero, negative and huge waits) and every precondition message. A `Duration` cannot be NaN
-// or infinite; the longest wait is still 100 years.
+// every rule (zero, negative and huge waits). A `Duration` cannot be NaN or infinite, so its one refusal
+// is a negative duration where a length cannot be negative (a period, a retry's step or cap): the
+// `Duration` form refuses it itself (`secondsForSignals(notNegative:argument:)`), with a message that
+// shows the duration as the caller wrote it, not the `Double` form's seconds and its `.infinity` hint.
+// The longest wait is still 100 years.
 //
 // Labels: where Combine has the operator, the `Duration` form takes Combine's label (`delay(for:)`,
 // `debounce(for:)`, `throttle(for:)`, an unlabelled `timeout`); elsewhere it keeps the `Double` form's.
@@ -145,6 +148,20 @@ extension Duration {
         let (seconds, attoseconds) = self.components
         // Divided, not multiplied by 1e-18: division rounds once, so 300 ms is exactly the `Double` 0.3.
         return Double(seconds) + Double(attoseconds) / 1e18
+    }
+
+    /// The seconds of a `Duration` form's argument that must not be negative; a negative one stops the
+    /// program with a message naming the API, the argument and the duration.
+    ///
+    /// - Parameters:
+    ///   - api: The `Duration` form, e.g. `"interval(_:scheduler:)"`.
+    ///   - argument: What the duration is, for the message, e.g. `"period"`.
+    /// - Returns: The seconds.
+    package func secondsForSignals(notNegative api: String, argument: String) -> Double {
+        if self < .zero {
+            misuse("\(api): \(argument) must not be negative, got \(self)")
+        }
+        return self.secondsForSignals
     }
 }
 

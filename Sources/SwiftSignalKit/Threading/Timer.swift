@@ -307,7 +307,9 @@ extension Timer {
     ///   - completion: The handler, run on `queue`.
     ///   - queue: Where the handler runs.
     @preconcurrency public convenience init(timeout: Duration, `repeat`: Bool, completion: @escaping @Sendable () -> Void, queue: Queue) {
-        self.init(timeout: timeout.secondsForSignals, repeat: `repeat`, completion: completion, queue: queue)
+        self.init(
+            timeout: Timer.seconds(of: timeout, repeating: `repeat`, api: "Timer(timeout:repeat:completion:queue:)"), repeat: `repeat`,
+            completion: completion, queue: queue)
     }
 
     /// Creates a timer whose handler receives the timer: the `Duration` form of
@@ -321,7 +323,9 @@ extension Timer {
     @preconcurrency public convenience init(
         timeout: Duration, `repeat`: Bool, completion: @escaping @Sendable (Timer) -> Void, queue: Queue
     ) {
-        self.init(timeout: timeout.secondsForSignals, repeat: `repeat`, completion: completion, queue: queue)
+        self.init(
+            timeout: Timer.seconds(of: timeout, repeating: `repeat`, api: "Timer(timeout:repeat:completion:queue:)"), repeat: `repeat`,
+            completion: completion, queue: queue)
     }
 
     /// Creates a timer that fires on a scheduler: the `Duration` form of
@@ -335,6 +339,14 @@ extension Timer {
     public convenience init(
         timeout: Duration, `repeat`: Bool, scheduler: some SignalScheduler, completion: @escaping @Sendable (Timer) -> Void
     ) {
-        self.init(timeout: timeout.secondsForSignals, repeat: `repeat`, scheduler: scheduler, completion: completion)
+        self.init(
+            timeout: Timer.seconds(of: timeout, repeating: `repeat`, api: "Timer(timeout:repeat:scheduler:completion:)"), repeat: `repeat`,
+            scheduler: scheduler, completion: completion)
+    }
+
+    /// The seconds of a `Duration` form's timeout: a repeating timer's must not be negative.
+    private static func seconds(of timeout: Duration, repeating: Bool, api: String) -> Double {
+        guard repeating else { return timeout.secondsForSignals }
+        return timeout.secondsForSignals(notNegative: api, argument: "a repeating timer's timeout")
     }
 }

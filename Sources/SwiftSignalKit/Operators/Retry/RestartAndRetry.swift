@@ -227,7 +227,10 @@ public func retry<T, E>(
 ) -> (_ signal: Signal<T, E>) -> Signal<
     T, NoError
 > {
-    return retry(delayIncrement.secondsForSignals, maxDelay: maxDelay.secondsForSignals, onQueue: queue)
+    let api = "retry(_:maxDelay:onQueue:)"
+    return retry(
+        delayIncrement.secondsForSignals(notNegative: api, argument: "delayIncrement"),
+        maxDelay: maxDelay.secondsForSignals(notNegative: api, argument: "maxDelay"), onQueue: queue)
 }
 
 /// Resubscribes after each failure, waiting longer each time, on any scheduler: the `Duration` form of
@@ -241,7 +244,10 @@ public func retry<T, E>(
 public func retry<T, E>(
     _ delayIncrement: Duration, maxDelay: Duration, scheduler: some SignalScheduler
 ) -> (_ signal: Signal<T, E>) -> Signal<T, NoError> {
-    return retry(delayIncrement.secondsForSignals, maxDelay: maxDelay.secondsForSignals, scheduler: scheduler)
+    let api = "retry(_:maxDelay:scheduler:)"
+    return retry(
+        delayIncrement.secondsForSignals(notNegative: api, argument: "delayIncrement"),
+        maxDelay: maxDelay.secondsForSignals(notNegative: api, argument: "maxDelay"), scheduler: scheduler)
 }
 
 /// Resubscribes after failures that `retryOnError` accepts, at most `maxRetries` times: the `Duration`
@@ -257,9 +263,10 @@ public func retry<T, E>(
 @preconcurrency public func retry<T, E>(
     retryOnError: @escaping @Sendable (E) -> Bool, delayIncrement: Duration, maxDelay: Duration, maxRetries: Int, onQueue queue: Queue
 ) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
+    let api = "retry(retryOnError:delayIncrement:maxDelay:maxRetries:onQueue:)"
     return retry(
-        retryOnError: retryOnError, delayIncrement: delayIncrement.secondsForSignals, maxDelay: maxDelay.secondsForSignals,
-        maxRetries: maxRetries, onQueue: queue)
+        retryOnError: retryOnError, delayIncrement: delayIncrement.secondsForSignals(notNegative: api, argument: "delayIncrement"),
+        maxDelay: maxDelay.secondsForSignals(notNegative: api, argument: "maxDelay"), maxRetries: maxRetries, onQueue: queue)
 }
 
 /// Resubscribes after failures that `retryOnError` accepts, at most `maxRetries` times, on any
@@ -276,7 +283,8 @@ public func retry<T, E>(
     retryOnError: @escaping @Sendable (E) -> Bool, delayIncrement: Duration, maxDelay: Duration, maxRetries: Int,
     scheduler: some SignalScheduler
 ) -> (_ signal: Signal<T, E>) -> Signal<T, E> {
+    let api = "retry(retryOnError:delayIncrement:maxDelay:maxRetries:scheduler:)"
     return retry(
-        retryOnError: retryOnError, delayIncrement: delayIncrement.secondsForSignals, maxDelay: maxDelay.secondsForSignals,
-        maxRetries: maxRetries, scheduler: scheduler)
+        retryOnError: retryOnError, delayIncrement: delayIncrement.secondsForSignals(notNegative: api, argument: "delayIncrement"),
+        maxDelay: maxDelay.secondsForSignals(notNegative: api, argument: "maxDelay"), maxRetries: maxRetries, scheduler: scheduler)
 }

@@ -181,8 +181,9 @@ extension RetryBackoff {
         initial: Duration, multiplier: Double = 2, maxDelay: Duration, jitter: Jitter = .full,
         random: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }
     ) -> RetryBackoff {
+        let api = "RetryBackoff.exponential(initial:multiplier:maxDelay:jitter:random:)"
         return .exponential(
-            initial: initial.secondsForSignals, multiplier: multiplier, maxDelay: maxDelay.secondsForSignals, jitter: jitter, random: random
-        )
+            initial: initial.secondsForSignals(notNegative: api, argument: "initial"), multiplier: multiplier,
+            maxDelay: maxDelay.secondsForSignals(notNegative: api, argument: "maxDelay"), jitter: jitter, random: random)
     }
 }

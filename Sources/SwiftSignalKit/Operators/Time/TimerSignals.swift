@@ -107,7 +107,7 @@ private func timerSignal<S: SignalScheduler>(first: Double, period: Double?, sch
 ///   - scheduler: Where the timer runs and values are sent.
 /// - Returns: A cold signal of the firing count.
 public func interval<S: SignalScheduler>(_ period: Duration, scheduler: S = Queue.concurrentDefaultQueue()) -> Signal<Int, NoError> {
-    return interval(period.secondsForSignals, scheduler: scheduler)
+    return interval(period.secondsForSignals(notNegative: "interval(_:scheduler:)", argument: "period"), scheduler: scheduler)
 }
 
 /// A signal that sends 0 after `delay` and completes, or goes on every `period`: the `Duration` form
@@ -121,5 +121,7 @@ public func interval<S: SignalScheduler>(_ period: Duration, scheduler: S = Queu
 public func timer<S: SignalScheduler>(
     _ delay: Duration, period: Duration? = nil, scheduler: S = Queue.concurrentDefaultQueue()
 ) -> Signal<Int, NoError> {
-    return timer(delay.secondsForSignals, period: period?.secondsForSignals, scheduler: scheduler)
+    return timer(
+        delay.secondsForSignals, period: period?.secondsForSignals(notNegative: "timer(_:period:scheduler:)", argument: "period"),
+        scheduler: scheduler)
 }

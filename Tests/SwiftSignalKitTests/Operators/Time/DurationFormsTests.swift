@@ -119,12 +119,44 @@ import Testing
         timedOut.dispose()
     }
 
-    @Test func aNegativePeriodStopsWithTheDoubleFormsMessage() async {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+    /// A negative `Duration` where a length cannot be negative stops the program with a message that
+    /// names the API and the argument and shows the duration as written (before: the `Double` form's
+    /// message, "-1.0" seconds and a hint about `.infinity`, which no `Duration` can be).
+    @Test func aNegativeDurationStopsWithAMessageShowingTheDuration() async {
+        let period = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = interval(.seconds(-1), scheduler: VirtualTimeScheduler())
         }
-        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(message.contains("interval(_:scheduler:)"))
-        #expect(message.contains("period"))
+        let periodMessage = String(decoding: period?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(periodMessage.contains("interval(_:scheduler:): period must not be negative, got -1.0 seconds"))
+        let timer = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = Timer(timeout: .milliseconds(-250), repeat: true, completion: {}, queue: Queue(name: "negative"))
+        }
+        let timerMessage = String(decoding: timer?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(
+            timerMessage.contains(
+                "Timer(timeout:repeat:completion:queue:): a repeating timer's timeout must not be negative, got -0.25 seconds"))
+        let retrying = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let operation: (Signal<Int, TestError>) -> Signal<Int, NoError> = retry(
+                .seconds(1), maxDelay: .seconds(-2), scheduler: VirtualTimeScheduler())
+            _ = operation
+        }
+        let retryingMessage = String(decoding: retrying?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(retryingMessage.contains("retry(_:maxDelay:scheduler:): maxDelay must not be negative, got -2.0 seconds"))
+        let backoff = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = RetryBackoff.exponential(initial: .seconds(-3), maxDelay: .seconds(10))
+        }
+        let backoffMessage = String(decoding: backoff?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(
+            backoffMessage.contains(
+                "RetryBackoff.exponential(initial:multiplier:maxDelay:jitter:random:): initial must not be negative, got -3.0 seconds"))
+    }
+
+    /// A one-shot `Duration` timer may be negative, as the `Double` form's: it fires at once.
+    @Test func aNegativeOneShotTimerIsNotRefused() async {
+        let fired = Flag()
+        let timer = Timer(timeout: .seconds(-1), repeat: false, completion: { fired.set() }, queue: Queue(name: "once"))
+        timer.start()
+        #expect(await spin(until: { fired.isSet }))
+        withExtendedLifetime(timer) {}
     }
 }
