@@ -155,4 +155,35 @@ private final class LoggedSource: Sendable {
         #expect(recorder.events == [.completed])
         #expect(calls.value == 5)
     }
+
+    /// Disposing from one thread while another runs iterations that complete as they start: the loop
+    /// stops, and `once` runs at most once after `dispose()` has returned (the iteration already being
+    /// made, as Threading and disposal says).
+    @Test func disposingWhileAnotherThreadIteratesStopsTheLoop() async {
+        for _ in 0..<stressRounds(300) {
+            let first = CapturedSubscriber<Int, NoError>()
+            let disposed = Flag()
+            let calls = Counter()
+            let callsAfterDispose = Counter()
+            let loop: Signal<Never, NoError> = feedbackLoop(
+                once: { (_: SignalFeedbackLoopState<Int>) -> Signal<Int, NoError>? in
+                    let call = calls.increment()
+                    if disposed.isSet { callsAfterDispose.increment() }
+                    return call == 1 ? first.signal() : .complete()
+                },
+                reduce: { $0 + $1 })
+            let ended = Flag()
+            let subscription = loop.start(completed: { ended.set() })
+            await concurrently(2, timeLimit: 60) { index in
+                if index == 0 {
+                    first.subscriber?.putCompletion()
+                } else {
+                    subscription.dispose()
+                    disposed.set()
+                }
+            }
+            #expect(callsAfterDispose.value <= 1)
+            #expect(!ended.isSet)
+        }
+    }
 }

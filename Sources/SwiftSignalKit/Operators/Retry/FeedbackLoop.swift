@@ -31,7 +31,9 @@ extension SignalFeedbackLoopState: Sendable where T: Sendable {}
 /// - The next iteration starts from the completing iteration's callback, and the completed iteration's
 ///   subscription is disposed once the next one has started (as in the original). Iterations that
 ///   complete as they start run in a loop, not recursively, so the stack does not grow.
-/// - Disposing disposes the running iteration; `once` is not called again.
+/// - Disposing disposes the running iteration; `once` is not called again, except once when an
+///   iteration completes on another thread as you dispose (see <doc:ThreadingAndDisposal>); the signal
+///   it returns is then disposed as soon as it starts.
 ///
 /// - Parameters:
 ///   - once: Returns the next iteration's signal, or nil to complete.
