@@ -195,6 +195,31 @@ final class LegacyClientTests: XCTestCase {
         XCTAssertEqual(events, ["completed"])
     }
 
+    /// Call sites of the original's later additions: `takeLast`, `DisposableSet.removeLast()`,
+    /// `ThreadPoolTask.execute()`, `debug_measureTimeToFirstEvent`.
+    func testLaterAdditionsOfTheOriginal() {
+        var peers: [Peer] = []
+        let loaded = Signal<Peer, NoError> { subscriber in
+            subscriber.putNext(Peer(id: 1, name: "a"))
+            subscriber.putNext(Peer(id: 2, name: "b"))
+            subscriber.putCompletion()
+            return EmptyDisposable
+        }
+        _ = (takeLast(loaded) |> debug_measureTimeToFirstEvent(label: "LegacyClientTests")).start(next: { peers.append($0) })
+        XCTAssertEqual(peers.map { $0.id }, [2])
+
+        let disposables = DisposableSet()
+        var disposed = false
+        disposables.add(ActionDisposable { disposed = true })
+        disposables.removeLast()
+        disposables.dispose()
+        XCTAssertFalse(disposed)
+
+        var ran = false
+        ThreadPoolTask { _ in ran = true }.execute()
+        XCTAssertTrue(ran)
+    }
+
     /// The original's `Multicast.get` took only `Signal<T, NoError>`, so a signal written in place took
     /// its error type from it; the generic form alone could not infer one.
     func testMulticastOfASignalThatTakesItsTypeFromTheCall() {

@@ -44,6 +44,7 @@ enum PassingOperator: String, CaseIterable, Sendable, CustomTestStringConvertibl
     case take, mapUnderTake, takeUntilAction, takeUntil, skip
     // Side effects.
     case beforeNext, afterNext, beforeStarted, beforeCompleted, afterCompleted, afterDisposed, withState
+    case measureTimeToFirstEvent
     // Events as values.
     case materialize, dematerialize
     // Sequencing, errors and restarts.
@@ -87,6 +88,9 @@ enum PassingOperator: String, CaseIterable, Sendable, CustomTestStringConvertibl
             // `skip(0)` would return the source itself: skip a value put in front of it instead.
             return Signal<Int, NoError>.single(-1) |> SwiftSignalKit.then(signal) |> SwiftSignalKit.skip(1)
         case .beforeNext: return signal |> SwiftSignalKit.beforeNext { _ in }
+        case .measureTimeToFirstEvent:
+            // Prints one line per subscription, by design.
+            return signal |> SwiftSignalKit.debug_measureTimeToFirstEvent(label: "FlowControlTests")
         case .afterNext: return signal |> SwiftSignalKit.afterNext { _ in }
         case .beforeStarted: return signal |> SwiftSignalKit.beforeStarted {}
         case .beforeCompleted: return signal |> SwiftSignalKit.beforeCompleted {}

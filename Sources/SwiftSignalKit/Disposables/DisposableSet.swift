@@ -15,13 +15,39 @@
 /// disposing it. Removal is O(1) on average, so sets with many members stay cheap. ``dispose()``
 /// disposes the members in the order they were added, as the original library did (code that adds a
 /// subscription, then an `ActionDisposable` that cleans up after it, relies on that).
+///
+/// The original kept a list, and this set answers as that list would: ``remove(_:)`` forgets a
+/// member's earliest addition, ``removeLast()`` the latest addition of all; a member added twice is
+/// still disposed only once.
 public final class DisposableSet: Disposable {
     private struct State {
         var isDisposed = false
         /// Each member with how many times it was added, and when it was first added (``dispose()``
         /// disposes in that order).
         var members: [ObjectIdentifier: Member] = [:]
+        /// The numbers of every addition, in order, of each member added more than once (a member added
+        /// once was added at its `added`): what ``remove(_:)`` and ``removeLast()`` need to answer as a
+        /// list would. Empty unless a member is added twice, so a set of distinct members pays nothing.
+        var repeated: [ObjectIdentifier: [UInt64]] = [:]
         var additions: UInt64 = 0
+
+        /// Forgets one addition of the member under `key`: its earliest, or its `latest`. Returns the
+        /// member when that was its last addition, for the caller to release after unlocking.
+        mutating func forget(_ key: ObjectIdentifier, latest: Bool) -> Disposable? {
+            guard let member = self.members[key] else { return nil }
+            guard member.count > 1, var additions = self.repeated[key] else {
+                self.members[key] = nil
+                return member.disposable
+            }
+            if latest {
+                additions.removeLast()
+            } else {
+                additions.removeFirst()
+            }
+            self.members[key] = (member.disposable, member.count - 1, additions[0])
+            self.repeated[key] = additions.count > 1 ? additions : nil
+            return nil
+        }
     }
 
     private typealias Member = (disposable: Disposable, count: Int, added: UInt64)
@@ -40,10 +66,11 @@ public final class DisposableSet: Disposable {
         let rejected = self.state.withLock { state -> Bool in
             if state.isDisposed { return true }
             let key = ObjectIdentifier(disposable)
+            state.additions += 1
             if let existing = state.members[key] {
                 state.members[key] = (existing.disposable, existing.count + 1, existing.added)
+                state.repeated[key, default: [existing.added]].append(state.additions)
             } else {
-                state.additions += 1
                 state.members[key] = (disposable, 1, state.additions)
             }
             return false
@@ -53,19 +80,33 @@ public final class DisposableSet: Disposable {
         }
     }
 
-    /// Forgets a member without disposing it. Does nothing if it is not a member.
+    /// Forgets a member without disposing it (its earliest addition, if it was added more than once).
+    /// Does nothing if it is not a member.
     ///
     /// - Parameter disposable: The member to forget (compared by identity).
     public func remove(_ disposable: Disposable) {
         let removed = self.state.withLock { state -> Disposable? in
-            let key = ObjectIdentifier(disposable)
-            guard let existing = state.members[key] else { return nil }
-            if existing.count > 1 {
-                state.members[key] = (existing.disposable, existing.count - 1, existing.added)
-                return nil
+            state.forget(ObjectIdentifier(disposable), latest: false)
+        }
+        // Released here, outside the lock.
+        withExtendedLifetime(removed) {}
+    }
+
+    /// Forgets, without disposing it, the member added last (of a member added more than once, that
+    /// addition). Does nothing if the set is empty or disposed (the original trapped).
+    ///
+    /// Takes time in proportion to the number of members.
+    public func removeLast() {
+        let removed = self.state.withLock { state -> Disposable? in
+            var last: (key: ObjectIdentifier, added: UInt64)?
+            for (key, member) in state.members {
+                let added = member.count > 1 ? state.repeated[key]?.last ?? member.added : member.added
+                if added > last?.added ?? 0 {
+                    last = (key, added)
+                }
             }
-            state.members[key] = nil
-            return existing.disposable
+            guard let last else { return nil }
+            return state.forget(last.key, latest: true)
         }
         // Released here, outside the lock.
         withExtendedLifetime(removed) {}
@@ -77,6 +118,7 @@ public final class DisposableSet: Disposable {
         let members = self.state.withLock { state -> [ObjectIdentifier: Member] in
             guard !state.isDisposed else { return [:] }
             state.isDisposed = true
+            state.repeated = [:]
             var members: [ObjectIdentifier: Member] = [:]
             swap(&members, &state.members)
             return members

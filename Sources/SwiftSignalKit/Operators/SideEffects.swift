@@ -102,6 +102,37 @@
     }
 }
 
+/// Prints, for each subscription, the time from its start to its first value, as
+/// `measureTimeToFirstEvent(label): 12.5 ms`, on standard output, in every build; a subscription that
+/// ends without a value prints nothing.
+///
+/// Kept for source compatibility with the original SwiftSignalKit, which printed for the signal's first
+/// subscription only. In new code, prefer your own measurement (``beforeStarted(_:)`` and
+/// ``beforeNext(_:)``, with the clock and the log your service uses).
+///
+/// - Parameter label: Names the measurement in the printed line.
+/// - Returns: An operator for `|>`.
+public func debug_measureTimeToFirstEvent<T, E>(label: String) -> (Signal<T, E>) -> Signal<T, E> {
+    return { signal in
+        return Signal { subscriber in
+            let start = LockedState<ContinuousClock.Instant?>(ContinuousClock.now)
+            return signal.subscribe(
+                ForwardingTerminals(to: subscriber),
+                next: { value in
+                    let started = start.withLock { start -> ContinuousClock.Instant? in
+                        defer { start = nil }
+                        return start
+                    }
+                    if let started {
+                        let milliseconds = (ContinuousClock.now - started).secondsForSignals * 1000
+                        print("measureTimeToFirstEvent(\(label)): \(milliseconds) ms")
+                    }
+                    subscriber.putNext(value)
+                })
+        }
+    }
+}
+
 /// Runs callbacks with per-subscription state: `initialState` makes the state when the signal starts, and
 /// each callback receives it along with the event.
 ///

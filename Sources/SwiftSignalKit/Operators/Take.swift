@@ -188,6 +188,36 @@ public func skip<T, E>(_ count: Int) -> (Signal<T, E>) -> Signal<T, E> {
 /// - Parameter signal: The source.
 /// - Returns: A signal of one optional value.
 public func last<T: Sendable, E>(signal: Signal<T, E>) -> Signal<T?, E> {
+    return keepingLastValue(of: signal) { last, subscriber in
+        subscriber.putNext(last)
+    }
+}
+
+/// Sends the source's last value, if it sent any, when it completes; then completes.
+///
+/// ```
+/// source:   -a-b-c-|      ---|
+/// takeLast: -------c|     ---|
+/// ```
+///
+/// A failure passes on at once, without the value kept. Unlike ``last(signal:)``, a source that sent no
+/// value gives an empty result, not a nil value.
+///
+/// - Parameter signal: The source.
+/// - Returns: A signal of at most one value.
+public func takeLast<T: Sendable, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
+    return keepingLastValue(of: signal) { last, subscriber in
+        if let last {
+            subscriber.putNext(last)
+        }
+    }
+}
+
+/// Keeps the source's latest value; when the source completes, hands it (nil if there was none) and the
+/// subscriber to `send`, then completes. Errors pass on at once.
+private func keepingLastValue<T: Sendable, E, R>(
+    of signal: Signal<T, E>, send: @escaping @Sendable (T?, Subscriber<R, E>) -> Void
+) -> Signal<R, E> {
     return Signal { subscriber in
         let last = LockedState<T?>(nil)
         return signal.subscribe(
@@ -204,7 +234,7 @@ public func last<T: Sendable, E>(signal: Signal<T, E>) -> Signal<T?, E> {
                 subscriber.putError(error)
             },
             completed: {
-                subscriber.putNext(last.withLock { $0 })
+                send(last.withLock { $0 }, subscriber)
                 subscriber.putCompletion()
             })
     }

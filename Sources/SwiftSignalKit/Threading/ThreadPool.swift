@@ -22,7 +22,9 @@ public final class ThreadPoolTask: Sendable {
         self.action = action
     }
 
-    func execute() {
+    /// Runs the action on the calling thread, unless the task has been cancelled. The pool calls it on
+    /// one of its threads; call it yourself to run a task inline (public, as in the original library).
+    public func execute() {
         if !self.state.cancelled.with({ $0 }) {
             self.action(self.state)
         }

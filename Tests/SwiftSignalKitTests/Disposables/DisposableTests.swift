@@ -136,6 +136,45 @@ private let collidingComparisons = Counter()
         #expect(member.count.value == 1)
     }
 
+    /// `removeLast()` (the original's, from 2024) forgets the latest addition without disposing it, as
+    /// the original's list did, also among members added more than once.
+    @Test func disposableSetRemoveLastForgetsTheLatestAddition() {
+        let set = DisposableSet()
+        let (a, b, c) = (CountingDisposable(), CountingDisposable(), CountingDisposable())
+        set.removeLast()  // empty: nothing to do (the original trapped)
+        // The original's list: [b, a, b, c].
+        set.add(b)
+        set.add(a)
+        set.add(b)
+        set.add(c)
+        set.removeLast()  // [b, a, b]
+        #expect(c.count.value == 0)
+        set.removeLast()  // [b, a]: b's latest addition
+        set.removeLast()  // [b]
+        #expect(a.count.value == 0)
+        set.dispose()
+        #expect([a.count.value, b.count.value, c.count.value] == [0, 1, 0])
+        set.removeLast()  // disposed: nothing to do
+    }
+
+    /// `remove(_:)` forgets a member's earliest addition, as the original's list did: what `dispose()`
+    /// then disposes first follows the additions left.
+    @Test func disposableSetRemoveForgetsTheEarliestAddition() {
+        let set = DisposableSet()
+        let order = LockedState<[String]>([])
+        let a = ActionDisposable { order.withLock { $0.append("a") } }
+        let b = ActionDisposable { order.withLock { $0.append("b") } }
+        // The original's list: [a, b, a]; after remove(a): [b, a].
+        set.add(a)
+        set.add(b)
+        set.add(a)
+        set.remove(a)
+        set.removeLast()  // [b]
+        set.add(a)  // [b, a]
+        set.dispose()
+        #expect(order.withLock { $0 } == ["b", "a"])
+    }
+
     /// Bug 7 of the original: `set(nil, forKey:)` disposed the entry but left it in the dictionary, so the
     /// final `dispose()` disposed it a second time.
     @Test func disposableDictSetNilRemovesTheEntry() {

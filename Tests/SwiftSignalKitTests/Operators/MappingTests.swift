@@ -320,6 +320,35 @@ func values<T: Sendable, E>(_ values: [T], _ errorType: E.Type = NoError.self) -
         #expect(empty.events == [.next(nil), .completed])
     }
 
+    @Test func takeLastSendsTheFinalValueIfThereWasOne() {
+        let recorder = Recorder<Int, TestError>()
+        recorder.start(takeLast(values([1, 2, 3], TestError.self)))
+        #expect(recorder.events == [.next(3), .completed])
+        let empty = Recorder<Int, TestError>()
+        empty.start(takeLast(values([Int](), TestError.self)))
+        #expect(empty.events == [.completed])
+        let failing = Recorder<Int, TestError>()
+        failing.start(takeLast(values([1], TestError.self) |> then(.fail(TestError(code: 2)))))
+        #expect(failing.events == [.error(TestError(code: 2))])
+    }
+
+    /// The original's `debug_measureTimeToFirstEvent` printed for a signal's first subscription only;
+    /// here each subscription prints once, at its first value, and the values pass unchanged.
+    @Test func measureTimeToFirstEventPrintsOncePerSubscription() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
+            let measured = values([1, 2, 3]) |> debug_measureTimeToFirstEvent(label: "feed")
+            let received = LockedState<[Int]>([])
+            _ = measured.start(next: { value in received.withLock { $0.append(value) } })
+            _ = measured.start(next: { value in received.withLock { $0.append(value) } })
+            _ = (Signal<Int, NoError>.complete() |> debug_measureTimeToFirstEvent(label: "empty")).start()
+            precondition(received.withLock { $0 } == [1, 2, 3, 1, 2, 3], "the values did not pass unchanged")
+        }
+        let output = String(decoding: result?.standardOutputContent ?? [], as: UTF8.self)
+        let lines = output.split(separator: "\n")
+        #expect(lines.count == 2)
+        #expect(lines.allSatisfy { $0.hasPrefix("measureTimeToFirstEvent(feed): ") && $0.hasSuffix(" ms") })
+    }
+
     /// The thread that admits take's last value must not complete while another thread is still
     /// delivering an earlier one: that value would arrive after the completion and be dropped.
     @Test func takeCompletesOnlyAfterEveryAdmittedValueIsDelivered() async {

@@ -35,6 +35,7 @@ let operatorCases: [OperatorCase] = [
     OperatorCase("take") { $0 |> take(1_000_000) },
     OperatorCase("take(until:)") { $0 |> take(until: { _ in SignalTakeAction(passthrough: true, complete: false) }) },
     OperatorCase("last") { last(signal: $0) |> map { $0 ?? 0 } },
+    OperatorCase("takeLast") { takeLast($0) },
     OperatorCase("catch") { $0 |> `catch` { _ in .complete() } },
     OperatorCase("restart") { restart($0) },
     OperatorCase("recurse") { $0 |> recurse(nil) },
@@ -171,7 +172,8 @@ final class ControlledSource: Sendable {
         #expect(await spin(until: { source.starts.value == 1 }))
         source.send(1)
         source.send(2)
-        if !operatorCase.name.hasPrefix("reduceLeft(value:f:)") && !operatorCase.name.hasPrefix("last") {
+        let sendsOnlyAtCompletion = ["reduceLeft(value:f:)", "last", "takeLast"].contains { operatorCase.name.hasPrefix($0) }
+        if !sendsOnlyAtCompletion {
             #expect(await wait(firstValue), "\(operatorCase.name) delivers and survives a re-entrant dispose")
         }
         holder.dispose()
@@ -187,13 +189,14 @@ extension OperatorContractTests {
     /// The source fails after 10,000 starts, so a loop that goes on ends the test instead of hanging it.
     ///
     /// Left out: the operators that start asynchronously (the loop is not synchronous then), the ones
-    /// that send only at completion, which a restart loop never reaches (`last`, `reduceLeft(value:f:)`),
+    /// that send only at completion, which a restart loop never reaches (`last`, `takeLast`,
+    /// `reduceLeft(value:f:)`),
     /// `combineLatest` without initial values, which sends nothing until its other source has started,
     /// after the loop in its first source has returned, and the ones that answer the error by starting
     /// again.
     @Test(
         arguments: operatorCases.filter { operatorCase in
-            let sendsOnlyLater = ["last", "reduceLeft(value:f:)", "combineLatest", "combineLatest(array)"]
+            let sendsOnlyLater = ["last", "takeLast", "reduceLeft(value:f:)", "combineLatest", "combineLatest(array)"]
             return !operatorCase.isAsynchronous && !sendsOnlyLater.contains(operatorCase.name)
                 && !operatorCase.name.hasPrefix("restartIfError") && !operatorCase.name.hasPrefix("retry")
         })

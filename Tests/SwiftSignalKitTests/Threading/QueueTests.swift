@@ -472,6 +472,19 @@ import Testing
 }
 
 @Suite struct ThreadPoolTests {
+    /// `execute()` is public, as in the original: it runs the task inline unless it was cancelled.
+    @Test func aTaskExecutesInlineUnlessCancelled() {
+        let runs = Counter()
+        let task = ThreadPoolTask { state in
+            if !state.cancelled.with({ $0 }) { runs.increment() }
+        }
+        task.execute()
+        #expect(runs.value == 1)
+        task.cancel()
+        task.execute()
+        #expect(runs.value == 1)
+    }
+
     @Test func laneRunsTasksInOrderAndPoolReportsItsThreads() async {
         let pool = ThreadPool(threadCount: 3, threadPriority: 0.5)
         let lane = pool.nextQueue()
