@@ -28,14 +28,44 @@ public final class DisposableSet: Disposable {
         /// The numbers of every addition, in order, of each member added more than once (a member added
         /// once was added at its `added`): what ``remove(_:)`` and ``removeLast()`` need to answer as a
         /// list would. Empty unless a member is added twice, so a set of distinct members pays nothing.
-        var repeated: [ObjectIdentifier: [UInt64]] = [:]
+        /// A slice, so that forgetting the earliest or the latest addition takes constant time.
+        var repeated: [ObjectIdentifier: ArraySlice<UInt64>] = [:]
+        /// Every addition in order, once ``removeLast()`` has been called (nil before, so a set that
+        /// never calls it pays nothing per addition). Entries whose addition was forgotten by
+        /// ``remove(_:)`` stay until ``removeLast()`` passes them, or until they outnumber the rest.
+        var order: [(added: UInt64, key: ObjectIdentifier)]?
+        /// Additions not forgotten: the sum of the members' counts.
+        var held = 0
         var additions: UInt64 = 0
+
+        /// The latest addition of the member under `key`, if it is a member.
+        func latestAddition(of key: ObjectIdentifier) -> UInt64? {
+            guard let member = self.members[key] else { return nil }
+            return member.count > 1 ? self.repeated[key]?.last : member.added
+        }
+
+        /// Every addition not forgotten, in order.
+        func currentOrder() -> [(added: UInt64, key: ObjectIdentifier)] {
+            var order: [(added: UInt64, key: ObjectIdentifier)] = []
+            order.reserveCapacity(self.held)
+            for (key, member) in self.members {
+                if member.count > 1, let additions = self.repeated[key] {
+                    order.append(contentsOf: additions.lazy.map { (added: $0, key: key) })
+                } else {
+                    order.append((member.added, key))
+                }
+            }
+            order.sort { $0.added < $1.added }
+            return order
+        }
 
         /// Forgets one addition of the member under `key`: its earliest, or its `latest`. Returns the
         /// member when that was its last addition, for the caller to release after unlocking.
         mutating func forget(_ key: ObjectIdentifier, latest: Bool) -> Disposable? {
             guard let member = self.members[key] else { return nil }
-            guard member.count > 1, var additions = self.repeated[key] else {
+            self.held -= 1
+            // Taken out of the dictionary, so that it is changed in place rather than copied.
+            guard member.count > 1, var additions = self.repeated.removeValue(forKey: key) else {
                 self.members[key] = nil
                 return member.disposable
             }
@@ -44,8 +74,10 @@ public final class DisposableSet: Disposable {
             } else {
                 additions.removeFirst()
             }
-            self.members[key] = (member.disposable, member.count - 1, additions[0])
-            self.repeated[key] = additions.count > 1 ? additions : nil
+            self.members[key] = (member.disposable, member.count - 1, additions.first ?? member.added)
+            if additions.count > 1 {
+                self.repeated[key] = additions
+            }
             return nil
         }
     }
@@ -67,12 +99,14 @@ public final class DisposableSet: Disposable {
             if state.isDisposed { return true }
             let key = ObjectIdentifier(disposable)
             state.additions += 1
+            state.held += 1
             if let existing = state.members[key] {
                 state.members[key] = (existing.disposable, existing.count + 1, existing.added)
                 state.repeated[key, default: [existing.added]].append(state.additions)
             } else {
                 state.members[key] = (disposable, 1, state.additions)
             }
+            state.order?.append((state.additions, key))
             return false
         }
         if rejected {
@@ -86,7 +120,13 @@ public final class DisposableSet: Disposable {
     /// - Parameter disposable: The member to forget (compared by identity).
     public func remove(_ disposable: Disposable) {
         let removed = self.state.withLock { state -> Disposable? in
-            state.forget(ObjectIdentifier(disposable), latest: false)
+            let removed = state.forget(ObjectIdentifier(disposable), latest: false)
+            // The forgotten addition's entry stays in `order`: rebuilt once such entries outnumber the
+            // rest, so a set that adds and removes for ever after a `removeLast()` stays bounded.
+            if let count = state.order?.count, count > 2 * state.held + 32 {
+                state.order = state.currentOrder()
+            }
+            return removed
         }
         // Released here, outside the lock.
         withExtendedLifetime(removed) {}
@@ -95,18 +135,22 @@ public final class DisposableSet: Disposable {
     /// Forgets, without disposing it, the member added last (of a member added more than once, that
     /// addition). Does nothing if the set is empty or disposed (the original trapped).
     ///
-    /// Takes time in proportion to the number of members.
+    /// The first call sorts the additions (time in proportion to their number, times its logarithm);
+    /// from then on the set keeps them in order, and each call takes constant time on average.
     public func removeLast() {
         let removed = self.state.withLock { state -> Disposable? in
-            var last: (key: ObjectIdentifier, added: UInt64)?
-            for (key, member) in state.members {
-                let added = member.count > 1 ? state.repeated[key]?.last ?? member.added : member.added
-                if added > last?.added ?? 0 {
-                    last = (key, added)
+            guard !state.isDisposed else { return nil }
+            if state.order == nil {
+                state.order = state.currentOrder()
+            }
+            // The latest entry whose addition is not forgotten is the latest addition of all; entries
+            // passed on the way were forgotten by `remove(_:)`.
+            while let last = state.order?.popLast() {
+                if state.latestAddition(of: last.key) == last.added {
+                    return state.forget(last.key, latest: true)
                 }
             }
-            guard let last else { return nil }
-            return state.forget(last.key, latest: true)
+            return nil
         }
         // Released here, outside the lock.
         withExtendedLifetime(removed) {}
@@ -119,6 +163,8 @@ public final class DisposableSet: Disposable {
             guard !state.isDisposed else { return [:] }
             state.isDisposed = true
             state.repeated = [:]
+            state.order = nil
+            state.held = 0
             var members: [ObjectIdentifier: Member] = [:]
             swap(&members, &state.members)
             return members

@@ -124,7 +124,8 @@ public func debug_measureTimeToFirstEvent<T, E>(label: String) -> (Signal<T, E>)
                         return start
                     }
                     if let started {
-                        let milliseconds = (ContinuousClock.now - started).secondsForSignals * 1000
+                        // To the microsecond: 0.303 ms, not 0.30275799999999997 ms.
+                        let milliseconds = ((ContinuousClock.now - started).secondsForSignals * 1_000_000).rounded() / 1000
                         print("measureTimeToFirstEvent(\(label)): \(milliseconds) ms")
                     }
                     subscriber.putNext(value)

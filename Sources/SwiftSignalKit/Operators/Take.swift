@@ -201,7 +201,9 @@ public func last<T: Sendable, E>(signal: Signal<T, E>) -> Signal<T?, E> {
 /// ```
 ///
 /// A failure passes on at once, without the value kept. Unlike ``last(signal:)``, a source that sent no
-/// value gives an empty result, not a nil value.
+/// value gives an empty result, not a nil value. The value is kept on the thread that sent it and sent
+/// on the one that completes, hence `T: Sendable` (which the original did not require: an error in
+/// Swift 6 mode for a type that is not `Sendable`).
 ///
 /// - Parameter signal: The source.
 /// - Returns: A signal of at most one value.

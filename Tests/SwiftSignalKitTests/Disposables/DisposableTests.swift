@@ -175,6 +175,36 @@ private let collidingComparisons = Counter()
         #expect(order.withLock { $0 } == ["b", "a"])
     }
 
+    /// Random `add`, `remove` and `removeLast` calls on a few members, against the original's list: the
+    /// same members are disposed, in the same order (each once, at its first place in the list).
+    @Test func disposableSetAnswersAsTheOriginalsListWould() {
+        var random = SplitMix64(seed: 0x5EED)
+        for _ in 0..<2_000 {
+            let order = LockedState<[Int]>([])
+            let members = (0..<5).map { index in ActionDisposable { order.withLock { $0.append(index) } } }
+            let set = DisposableSet()
+            var list: [Int] = []
+            for _ in 0..<Int(random.next() % 24) {
+                let index = Int(random.next() % 5)
+                switch random.next() % 4 {
+                case 0, 1:
+                    set.add(members[index])
+                    list.append(index)
+                case 2:
+                    set.remove(members[index])
+                    if let position = list.firstIndex(of: index) { list.remove(at: position) }
+                default:
+                    set.removeLast()
+                    if !list.isEmpty { list.removeLast() }
+                }
+            }
+            set.dispose()
+            var expected: [Int] = []
+            for index in list where !expected.contains(index) { expected.append(index) }
+            #expect(order.withLock { $0 } == expected, "list \(list)")
+        }
+    }
+
     /// Bug 7 of the original: `set(nil, forKey:)` disposed the entry but left it in the dictionary, so the
     /// final `dispose()` disposed it a second time.
     @Test func disposableDictSetNilRemovesTheEntry() {

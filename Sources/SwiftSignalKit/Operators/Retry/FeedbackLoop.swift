@@ -16,8 +16,8 @@ extension SignalFeedbackLoopState: Sendable where T: Sendable {}
 ///
 /// Kept for source compatibility with the original SwiftSignalKit, and with its behaviour: `once` is
 /// always called with ``SignalFeedbackLoopState/initial``, `reduce` is never called, the iterations'
-/// values are dropped, and the result sends no value (only completion or the first iteration's
-/// failure). In new code, write the loop you mean: ``restart(_:)`` with an operator that ends it, or an
+/// values are dropped, and the result sends no value (only completion, or the error of the first
+/// iteration that fails). In new code, write the loop you mean: ``restart(_:)`` with an operator that ends it, or an
 /// async signal (`Signal { send in ... }` in SwiftSignalKitConcurrency) that loops over awaited work.
 ///
 /// ```swift
@@ -28,9 +28,10 @@ extension SignalFeedbackLoopState: Sendable where T: Sendable {}
 /// ```
 ///
 /// - An iteration's failure ends the result with that error; no further iteration starts.
-/// - The next iteration starts from the completing iteration's callback, and the completed iteration's
-///   subscription is disposed once the next one has started (as in the original). Iterations that
-///   complete as they start run in a loop, not recursively, so the stack does not grow.
+/// - The next iteration starts from the completing iteration's callback. An iteration that completes
+///   later than it starts is disposed once the next one has started, as in the original; iterations
+///   that complete as they start run in a loop, not recursively, so the stack does not grow, and each
+///   is disposed before the next starts (the original disposed them all when the recursion unwound).
 /// - Disposing disposes the running iteration; `once` is not called again, except once when an
 ///   iteration completes on another thread as you dispose (see <doc:ThreadingAndDisposal>); the signal
 ///   it returns is then disposed as soon as it starts.
