@@ -90,9 +90,8 @@ private final class LoggedSource: Sendable {
         #expect(log.all == ["once", "completed"])
     }
 
-    @Test func aFailureEndsTheLoop() {
-        let log = Log()
-        let source = LoggedSource("source", log)
+    /// A loop whose every iteration is `source`, with a count of the calls of `once`.
+    private func loopOver(_ source: LoggedSource) -> (loop: Signal<Int, TestError>, calls: Counter) {
         let calls = Counter()
         let loop: Signal<Int, TestError> = feedbackLoop(
             once: { (_: SignalFeedbackLoopState<Int>) -> Signal<Int, TestError>? in
@@ -100,6 +99,13 @@ private final class LoggedSource: Sendable {
                 return source.signal
             },
             reduce: { $0 + $1 })
+        return (loop, calls)
+    }
+
+    @Test func aFailureEndsTheLoop() {
+        let log = Log()
+        let source = LoggedSource("source", log)
+        let (loop, calls) = self.loopOver(source)
         _ = self.record(loop, log)
         source.send(1)
         source.fail(7)
@@ -110,13 +116,7 @@ private final class LoggedSource: Sendable {
     @Test func disposingDisposesTheIterationAndEndsTheLoop() {
         let log = Log()
         let source = LoggedSource("source", log)
-        let calls = Counter()
-        let loop: Signal<Int, TestError> = feedbackLoop(
-            once: { (_: SignalFeedbackLoopState<Int>) -> Signal<Int, TestError>? in
-                calls.increment()
-                return source.signal
-            },
-            reduce: { $0 + $1 })
+        let (loop, calls) = self.loopOver(source)
         self.record(loop, log).dispose()
         source.complete()
         #expect(log.all == ["source subscribed", "source disposed"])
