@@ -33,8 +33,8 @@ extension SignalFeedbackLoopState: Sendable where T: Sendable {}
 ///   that complete as they start run in a loop, not recursively, so the stack does not grow, and each
 ///   is disposed before the next starts (the original disposed them all when the recursion unwound).
 /// - Disposing disposes the running iteration; `once` is not called again, except once when an
-///   iteration completes on another thread as you dispose (see <doc:ThreadingAndDisposal>); the signal
-///   it returns is then disposed as soon as it starts.
+///   iteration completes on another thread as you dispose (see the Threading and disposal article);
+///   the signal it returns is then disposed as soon as it starts.
 ///
 /// - Parameters:
 ///   - once: Returns the next iteration's signal, or nil to complete.
