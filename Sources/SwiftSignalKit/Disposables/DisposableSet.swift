@@ -275,7 +275,8 @@ public final class DisposableDict<T: Hashable & Sendable>: Disposable {
         }
     }
 
-    /// Disposes every entry; later ``set(_:forKey:)`` calls dispose their argument at once.
+    /// Disposes every entry, in the order the entries were stored (a key set again counts from its
+    /// latest ``set(_:forKey:)``); later ``set(_:forKey:)`` calls dispose their argument at once.
     public func dispose() {
         let buckets = self.state.withLock { state -> [Int: Bucket] in
             guard !state.isDisposed else { return [:] }
@@ -284,10 +285,12 @@ public final class DisposableDict<T: Hashable & Sendable>: Disposable {
             swap(&buckets, &state.buckets)
             return buckets
         }
-        for bucket in buckets.values {
-            for entry in bucket.entries {
-                entry.disposable.dispose()
-            }
+        // In the order the entries were stored, not the buckets' (a dictionary's order changes with the
+        // process's hash seed, and a test on virtual time would see its events in another order on each
+        // run). Sorted after unlocking: stamps are `UInt64`s, no user code.
+        let entries = buckets.values.flatMap(\.entries).sorted { $0.added < $1.added }
+        for entry in entries {
+            entry.disposable.dispose()
         }
     }
 }

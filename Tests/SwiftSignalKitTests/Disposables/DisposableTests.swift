@@ -231,6 +231,25 @@ private let collidingComparisons = Counter()
         #expect(late.count.value == 1)
     }
 
+    /// The entries are disposed in the order they were stored, whatever the process's hash seed: they
+    /// were disposed in the order of a dictionary's buckets, which changes from one process to the next,
+    /// so a test on virtual time that disposed per-key subscriptions together saw its events reordered.
+    @Test func disposableDictDisposesInTheOrderEntriesWereStored() {
+        let order = LockedState<[String]>([])
+        let dict = DisposableDict<String>()
+        let keys = (0..<32).map { "key \($0)" }
+        for key in keys {
+            dict.set(ActionDisposable { order.withLock { $0.append(key) } }, forKey: key)
+        }
+        // Set again: its latest store counts. Removed: disposed then, not again.
+        dict.set(ActionDisposable { order.withLock { $0.append("key 3") } }, forKey: "key 3")
+        dict.set(nil, forKey: "key 5")
+        order.withLock { $0 = [] }
+        dict.dispose()
+        let expected = keys.filter { $0 != "key 3" && $0 != "key 5" } + ["key 3"]
+        #expect(order.withLock { $0 } == expected)
+    }
+
     @Test func strictDisposableForwardsDispose() {
         let inner = CountingDisposable()
         let strict = inner.strict()
