@@ -135,6 +135,14 @@ extension VirtualTimeScheduler {
             }
         }
         let jobs = self.jobs
+        // Looks at the driver every grace period: see `TimelineJobs.lookForABlockedDriver()`. A run that
+        // ends sooner, as most do, never wakes it.
+        let watchdog = DispatchSource.makeTimerSource(queue: .global())
+        let grace = jobs.watchdogPeriod.components
+        let period = DispatchTimeInterval.nanoseconds(Int(grace.seconds) * 1_000_000_000 + Int(grace.attoseconds / 1_000_000_000))
+        watchdog.schedule(deadline: .now() + period, repeating: period)
+        watchdog.setEventHandler { jobs.lookForABlockedDriver() }
+        watchdog.resume()
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<R, any Error>, Never>) in
                 let driver = Thread {
@@ -155,6 +163,7 @@ extension VirtualTimeScheduler {
             outcome.markCancelledFromOutside()
             jobs.wakeDriver()
         }
+        watchdog.cancel()
         return try result.get()
     }
 
@@ -208,9 +217,12 @@ extension VirtualTimeScheduler {
                     jobsAtThisInstant += 1
                     if jobsAtThisInstant > Self.runJobLimit {
                         misuse(
-                            "VirtualTimeScheduler.run(timeLimit:_:): ran \(Self.runJobLimit) jobs at \(self.now) s without time moving: "
-                                + "a task that loops without waiting for virtual time (on Task.yield() or a zero sleep, "
-                                + "polling for something nothing on the timeline will do)?")
+                            "VirtualTimeScheduler.run(timeLimit:_:): ran \(Self.runJobLimit) jobs at \(self.now) s without time moving, "
+                                + "with \(self.scheduledActionCount) scheduled action(s) waiting: a task that loops without "
+                                + "waiting for virtual time (on Task.yield() or a zero sleep)? A scheduled action, even one "
+                                + "due now (deliverOn(scheduler), a timer due now), runs only when no job can run, so a loop "
+                                + "that polls that way never lets it: await what the loop polls for (first(), values) or sleep "
+                                + "on scheduler.clock.")
                     }
                     job.runSynchronously(on: executor)
                     continue
@@ -323,7 +335,8 @@ extension VirtualTimeScheduler {
             } else if let timeLimit {
                 lines.append(
                     "VirtualTimeScheduler.run: the body was still waiting at the time limit, \(timeLimit) s; "
-                        + "\(self.laterActions) scheduled action(s) are due later (a repeating timer?).")
+                        + "\(self.laterActions) scheduled action(s) are due later (a sleep on the clock, a timer or a "
+                        + "delay that ends after the limit, or a repeating timer).")
             } else {
                 let actions =
                     self.laterActions == 0
@@ -433,7 +446,9 @@ extension VirtualTimeScheduler {
                     + "Schedule on the scheduler only from code on the timeline: give the scheduler to the operator or "
                     + "timer that schedules (deliverOn(scheduler), delay(_:scheduler:), Timer(timeout:repeat:scheduler:completion:)), and start the "
                     + "task that calls it with Task(executorPreference: scheduler.executor), instead of calling it from a "
-                    + "Queue's, a DispatchQueue's or another thread's callback."
+                    + "Queue's, a DispatchQueue's or another thread's callback. Code isolated to the main actor (a "
+                    + "@MainActor type's method, a for await loop in one) runs on the main thread, not on the timeline, "
+                    + "whatever task calls it: make the code under test nonisolated, or give it an actor of its own."
             }
         }
     }
@@ -458,6 +473,16 @@ final class TimelineJobs: TaskExecutor {
         /// Set by ``dropAll()``: the run stopped early, and a job from another thread is dropped too.
         var dropsOtherThreads = false
         var firstArrivalFromAnotherThread: (description: String, cause: VirtualTimeScheduler.WorkLeftTheTimeline.Cause)?
+        /// Jobs handed to the driver during this run, and whether it is running the last one (from
+        /// ``next()`` returning it to the driver's next call): what the watchdog reads.
+        var jobsHandedOut = 0
+        var driverIsInAJob = false
+        /// What the watchdog saw at its last look, and whether it has reported this run.
+        var jobsAtLastLook = -1
+        var reportedABlockedDriver = false
+        /// How often the watchdog looks, and where its report goes instead of standard error (tests).
+        var watchdogPeriod = VirtualTimeScheduler.offTimelineGrace
+        var blockedDriverReport: (@Sendable (String) -> Void)?
     }
 
     private let state = LockedState(State())
@@ -526,8 +551,8 @@ final class TimelineJobs: TaskExecutor {
         self.state.withLock { state in
             guard state.runIsClaimed, !state.expectsOtherThreads, state.firstArrivalFromAnotherThread == nil else { return }
             state.firstArrivalFromAnotherThread = (
-                "an action was scheduled on the scheduler from another thread (a callback that a Queue, a DispatchQueue "
-                    + "or a task off the timeline ran)", .scheduledFromAnotherThread
+                "an action was scheduled on the scheduler from another thread (a callback that a Queue, a DispatchQueue, "
+                    + "the main actor or a task off the timeline ran)", .scheduledFromAnotherThread
             )
         }
         self.arrivals.signal()
@@ -562,7 +587,61 @@ final class TimelineJobs: TaskExecutor {
     }
 
     func startDriving() {
-        self.state.withLock { $0.runIsActive = true }
+        self.state.withLock { state in
+            state.runIsActive = true
+            state.jobsHandedOut = 0
+            state.driverIsInAJob = false
+            state.jobsAtLastLook = -1
+            state.reportedABlockedDriver = false
+        }
+    }
+
+    /// The watchdog's look, every ``VirtualTimeScheduler/offTimelineGrace`` of a run: when the driver has
+    /// been running the same job since the last look, tells ``reportBlockedDriver``, once a run. The
+    /// driver cannot report it itself: a job that blocks its thread (a semaphore, a group's wait, a lock,
+    /// a synchronous wrapper around async code) holds the only thread that runs the timeline, so what it
+    /// waits for may never come (a task sleeping on the clock, a job queued behind it) and the run hung
+    /// without a word (a probe, 2026-12-02). A job that is only long is reported too; the report says so.
+    func lookForABlockedDriver() {
+        typealias Look = (waiting: Int, arrival: String?, period: Duration, destination: (@Sendable (String) -> Void)?)
+        let look = self.state.withLock { state -> Look? in
+            defer { state.jobsAtLastLook = state.jobsHandedOut }
+            guard state.runIsActive, state.driverIsInAJob, state.jobsHandedOut == state.jobsAtLastLook,
+                !state.reportedABlockedDriver
+            else { return nil }
+            state.reportedABlockedDriver = true
+            return (
+                state.jobs.count - state.head, state.firstArrivalFromAnotherThread?.description, state.watchdogPeriod,
+                state.blockedDriverReport
+            )
+        }
+        guard let look else { return }
+        let report =
+            "VirtualTimeScheduler.run: the run's thread has been running one job for at least \(look.period), with "
+            + "\(look.waiting) job(s) queued behind it\(look.arrival.map { "; meanwhile \($0)" } ?? ""). If that job is "
+            + "waiting (a semaphore's or a group's wait, a lock, Thread.sleep, a synchronous wrapper around async "
+            + "code), it blocks the only thread that runs the timeline: nothing on it runs and virtual time does not "
+            + "move until it returns, so what it waits for may never come, and the run cannot stop to report it. "
+            + "Code on the timeline must await, never block its thread."
+        if let destination = look.destination {
+            destination(report)
+        } else {
+            FileHandle.standardError.write(Data((report + "\n").utf8))
+        }
+    }
+
+    /// Sends the watchdog's report to `destination` instead of standard error, looking every `period`
+    /// (tests).
+    func reportBlockedDriver(every period: Duration, to destination: @escaping @Sendable (String) -> Void) {
+        self.state.withLock { state in
+            state.watchdogPeriod = period
+            state.blockedDriverReport = destination
+        }
+    }
+
+    /// How often the watchdog looks at the driver.
+    var watchdogPeriod: Duration {
+        return self.state.withLock { $0.watchdogPeriod }
     }
 
     func stopDriving() {
@@ -603,8 +682,13 @@ final class TimelineJobs: TaskExecutor {
     /// The next job, or nil when none is runnable.
     func next() -> UnownedJob? {
         return self.state.withLock { state -> UnownedJob? in
-            guard state.head < state.jobs.count else { return nil }
+            guard state.head < state.jobs.count else {
+                state.driverIsInAJob = false
+                return nil
+            }
             let job = state.jobs[state.head]
+            state.jobsHandedOut += 1
+            state.driverIsInAJob = true
             state.head += 1
             if state.head == state.jobs.count {
                 state.jobs.removeAll(keepingCapacity: true)

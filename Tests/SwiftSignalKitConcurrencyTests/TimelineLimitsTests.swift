@@ -206,4 +206,54 @@ import Testing
             time: 0, timeLimit: nil, laterActions: 0, jobsRun: 3, actionsRun: 0, reachedActionLimit: false)
         #expect(none.description.contains("no action is scheduled"))
     }
+
+    /// Code isolated to the main actor runs on the main thread, whatever task calls it: a view model's
+    /// loop over a marble signal subscribed from there, and the report named a Queue, a DispatchQueue or
+    /// a task off the timeline, and advised an executor preference that cannot help (a probe,
+    /// 2026-12-02). It names the main actor now.
+    @Test func anActionScheduledFromTheMainActorSaysSo() async throws {
+        let scheduler = VirtualTimeScheduler()
+        let left = await #expect(throws: VirtualTimeScheduler.WorkLeftTheTimeline.self) {
+            try await scheduler.run {
+                let model = MainActorModel()
+                await model.load(scheduler.signal(marbles: "ab|", values: ["a": "x", "b": "y"]))
+            }
+        }
+        #expect(left?.description.contains("main actor") == true)
+    }
+
+    /// A body that blocks its thread (a synchronous wrapper around async code, waiting on a semaphore
+    /// for a task that sleeps on the clock) holds the only thread that runs the timeline: the task never
+    /// wakes, and the run hung without a word, the whole test process with it (a probe, 2026-12-02). A
+    /// watchdog now reports a driver that stays in one job from one of its looks to the next (every
+    /// `offTimelineGrace`; 0.2 s here); the report ends the wait, so that the test can go on.
+    @Test func aBodyThatBlocksTheRunsThreadIsReported() async throws {
+        let scheduler = VirtualTimeScheduler()
+        let released = DispatchSemaphore(value: 0)
+        let report = Mutex<String?>(nil)
+        scheduler.jobs.reportBlockedDriver(every: .milliseconds(200)) { text in
+            report.withLock { $0 = text }
+            released.signal()
+        }
+        let waited = try await scheduler.run { waitOnTheRunsThread(released) }
+        #expect(waited, "the report came")
+        let text = try #require(report.withLock { $0 })
+        #expect(text.contains("the run's thread has been running one job for at least 0.2 seconds"))
+        #expect(text.contains("Code on the timeline must await, never block its thread"))
+    }
+}
+
+/// Blocks the thread that runs a timeline's body, as the test above is about, for a minute at most.
+private func waitOnTheRunsThread(_ semaphore: DispatchSemaphore) -> Bool {
+    return semaphore.wait(timeout: .now() + 60) == .success  // blocking-check: the run's own thread; the report ends it
+}
+
+@MainActor private final class MainActorModel {
+    var items: [String] = []
+
+    func load(_ signal: Signal<String, NoError>) async {
+        for await item in signal.values {
+            self.items.append(item)
+        }
+    }
 }
