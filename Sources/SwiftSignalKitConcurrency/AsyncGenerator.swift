@@ -108,7 +108,9 @@ extension Signal where T: Sendable, E: Error {
     ///   `throws(any Error)` for a closure that uses `try` without it, which fits only `E == any Error`.
     /// - Disposing the subscription cancels the task; nothing `body` sends after `dispose()` returned is
     ///   delivered, even when it ignores cancellation. A subscription disposed before its task first
-    ///   runs never calls `body`. A body isolated to an actor is reached after a hop to it: a disposal
+    ///   runs never calls `body`; one disposed while the task starts may still call it just after
+    ///   `dispose()` returns, with `Task.isCancelled` true: check it before a side effect that must not
+    ///   happen after the disposal (sending a request, say). A body isolated to an actor is reached after a hop to it: a disposal
     ///   while the task waits for that actor does not keep it from starting (its values are dropped).
     /// - The task takes `priority`, or else the priority of the task that started the subscription, and
     ///   sees that task's task-local values.
@@ -127,9 +129,13 @@ extension Signal where T: Sendable, E: Error {
         self.init { subscriber in
             let task = TimelineExecutor.startTask(priority: priority) {
                 // Disposed before the task ran: nothing `body` sends would be delivered; it is not started.
+                // Asked once the sender is made (it reads the demand of the subscribers below), just
+                // before the call, to narrow the window in which a racing `dispose()` returns before the
+                // body starts (a probe: 28 to 255 such starts in 3,000 in a debug build, 0 to 44 after).
+                let send = SignalSender(subscriber: subscriber)
                 if Task.isCancelled { return }
                 do throws(E) {
-                    try await body(SignalSender(subscriber: subscriber))
+                    try await body(send)
                     subscriber.putCompletion()
                 } catch {
                     subscriber.putError(error)

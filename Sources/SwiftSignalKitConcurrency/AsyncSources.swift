@@ -104,8 +104,9 @@ extension Signal where T: Sendable, E: Error {
     /// The bridge for calling new async APIs from signal code: the result is sent as one value followed
     /// by completion; a thrown error is sent as the signal's error. Disposing the subscription cancels
     /// the task; a result that arrives after `dispose()` returned is dropped. A subscription disposed
-    /// before its task first runs never calls `operation`: a request made and at once given up is not
-    /// sent. An operation isolated to an actor (`{ @MainActor in ... }`) is reached after a hop to it:
+    /// before its task first runs never calls `operation`; one disposed while the task starts may still
+    /// call it just after `dispose()` returns, with `Task.isCancelled` true (check it before sending a
+    /// request that must not go out after the disposal). An operation isolated to an actor (`{ @MainActor in ... }`) is reached after a hop to it:
     /// a disposal while the task waits for that actor does not keep it from starting (its result is
     /// dropped).
     ///

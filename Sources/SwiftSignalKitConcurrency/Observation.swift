@@ -42,8 +42,8 @@ extension Signal where T: Sendable, E == NoError {
     ///   - read: Reads the models, on the main actor.
     /// - Returns: A cold signal; each subscription tracks on its own.
     ///
-    /// > Important: A scheduler that runs an action off the main thread stops the process, with a
-    /// > message naming this function.
+    /// > Important: A scheduler that runs an action off the main actor (neither on the main queue nor
+    /// > on the main thread) stops the process, with a message naming this function.
     public static func observing(
         on scheduler: some SignalScheduler = Queue.mainQueue(), _ read: @escaping @MainActor @Sendable () -> T
     ) -> Signal<T, NoError> {
@@ -119,7 +119,7 @@ extension Signal where T: Sendable, E == NoError {
 }
 
 /// Runs `body` isolated to the main actor, or stops the process with a message naming `api` when called
-/// off the main thread.
+/// off it (neither on the main queue nor on the main thread).
 private func onMainActor(_ api: String, _ body: @MainActor () -> Void) {
     guard Queue.mainQueue().isCurrent() || Thread.isMainThread else {
         misuse("\(api): the scheduler ran an action off the main actor; pass Queue.mainQueue(), or move virtual time from the main actor")

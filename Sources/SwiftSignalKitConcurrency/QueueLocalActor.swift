@@ -48,7 +48,10 @@ public actor QueueLocalActor<Value> {
     /// Creates the actor with its value.
     ///
     /// A global concurrent queue (`Queue.concurrentDefaultQueue()`, a wrapped `DispatchQueue.global`),
-    /// which would run the actor's jobs in parallel, stops the process with a message.
+    /// which would run the actor's jobs in parallel, stops the process with a message. A concurrent
+    /// queue made elsewhere and wrapped (`Queue(queue:)` of a `DispatchQueue` made with `.concurrent`)
+    /// cannot be told from a serial one here: two accesses that overlap on it stop the process with the
+    /// message for a nested access, which names this cause too.
     ///
     /// - Parameters:
     ///   - queue: A serial queue; the actor's code and the value's release run there.
@@ -85,7 +88,9 @@ public actor QueueLocalActor<Value> {
             misuse(
                 "QueueLocalActor.\(api) called inside another withValue or withValueOnQueue of the same actor, "
                     + "whose body is changing the value. Pass the value (inout) to the inner code instead of "
-                    + "reaching the actor again.")
+                    + "reaching the actor again. If nothing was nested, the actor's queue is concurrent (a DispatchQueue "
+                    + "made with .concurrent and wrapped in Queue(queue:)), which runs two accesses at once: give the "
+                    + "actor a serial queue, Queue(name:).")
         }
         self.isBeingAccessed = true
         let depth = Int(bitPattern: queueLocalActorAccesses.value)
@@ -167,6 +172,9 @@ public actor QueueLocalActor<Value> {
     /// `next` may return a value, which is ignored, so a one-expression handler whose expression has a
     /// value (`{ actor, id in actor.withValue { $0.insert(id) } }`) compiles as it is. `error` and
     /// `completed` return nothing: in those, write `_ = actor.withValue { ... }` when the body has a value.
+    ///
+    /// The subscription holds the actor, and with it the value, until it ends: dispose of it when the
+    /// actor should go (keeping the disposable in the value would make a cycle).
     ///
     /// - Parameters:
     ///   - signal: The source.

@@ -199,9 +199,10 @@ public struct SignalValues<T: Sendable, E: Error>: AsyncSequence, Sendable {
     }
 
     /// Why the sequence's first iteration (the subscription made with the sequence) ended; nil while it
-    /// goes on. It is set when the subscription ends, which can be before the loop has taken the values
-    /// kept until then. Read it after a `for await` loop over the sequence, once the loop has ended by
-    /// itself (`next()` returned nil or threw):
+    /// goes on. It is set when the loop takes the end (`next()` returns nil or throws) or leaves, not
+    /// when the subscription ends: a signal that completed, failed or overflowed the buffer while values
+    /// were still kept for the loop reads nil until the loop has taken them. Read it after a `for await`
+    /// loop over the sequence, once the loop has ended by itself (`next()` returned nil or threw):
     ///
     /// ```swift
     /// let events = feed.values(bufferingPolicy: .endingWhenFull(1_000))
@@ -210,8 +211,9 @@ public struct SignalValues<T: Sendable, E: Error>: AsyncSequence, Sendable {
     /// ```
     ///
     /// A loop left with `break`, `return` or a thrown error reads ``SignalValuesEndReason/cancelled``,
-    /// unless the iteration had already ended for another reason. Later iterators' reasons are on them:
-    /// ``Iterator/endReason``.
+    /// unless `next()` had already returned nil or thrown: also when the subscription had ended
+    /// meanwhile (with ``SignalValuesEndReason/fellBehind``, say) and the loop left before taking every
+    /// value kept. Later iterators' reasons are on them: ``Iterator/endReason``.
     public var endReason: SignalValuesEndReason? {
         return self.started.storage.endReason
     }

@@ -232,6 +232,7 @@ import Testing
 
         var endedFirst = Self.started(.unbounded)
         _ = endedFirst.ended(.completed)
+        #expect(endedFirst.endReason == nil, "set when the loop is told, not when the source ends")
         guard case .drop = endedFirst.cancelled() else {
             Issue.record("an iteration whose source ended drops what it kept")
             return
