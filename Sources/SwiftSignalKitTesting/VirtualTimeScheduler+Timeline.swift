@@ -69,7 +69,8 @@ extension VirtualTimeScheduler {
     /// job that comes back from another thread is not run: either stops the run with
     /// ``WorkLeftTheTimeline``. When `body` waits and nothing can run for ``offTimelineGrace`` of real
     /// time, `run` cancels `body`'s task, runs what that cancellation makes runnable, and throws
-    /// ``Stalled``, instead of hanging.
+    /// ``Stalled``, instead of hanging. Code on the timeline that blocks its thread stops it; a run whose
+    /// thread stays in one job for ``offTimelineGrace`` says so on standard error.
     ///
     /// Inside `body`, time moves by itself: sleep on ``clock`` to let it pass. ``advance(by:)-(Double)``,
     /// ``advance(to:)-(Double)`` and ``run()`` are precondition failures during a run, as is a second
@@ -135,13 +136,14 @@ extension VirtualTimeScheduler {
             }
         }
         let jobs = self.jobs
-        // Looks at the driver every grace period: see `TimelineJobs.lookForABlockedDriver()`. A run that
-        // ends sooner, as most do, never wakes it.
+        // Looks at the driver four times a grace period: see `TimelineJobs.lookForABlockedDriver(at:)`. A
+        // run that ends sooner, as most do, never wakes it.
         let watchdog = DispatchSource.makeTimerSource(queue: .global())
         let grace = jobs.watchdogPeriod.components
-        let period = DispatchTimeInterval.nanoseconds(Int(grace.seconds) * 1_000_000_000 + Int(grace.attoseconds / 1_000_000_000))
-        watchdog.schedule(deadline: .now() + period, repeating: period)
-        watchdog.setEventHandler { jobs.lookForABlockedDriver() }
+        let look = DispatchTimeInterval.nanoseconds(
+            (Int(grace.seconds) * 1_000_000_000 + Int(grace.attoseconds / 1_000_000_000)) / 4)
+        watchdog.schedule(deadline: .now() + look, repeating: look)
+        watchdog.setEventHandler { [weak self] in jobs.lookForABlockedDriver(at: self?.now ?? 0) }
         watchdog.resume()
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<R, any Error>, Never>) in
@@ -171,7 +173,8 @@ extension VirtualTimeScheduler {
     /// thread before it reports ``Stalled``: a job that comes is work that left the timeline and came
     /// back (``WorkLeftTheTimeline``). Waiting makes the report the same whether that work is quick or
     /// slow (a busy machine's thread pool can take seconds to run it); a body waiting for nothing is
-    /// reported this much later.
+    /// reported this much later. A run whose thread stays this long in one job (code that blocks it, a
+    /// semaphore's wait, say) cannot report anything: it says so on standard error instead.
     public static let offTimelineGrace: Duration = .seconds(5)
 
     /// The driver's loop, on its own thread: jobs first, then the next due action, until `body` has
@@ -473,14 +476,13 @@ final class TimelineJobs: TaskExecutor {
         /// Set by ``dropAll()``: the run stopped early, and a job from another thread is dropped too.
         var dropsOtherThreads = false
         var firstArrivalFromAnotherThread: (description: String, cause: VirtualTimeScheduler.WorkLeftTheTimeline.Cause)?
-        /// Jobs handed to the driver during this run, and whether it is running the last one (from
-        /// ``next()`` returning it to the driver's next call): what the watchdog reads.
-        var jobsHandedOut = 0
-        var driverIsInAJob = false
-        /// What the watchdog saw at its last look, and whether it has reported this run.
-        var jobsAtLastLook = -1
+        /// When the driver began the job it runs now (from ``next()`` returning it to the driver's next
+        /// call), in `DispatchTime` nanoseconds; nil between jobs. What the watchdog reads.
+        var jobStarted: UInt64?
+        /// Whether the watchdog has reported this run.
         var reportedABlockedDriver = false
-        /// How often the watchdog looks, and where its report goes instead of standard error (tests).
+        /// How long a job may run before the watchdog reports it, and where its report goes instead of
+        /// standard error (tests).
         var watchdogPeriod = VirtualTimeScheduler.offTimelineGrace
         var blockedDriverReport: (@Sendable (String) -> Void)?
     }
@@ -589,36 +591,31 @@ final class TimelineJobs: TaskExecutor {
     func startDriving() {
         self.state.withLock { state in
             state.runIsActive = true
-            state.jobsHandedOut = 0
-            state.driverIsInAJob = false
-            state.jobsAtLastLook = -1
+            state.jobStarted = nil
             state.reportedABlockedDriver = false
         }
     }
 
-    /// The watchdog's look, every ``VirtualTimeScheduler/offTimelineGrace`` of a run: when the driver has
-    /// been running the same job since the last look, tells ``reportBlockedDriver``, once a run. The
+    /// The watchdog's look, four times in each ``VirtualTimeScheduler/offTimelineGrace`` of a run: when
+    /// the driver has been running one job for that long, tells standard error, once a run. The
     /// driver cannot report it itself: a job that blocks its thread (a semaphore, a group's wait, a lock,
     /// a synchronous wrapper around async code) holds the only thread that runs the timeline, so what it
     /// waits for may never come (a task sleeping on the clock, a job queued behind it) and the run hung
     /// without a word (a probe, 2026-12-02). A job that is only long is reported too; the report says so.
-    func lookForABlockedDriver() {
-        typealias Look = (waiting: Int, arrival: String?, period: Duration, destination: (@Sendable (String) -> Void)?)
+    func lookForABlockedDriver(at time: @autoclosure () -> Double) {
+        typealias Look = (arrival: String?, period: Duration, destination: (@Sendable (String) -> Void)?)
+        let now = DispatchTime.now().uptimeNanoseconds
         let look = self.state.withLock { state -> Look? in
-            defer { state.jobsAtLastLook = state.jobsHandedOut }
-            guard state.runIsActive, state.driverIsInAJob, state.jobsHandedOut == state.jobsAtLastLook,
-                !state.reportedABlockedDriver
+            guard state.runIsActive, !state.reportedABlockedDriver, let started = state.jobStarted,
+                now >= started, Duration.nanoseconds(now - started) >= state.watchdogPeriod
             else { return nil }
             state.reportedABlockedDriver = true
-            return (
-                state.jobs.count - state.head, state.firstArrivalFromAnotherThread?.description, state.watchdogPeriod,
-                state.blockedDriverReport
-            )
+            return (state.firstArrivalFromAnotherThread?.description, state.watchdogPeriod, state.blockedDriverReport)
         }
         guard let look else { return }
         let report =
-            "VirtualTimeScheduler.run: the run's thread has been running one job for at least \(look.period), with "
-            + "\(look.waiting) job(s) queued behind it\(look.arrival.map { "; meanwhile \($0)" } ?? ""). If that job is "
+            "VirtualTimeScheduler.run: at \(time()) s of virtual time, the run's thread has been running one job "
+            + "for at least \(look.period) of real time\(look.arrival.map { "; meanwhile \($0)" } ?? ""). If that job is "
             + "waiting (a semaphore's or a group's wait, a lock, Thread.sleep, a synchronous wrapper around async "
             + "code), it blocks the only thread that runs the timeline: nothing on it runs and virtual time does not "
             + "move until it returns, so what it waits for may never come, and the run cannot stop to report it. "
@@ -630,8 +627,8 @@ final class TimelineJobs: TaskExecutor {
         }
     }
 
-    /// Sends the watchdog's report to `destination` instead of standard error, looking every `period`
-    /// (tests).
+    /// Sends the watchdog's report to `destination` instead of standard error, for a job that runs for
+    /// `period` (tests).
     func reportBlockedDriver(every period: Duration, to destination: @escaping @Sendable (String) -> Void) {
         self.state.withLock { state in
             state.watchdogPeriod = period
@@ -639,7 +636,7 @@ final class TimelineJobs: TaskExecutor {
         }
     }
 
-    /// How often the watchdog looks at the driver.
+    /// How long a job may run before the watchdog reports it.
     var watchdogPeriod: Duration {
         return self.state.withLock { $0.watchdogPeriod }
     }
@@ -683,12 +680,11 @@ final class TimelineJobs: TaskExecutor {
     func next() -> UnownedJob? {
         return self.state.withLock { state -> UnownedJob? in
             guard state.head < state.jobs.count else {
-                state.driverIsInAJob = false
+                state.jobStarted = nil
                 return nil
             }
             let job = state.jobs[state.head]
-            state.jobsHandedOut += 1
-            state.driverIsInAJob = true
+            state.jobStarted = DispatchTime.now().uptimeNanoseconds
             state.head += 1
             if state.head == state.jobs.count {
                 state.jobs.removeAll(keepingCapacity: true)

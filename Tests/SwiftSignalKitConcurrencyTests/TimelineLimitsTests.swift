@@ -225,8 +225,8 @@ import Testing
     /// A body that blocks its thread (a synchronous wrapper around async code, waiting on a semaphore
     /// for a task that sleeps on the clock) holds the only thread that runs the timeline: the task never
     /// wakes, and the run hung without a word, the whole test process with it (a probe, 2026-12-02). A
-    /// watchdog now reports a driver that stays in one job from one of its looks to the next (every
-    /// `offTimelineGrace`; 0.2 s here); the report ends the wait, so that the test can go on.
+    /// watchdog now reports a driver that stays in one job for `offTimelineGrace` (0.2 s here); the report
+    /// ends the wait, so that the test can go on.
     @Test func aBodyThatBlocksTheRunsThreadIsReported() async throws {
         let scheduler = VirtualTimeScheduler()
         let released = DispatchSemaphore(value: 0)
@@ -238,14 +238,25 @@ import Testing
         let waited = try await scheduler.run { waitOnTheRunsThread(released) }
         #expect(waited, "the report came")
         let text = try #require(report.withLock { $0 })
-        #expect(text.contains("the run's thread has been running one job for at least 0.2 seconds"))
+        #expect(text.contains("at 0.0 s of virtual time, the run's thread has been running one job for at least 0.2 seconds"))
         #expect(text.contains("Code on the timeline must await, never block its thread"))
+    }
+
+    /// The report comes once the job has run for `offTimelineGrace`, wherever it began: it came only when
+    /// a job spanned two of the watchdog's looks, a grace apart, so a block of up to twice the grace
+    /// could go unreported (a re-probe: 7 s from the start of a run, nothing printed).
+    @Test func aBlockOfOneAndAHalfGracesIsReported() async throws {
+        let scheduler = VirtualTimeScheduler()
+        let released = DispatchSemaphore(value: 0)
+        scheduler.jobs.reportBlockedDriver(every: .milliseconds(600)) { _ in released.signal() }
+        let reported = try await scheduler.run { waitOnTheRunsThread(released, seconds: 1) }
+        #expect(reported, "reported before the block ended by itself")
     }
 }
 
-/// Blocks the thread that runs a timeline's body, as the test above is about, for a minute at most.
-private func waitOnTheRunsThread(_ semaphore: DispatchSemaphore) -> Bool {
-    return semaphore.wait(timeout: .now() + 60) == .success  // blocking-check: the run's own thread; the report ends it
+/// Blocks the thread that runs a timeline's body, as the tests above are about, for a minute at most.
+private func waitOnTheRunsThread(_ semaphore: DispatchSemaphore, seconds: Double = 60) -> Bool {
+    return semaphore.wait(timeout: .now() + seconds) == .success  // blocking-check: the run's own thread; the report ends it
 }
 
 @MainActor private final class MainActorModel {
