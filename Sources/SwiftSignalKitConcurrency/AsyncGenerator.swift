@@ -110,8 +110,9 @@ extension Signal where T: Sendable, E: Error {
     ///   delivered, even when it ignores cancellation. A subscription disposed before its task first
     ///   runs never calls `body`; one disposed while the task starts may still call it just after
     ///   `dispose()` returns, with `Task.isCancelled` true: check it before a side effect that must not
-    ///   happen after the disposal (sending a request, say). A body isolated to an actor is reached after a hop to it: a disposal
-    ///   while the task waits for that actor does not keep it from starting (its values are dropped).
+    ///   happen after the disposal (sending a request, say). A body isolated to an actor is reached
+    ///   after a hop to it: a disposal while the task waits for that actor does not keep it from
+    ///   starting (its values are dropped).
     /// - The task takes `priority`, or else the priority of the task that started the subscription, and
     ///   sees that task's task-local values.
     /// - `body` may be isolated to an actor: write `@MainActor send in` (a closure passed here is not

@@ -106,9 +106,9 @@ extension Signal where T: Sendable, E: Error {
     /// the task; a result that arrives after `dispose()` returned is dropped. A subscription disposed
     /// before its task first runs never calls `operation`; one disposed while the task starts may still
     /// call it just after `dispose()` returns, with `Task.isCancelled` true (check it before sending a
-    /// request that must not go out after the disposal). An operation isolated to an actor (`{ @MainActor in ... }`) is reached after a hop to it:
-    /// a disposal while the task waits for that actor does not keep it from starting (its result is
-    /// dropped).
+    /// request that must not go out after the disposal). An operation isolated to an actor
+    /// (`{ @MainActor in ... }`) is reached after a hop to it: a disposal while the task waits for that
+    /// actor does not keep it from starting (its result is dropped).
     ///
     /// Name the closure's error type, as in `() throws(APIError) in`: a closure that throws is otherwise
     /// inferred to throw `any Error`, which does not convert to `E`.

@@ -139,7 +139,7 @@ extension VirtualTimeScheduler {
         // Looks at the driver four times a grace period: see `TimelineJobs.lookForABlockedDriver(at:)`. A
         // run that ends sooner, as most do, never wakes it.
         let watchdog = DispatchSource.makeTimerSource(queue: .global())
-        let grace = jobs.watchdogPeriod.components
+        let grace = jobs.watchdogThreshold.components
         let look = DispatchTimeInterval.nanoseconds(
             (Int(grace.seconds) * 1_000_000_000 + Int(grace.attoseconds / 1_000_000_000)) / 4)
         watchdog.schedule(deadline: .now() + look, repeating: look)
@@ -483,7 +483,7 @@ final class TimelineJobs: TaskExecutor {
         var reportedABlockedDriver = false
         /// How long a job may run before the watchdog reports it, and where its report goes instead of
         /// standard error (tests).
-        var watchdogPeriod = VirtualTimeScheduler.offTimelineGrace
+        var watchdogThreshold = VirtualTimeScheduler.offTimelineGrace
         var blockedDriverReport: (@Sendable (String) -> Void)?
     }
 
@@ -607,10 +607,10 @@ final class TimelineJobs: TaskExecutor {
         let now = DispatchTime.now().uptimeNanoseconds
         let look = self.state.withLock { state -> Look? in
             guard state.runIsActive, !state.reportedABlockedDriver, let started = state.jobStarted,
-                now >= started, Duration.nanoseconds(now - started) >= state.watchdogPeriod
+                now >= started, Duration.nanoseconds(now - started) >= state.watchdogThreshold
             else { return nil }
             state.reportedABlockedDriver = true
-            return (state.firstArrivalFromAnotherThread?.description, state.watchdogPeriod, state.blockedDriverReport)
+            return (state.firstArrivalFromAnotherThread?.description, state.watchdogThreshold, state.blockedDriverReport)
         }
         guard let look else { return }
         let report =
@@ -628,17 +628,17 @@ final class TimelineJobs: TaskExecutor {
     }
 
     /// Sends the watchdog's report to `destination` instead of standard error, for a job that runs for
-    /// `period` (tests).
-    func reportBlockedDriver(every period: Duration, to destination: @escaping @Sendable (String) -> Void) {
+    /// `threshold` (tests).
+    func reportBlockedDriver(after threshold: Duration, to destination: @escaping @Sendable (String) -> Void) {
         self.state.withLock { state in
-            state.watchdogPeriod = period
+            state.watchdogThreshold = threshold
             state.blockedDriverReport = destination
         }
     }
 
     /// How long a job may run before the watchdog reports it.
-    var watchdogPeriod: Duration {
-        return self.state.withLock { $0.watchdogPeriod }
+    var watchdogThreshold: Duration {
+        return self.state.withLock { $0.watchdogThreshold }
     }
 
     func stopDriving() {

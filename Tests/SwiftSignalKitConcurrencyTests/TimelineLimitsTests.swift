@@ -231,7 +231,7 @@ import Testing
         let scheduler = VirtualTimeScheduler()
         let released = DispatchSemaphore(value: 0)
         let report = Mutex<String?>(nil)
-        scheduler.jobs.reportBlockedDriver(every: .milliseconds(200)) { text in
+        scheduler.jobs.reportBlockedDriver(after: .milliseconds(200)) { text in
             report.withLock { $0 = text }
             released.signal()
         }
@@ -248,7 +248,7 @@ import Testing
     @Test func aBlockOfOneAndAHalfGracesIsReported() async throws {
         let scheduler = VirtualTimeScheduler()
         let released = DispatchSemaphore(value: 0)
-        scheduler.jobs.reportBlockedDriver(every: .milliseconds(600)) { _ in released.signal() }
+        scheduler.jobs.reportBlockedDriver(after: .milliseconds(600)) { _ in released.signal() }
         let reported = try await scheduler.run { waitOnTheRunsThread(released, seconds: 1) }
         #expect(reported, "reported before the block ended by itself")
     }
