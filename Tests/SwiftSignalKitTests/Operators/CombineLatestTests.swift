@@ -42,6 +42,27 @@ import Testing
         #expect(bDisposable.count.value == 1, "the error disposes the other sources")
     }
 
+    /// As the original library: a source that ends without a value leaves the result waiting for the
+    /// others, which stay subscribed (the documented behaviour, which RxJava's does not share).
+    @Test func aSourceThatCompletesEmptyLeavesTheResultWaitingForTheOthers() {
+        let b = CapturedSubscriber<Int, NoError>()
+        let bDisposable = CountingDisposable()
+        let recorder = Recorder<Int, NoError>()
+        recorder.start(combineLatest(Signal<Int, NoError>.complete(), b.signal(disposable: bDisposable)) |> map { $0 + $1 })
+        b.subscriber?.putNext(1)
+        #expect(recorder.events.isEmpty)
+        #expect(bDisposable.count.value == 0, "the other source stays subscribed")
+        b.subscriber?.putCompletion()
+        #expect(recorder.events == [.completed])
+
+        let arrayRecorder = Recorder<[Int], NoError>()
+        let pipe = ValuePipe<Int>()
+        let subscription = arrayRecorder.start(combineLatest([Signal<Int, NoError>.complete(), pipe.signal()]))
+        pipe.putNext(1)
+        #expect(arrayRecorder.events.isEmpty)
+        subscription.dispose()
+    }
+
     @Test func everyArityFromThreeToTwentySixCombines() {
         let three = Recorder<Int, NoError>()
         three.start(combineLatest(values([1]), values([2]), values([3])) |> map { $0 + $1 + $2 })

@@ -4,6 +4,10 @@
 /// tuple of the latest values. The result fails on the first error and completes when every source has
 /// completed. Overloads exist for 2 to 26 sources, all with the optional `queue:` argument.
 ///
+/// A source that completes without a value means that no tuple can come, but the result still waits for
+/// the other sources to complete, keeping them subscribed, as the original library does (RxJava's
+/// completes at once). Give such a source a value with `startWith`, or use a form with initial values.
+///
 /// ```swift
 /// let header = combineLatest(userName, unreadCount) |> map { name, count in "\(name) (\(count))" }
 /// ```
@@ -152,7 +156,8 @@
 
 /// Combines the latest values of an array of signals of one type.
 ///
-/// An empty array gives a signal that sends `[]` and completes.
+/// An empty array gives a signal that sends `[]` and completes. As with two sources, a source that
+/// completes without a value leaves the result waiting for the others to complete.
 ///
 /// - Parameters:
 ///   - queue: If given, each source delivers on this queue first.

@@ -13,6 +13,11 @@ import Dispatch
 /// > loop and the operator that ends it breaks the chain; then a source that always completes
 /// > synchronously keeps `start` looping until it fails.
 ///
+/// > Warning: Nor can a disposal made inside a callback stop that loop: the disposable it disposes (a
+/// > `MetaDisposable` that is given `start`'s result, say) holds nothing until `start` returns, so
+/// > `start` spins, restarting the source. End such a loop inside the chain, with ``take(_:)`` or
+/// > ``take(until:)-(Signal<U,F>)`` downstream.
+///
 /// - Parameter signal: The source.
 /// - Returns: A signal that never completes on its own.
 public func restart<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
@@ -36,6 +41,10 @@ public func recurse<T, E>(_ latestValue: T?) -> (Signal<T, E>) -> Signal<T, E> {
 }
 
 /// Subscribes to `signal` again each time it fails; completion ends the result.
+///
+/// A source that fails synchronously is restarted in a loop, as in ``restart(_:)``, with its two
+/// warnings: end such a loop inside the chain (``take(_:)`` downstream), not with a disposal made inside
+/// a callback before `start` has returned.
 ///
 /// - Parameter signal: The source.
 /// - Returns: A signal that cannot fail.
