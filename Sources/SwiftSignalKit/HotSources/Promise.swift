@@ -48,6 +48,10 @@ public final class Promise<T: Sendable>: Sendable {
 
     /// Creates a promise that subscribes to `initializeOnFirstAccess` when first subscribed to.
     ///
+    /// The first ``get()`` sets `initializeOnFirstAccess` as the source whatever was set before it, as in
+    /// the original: a ``set(_:)`` made before anyone subscribes is replaced then, after its value, if
+    /// it had one, reached that first subscriber.
+    ///
     /// - Parameter initializeOnFirstAccess: The source to set lazily, or nil.
     public init(initializeOnFirstAccess: Signal<T, NoError>?) {
         self.core = ReplayingFanOut(value: nil)

@@ -18,6 +18,21 @@ import Testing
         #expect(second.values == [2, 3])
     }
 
+    /// As the original's, and as its documentation and the Ordering section say: a value put from a
+    /// callback is delivered there and then, so the subscribers after that one get it first.
+    @Test func aValuePutFromACallbackReachesLaterSubscribersFirst() {
+        let pipe = ValuePipe<Int>()
+        let first = pipe.signal().start(next: { value in
+            if value == 1 { pipe.putNext(2) }
+        })
+        let recorder = Recorder<Int, NoError>()
+        let second = recorder.start(pipe.signal())
+        pipe.putNext(1)
+        #expect(recorder.values == [2, 1])
+        first.dispose()
+        second.dispose()
+    }
+
     @Test func releasedPipeGivesASilentSignal() {
         var pipe: ValuePipe<Int>? = ValuePipe()
         let signal = pipe!.signal()
