@@ -11,6 +11,10 @@
 /// Unlike ``ValuePromise``, it needs no `Equatable` values and never skips a repeated one; unlike
 /// ``ValuePipe``, a subscriber that arrives late is not left without a value.
 ///
+/// The signal does not keep the pipe alive. Once the pipe is released, it lets go of its subscribers,
+/// without an event, after the values already put have reached them (as ``ValuePipe`` does), and a
+/// subscription made afterwards gets the latest value and nothing more.
+///
 /// Each subscriber sees values in the order they were put, once each: a subscriber that arrives while
 /// another thread puts a value gets the replay and then every later value, with no gap and no
 /// duplicate. The replay is delivered on the subscribing thread; ``putNext(_:)`` delivers on the calling
@@ -33,6 +37,10 @@ public final class ReplayingValuePipe<T: Sendable>: Sendable {
         self.core = ReplayingFanOut(value: value)
     }
 
+    deinit {
+        self.core.close()
+    }
+
     /// A signal of the latest value, if any, followed by every value put afterwards. It never completes.
     ///
     /// - Returns: A hot signal that replays on subscription, synchronously.
@@ -40,7 +48,7 @@ public final class ReplayingValuePipe<T: Sendable>: Sendable {
         // The signal holds the core, not the pipe, so it does not keep the pipe alive (as `ValuePipe`).
         let core = self.core
         return Signal { subscriber in
-            let key = core.subscribe(subscriber)
+            guard let key = core.subscribeIfOpen(subscriber) else { return EmptyDisposable }
             return FanOutMembership(key: key) { [core] key in
                 core.unsubscribe(key)
             }

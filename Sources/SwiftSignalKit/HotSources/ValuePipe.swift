@@ -10,9 +10,14 @@ import Synchronization
 ///
 /// A subscriber sees only values put after it subscribed. ``putNext(_:)`` delivers on the calling thread,
 /// to subscribers in the order they subscribed, outside any lock; values put concurrently from several
-/// threads may reach a subscriber concurrently.
+/// threads may reach a subscriber concurrently. A value put from a subscriber's callback is delivered
+/// there and then, so the subscribers after that one get it before the value being delivered, as in the
+/// original library; ``ReplayingValuePipe`` and the promises deliver such a value after the current one.
 ///
-/// The signal does not keep the pipe alive: once the pipe is released, new subscriptions receive nothing.
+/// The signal does not keep the pipe alive. Once the pipe is released, it lets go of its subscribers,
+/// without an event, as the original library's did, and a subscription made afterwards receives
+/// nothing. So a subscription with callbacks only that is never disposed keeps nothing for good; one
+/// through operators holds itself through its own links until it is disposed, as in the original.
 public final class ValuePipe<T>: Sendable {
     /// Each element holds a `Subscriber<T, NoError>` type-erased (``FanOutMember``, shared with the
     /// promises' fan-out) so that the list and its iteration are concrete code: in this module's
@@ -29,6 +34,16 @@ public final class ValuePipe<T>: Sendable {
     /// Creates a pipe with no subscribers.
     public init() {}
 
+    deinit {
+        // Each member's subscriber holds its membership, which holds the list: a subscription that is
+        // never disposed would keep that cycle, and whatever its callbacks capture, for good once nobody
+        // can put into the pipe (a probe, 2026-12-02). The original held the pipe weakly, so its list
+        // went with it. No `putNext` is under way (each holds the pipe), and a broadcast still running
+        // holds its own copy of the list. Released after unlocking.
+        let members = self.subscribers.withLock { $0.close() }
+        withExtendedLifetime(members) {}
+    }
+
     /// A signal of the values put after subscription. It never completes.
     ///
     /// - Returns: A hot signal.
@@ -36,13 +51,16 @@ public final class ValuePipe<T>: Sendable {
         // The signal holds the subscriber list, not the pipe, so it does not keep the pipe alive. (It used
         // to hold the pipe weakly; a weak reference gives the pipe a side table, which made every retain
         // and release of it take the runtime's slow path.) A subscription made after the pipe is gone
-        // joins a list nobody puts into, and leaves it when disposed.
+        // finds the list closed (see `deinit`) and gets nothing.
         let subscribers = self.subscribers
         #if DEBUG
             let unheard = self.unheard
         #endif
         return Signal { subscriber in
-            let key = subscribers.withLock { $0.add(FanOutMember(subscriber, joinedAfter: 0)) }
+            let joined = subscribers.withLock { list -> Int? in
+                list.isClosed ? nil : list.add(FanOutMember(subscriber, joinedAfter: 0))
+            }
+            guard let key = joined else { return EmptyDisposable }
             #if DEBUG
                 // After joining, so that the count is of every value the sequence missed: values put
                 // while the message was being printed would be missed too, and uncounted.

@@ -376,6 +376,16 @@ extension FanOutState.Departure: Sendable where T: Sendable, E: Sendable {}
 
     /// Runs `body` on the fan-out state, under the owner's lock.
     func withFanOut<R>(_ body: (inout FanOutState<Value, Failure>) -> R) -> R
+
+    /// The next broadcast for the thread delivering them (``FanOutState/nextWork(resuming:)``, under
+    /// the owner's lock); an owner that must act when its delivery goes idle implements it.
+    func nextWork(resuming: Bool) -> SerialDeliveryStep<FanOutState<Value, Failure>.Work>
+}
+
+extension FanOutOwner {
+    @inlinable func nextWork(resuming: Bool) -> SerialDeliveryStep<FanOutState<Value, Failure>.Work> {
+        return self.withFanOut { $0.nextWork(resuming: resuming) }
+    }
 }
 
 extension FanOutOwner {
@@ -394,7 +404,7 @@ extension FanOutOwner {
     }
 
     @inlinable func nextDelivery(resuming: Bool) -> SerialDeliveryStep<FanOutState<Owner.Value, Owner.Failure>.Work> {
-        return self.owner.withFanOut { $0.nextWork(resuming: resuming) }
+        return self.owner.nextWork(resuming: resuming)
     }
 
     @inlinable func deliver(_ work: FanOutState<Owner.Value, Owner.Failure>.Work) {

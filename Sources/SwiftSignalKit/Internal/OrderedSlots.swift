@@ -30,8 +30,21 @@
     @inlinable var isEmpty: Bool { self.count == 0 }
 
     /// Adds an element and returns its key.
+    /// Whether ``close()`` emptied the list for good: nothing may be added any more.
+    @inlinable var isClosed: Bool { self.nextKey < 0 }
+
+    /// Empties the list for good (its owner is going, and nobody will use the elements again), marking
+    /// it closed with a negative next key. Returns what it held, to be released after unlocking.
+    @inlinable mutating func close() -> OrderedSlots {
+        var closed = OrderedSlots()
+        closed.nextKey = .min
+        swap(&closed, &self)
+        return closed
+    }
+
     @inlinable
     mutating func add(_ element: Element) -> Int {
+        assert(!self.isClosed, "OrderedSlots: an element added after the list was closed")
         let key = self.nextKey
         self.nextKey += 1
         self.entries.append(Entry(key: key, element: element))

@@ -13,7 +13,10 @@
     @usableFromInline struct State: Sendable {
         @usableFromInline var fanOut: FanOutState<T, NoError>
         /// The version of the owner's source (``replaceSource(_:)``) or of its value (a compare-then-set
-        /// through ``publish(_:ifGeneration:advancing:)``); changed only by those two.
+        /// through ``publish(_:ifGeneration:advancing:)``); changed only by those two, and by ``close()``
+        /// (a `ReplayingValuePipe`'s, which uses no generation otherwise), which sets it to
+        /// ``ReplayingFanOut/closedGeneration``. A flag of its own would make every promise 8 bytes
+        /// larger.
         @usableFromInline var generation: UInt64 = 0
         /// The owner's current source subscription (a ``Promise``'s `PromiseSource<T>`), type-erased so
         /// that the owner can call it through its concrete type: through `Disposable` the call would
@@ -33,6 +36,57 @@
 
     @inlinable func withFanOut<R>(_ body: (inout FanOutState<T, NoError>) -> R) -> R {
         return self.state.withLock { body(&$0.fanOut) }
+    }
+
+    /// The generation of a fan-out that ``close()`` closed.
+    @inlinable static var closedGeneration: UInt64 { .max }
+
+    /// Adds a subscriber, as ``subscribe(_:)`` does, unless ``close()`` has closed the fan-out; then
+    /// only replays the log to it, without making it a member, and returns nil.
+    @inlinable func subscribeIfOpen(_ subscriber: Subscriber<T, NoError>) -> Int? {
+        typealias Log = FanOutState<T, NoError>.Log
+        let (joined, lateReplay) = self.state.withLock { state -> ((key: Int, replay: Log?)?, Log?) in
+            if state.generation == Self.closedGeneration { return (nil, state.fanOut.log) }
+            return (state.fanOut.join(subscriber), nil)
+        }
+        guard let (key, replay) = joined else {
+            lateReplay?.replay(to: subscriber)
+            return nil
+        }
+        replay?.deliver(to: subscriber, key: key, of: self)
+        return key
+    }
+
+    /// Closes the fan-out for good (its owner, a `ReplayingValuePipe`, is going, so nothing will be
+    /// published again): later subscriptions only get the log replayed (``subscribeIfOpen(_:)``), and
+    /// the members are released, without an event, once the broadcasts already published have reached
+    /// them: here, or by the thread delivering them when it runs out (``nextWork(resuming:)``). A member
+    /// still receiving its replay stops being a member and finishes its backlog.
+    ///
+    /// Each member's subscriber holds its membership, which holds this state: a subscription that is
+    /// never disposed would otherwise keep that cycle, and whatever its callbacks capture, for good.
+    func close() {
+        let members = self.state.withLock { state -> OrderedSlots<FanOutMember>? in
+            state.generation = Self.closedGeneration
+            return state.fanOut.delivery.isDelivering ? nil : state.fanOut.members.close()
+        }
+        // Released here, after unlocking.
+        withExtendedLifetime(members) {}
+    }
+
+    /// The next broadcast for the thread delivering them; when there is none and the fan-out is
+    /// closed, that thread releases the members, after unlocking (see ``close()``).
+    @inlinable func nextWork(resuming: Bool) -> SerialDeliveryStep<FanOutState<T, NoError>.Work> {
+        var members: OrderedSlots<FanOutMember>?
+        let step = self.state.withLock { state in
+            let step = state.fanOut.nextWork(resuming: resuming)
+            if case .idle = step, state.generation == Self.closedGeneration, !state.fanOut.members.isClosed {
+                members = state.fanOut.members.close()
+            }
+            return step
+        }
+        withExtendedLifetime(members) {}
+        return step
     }
 
     /// Adds a subscriber and, if there is a current value, delivers it to the subscriber before
