@@ -12,8 +12,10 @@
 /// ``ValuePipe``, a subscriber that arrives late is not left without a value.
 ///
 /// The signal does not keep the pipe alive. Once the pipe is released, it lets go of its subscribers,
-/// without an event, after the values already put have reached them (as ``ValuePipe`` does), and a
-/// subscription made afterwards gets the latest value and nothing more.
+/// without an event, after the values already put have reached them (as ``ValuePipe`` does), on the
+/// thread that delivers the last of them: the one that releases the pipe, or one still delivering,
+/// which may be the Dispatch thread handed the delivery. A subscription made afterwards gets the latest
+/// value and nothing more.
 ///
 /// Each subscriber sees values in the order they were put, once each: a subscriber that arrives while
 /// another thread puts a value gets the replay and then every later value, with no gap and no

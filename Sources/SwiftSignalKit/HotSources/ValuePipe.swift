@@ -17,7 +17,9 @@ import Synchronization
 /// The signal does not keep the pipe alive. Once the pipe is released, it lets go of its subscribers,
 /// without an event, as the original library's did, and a subscription made afterwards receives
 /// nothing. So a subscription with callbacks only that is never disposed keeps nothing for good; one
-/// through operators holds itself through its own links until it is disposed, as in the original.
+/// through operators (`map` included) holds itself through its own links until it is disposed, as in
+/// the original. The subscribers, and what their callbacks capture, are released on the thread that
+/// releases the pipe.
 public final class ValuePipe<T>: Sendable {
     /// Each element holds a `Subscriber<T, NoError>` type-erased (``FanOutMember``, shared with the
     /// promises' fan-out) so that the list and its iteration are concrete code: in this module's

@@ -29,7 +29,6 @@
     @inlinable var count: Int { self.entries.count - self.holes }
     @inlinable var isEmpty: Bool { self.count == 0 }
 
-    /// Adds an element and returns its key.
     /// Whether ``close()`` emptied the list for good: nothing may be added any more.
     @inlinable var isClosed: Bool { self.nextKey < 0 }
 
@@ -42,6 +41,7 @@
         return closed
     }
 
+    /// Adds an element and returns its key.
     @inlinable
     mutating func add(_ element: Element) -> Int {
         assert(!self.isClosed, "OrderedSlots: an element added after the list was closed")
