@@ -191,9 +191,11 @@ public final class DisposableDict<T: Hashable & Sendable>: Disposable {
     /// The entries whose keys share one hash value, with the stamp of the change that last wrote them.
     private struct Bucket {
         var stamp: UInt64
-        /// Each entry with the stamp of the change that added it, which names it: a search that must
-        /// start again compares the key only with entries added since (see `set`).
-        var entries: [(key: T, disposable: Disposable, added: UInt64)]
+        /// Each entry with the stamp of the change that added it (the order `dispose()` follows) and
+        /// its key's: the stamp of the change that first stored a key equal to it, kept when the key is
+        /// set again. A search that must start again compares the key only with keys stored since (see
+        /// `set`).
+        var entries: [(key: T, disposable: Disposable, added: UInt64, keyStamp: UInt64)]
     }
 
     private struct State {
@@ -219,10 +221,13 @@ public final class DisposableDict<T: Hashable & Sendable>: Disposable {
     ///   - key: The key. If the dictionary has been disposed, `disposable` is disposed at once.
     public func set(_ disposable: Disposable?, forKey key: T) {
         let hash = key.hashValue
-        // What `key == entry.key` answered for each entry compared so far, by the entry's stamp: a
-        // search that starts again asks only about entries added since. Otherwise a key whose `==`
-        // sets another key of the same hash value changed the bucket at every comparison, and the
-        // search started again for ever.
+        // What `key == entry.key` answered for each key compared so far, by the entry's key stamp: a
+        // search that starts again asks only about keys stored since. Otherwise a key whose `==` sets
+        // another key of the same hash value changed the bucket at every comparison, and the search
+        // started again for ever. By the key's stamp, not the entry's: a key that another thread kept
+        // setting again made a new entry each time, and a search whose `==` was slower than those sets
+        // compared with each new one and never finished (a probe, 2026-12-02). A key set again is equal
+        // to the one it replaced, so (`==` being an equivalence) the answer about the first holds for it.
         // A dictionary, not a list: with many keys of one hash value, a list made each search quadratic.
         var compared: [UInt64: Bool] = [:]
         while true {
@@ -239,17 +244,21 @@ public final class DisposableDict<T: Hashable & Sendable>: Disposable {
             var updated = bucket?.entries ?? []
             var previous: Disposable?
             let index = updated.firstIndex { entry in
-                if let known = compared[entry.added] { return known }
+                if let known = compared[entry.keyStamp] { return known }
                 let equal = entry.key == key
-                compared[entry.added] = equal
+                compared[entry.keyStamp] = equal
                 return equal
             }
+            // 0: the key is new to the bucket, and its stamp is the change's own, given under the lock.
+            var keyStamp: UInt64 = 0
             if let index {
-                previous = updated.remove(at: index).disposable
+                let removed = updated.remove(at: index)
+                previous = removed.disposable
+                keyStamp = removed.keyStamp
             }
             if let disposable {
                 // Named under the lock, below.
-                updated.append((key, disposable, 0))
+                updated.append((key, disposable, 0, keyStamp))
             } else if previous == nil {
                 // Removing a key that is not there changes nothing.
                 return
@@ -260,6 +269,9 @@ public final class DisposableDict<T: Hashable & Sendable>: Disposable {
                 let replaced = state.buckets.removeValue(forKey: hash)
                 if disposable != nil {
                     updated[updated.count - 1].added = state.lastStamp
+                    if keyStamp == 0 {
+                        updated[updated.count - 1].keyStamp = state.lastStamp
+                    }
                 }
                 if !updated.isEmpty {
                     state.buckets[hash] = Bucket(stamp: state.lastStamp, entries: updated)

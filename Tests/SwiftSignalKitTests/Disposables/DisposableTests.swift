@@ -21,6 +21,25 @@ private struct CollidingKey: Hashable, Sendable {
 private let collidingDict = DisposableDict<CollidingKey>()
 private let collidingComparisons = Counter()
 
+/// Keys of one hash value whose `==`, comparing key 2 with key 1, sets key 1 again in `resettingDict`:
+/// as another thread that keeps setting key 1 while a slow comparison runs. After 1,000 such sets it
+/// stops, so that a search that compares with every new entry for ever ends the test.
+private struct ResettingKey: Hashable, Sendable {
+    let id: Int
+
+    func hash(into hasher: inout Hasher) { hasher.combine(0) }
+
+    static func == (lhs: ResettingKey, rhs: ResettingKey) -> Bool {
+        if Set([lhs.id, rhs.id]) == [1, 2] && resets.increment() <= 1000 {
+            resettingDict.set(EmptyDisposable, forKey: ResettingKey(id: 1))
+        }
+        return lhs.id == rhs.id
+    }
+}
+
+private let resettingDict = DisposableDict<ResettingKey>()
+private let resets = Counter()
+
 @Suite struct DisposableTests {
     /// Every comparison changed the bucket (the nested `set`), so `set` searched it again, compared
     /// again, and never returned. A search that starts again now compares only entries added since.
@@ -35,6 +54,20 @@ private let collidingComparisons = Counter()
         #expect(second.count.value == 0)
         collidingDict.dispose()
         #expect(second.count.value == 1)
+    }
+
+    /// Each set of key 1 made a new entry, which a search for key 2 had not compared yet, so every
+    /// search compared again, and each comparison, slower than the sets, saw another: `set` never
+    /// returned (a probe, 2026-12-02, with a thread setting a key of the same hash every millisecond and
+    /// an `==` of 10 ms). A key set again keeps its key's stamp, which the answers are kept by.
+    @Test func aKeySetAgainWhileASlowComparisonRunsIsNotComparedAgain() {
+        let held = CountingDisposable()
+        resettingDict.set(EmptyDisposable, forKey: ResettingKey(id: 1))
+        resettingDict.set(held, forKey: ResettingKey(id: 2))
+        #expect(resets.value == 1, "\(resets.value) comparisons of key 2 with key 1")
+        resettingDict.set(nil, forKey: ResettingKey(id: 2))
+        #expect(held.count.value == 1)
+        resettingDict.dispose()
     }
 
     #if !DEBUG
