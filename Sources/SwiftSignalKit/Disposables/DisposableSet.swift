@@ -187,6 +187,11 @@ public final class DisposableSet: Disposable {
 /// Your key type's `hash(into:)` and `==` run outside the dictionary's lock, so they may use this
 /// dictionary for other keys. Concurrent calls for the same key take effect one after the other, each
 /// disposing what the previous one stored.
+///
+/// A call compares its key with each key of the same hash value once, also while other threads set them
+/// again; a key stored by another thread meanwhile is compared too, before the call takes effect. So
+/// while other threads keep storing new keys of that hash value faster than `==` answers (a slow `==`
+/// and a hash that many keys share), a call goes on comparing: give keys a hash that tells them apart.
 public final class DisposableDict<T: Hashable & Sendable>: Disposable {
     /// The entries whose keys share one hash value, with the stamp of the change that last wrote them.
     private struct Bucket {
