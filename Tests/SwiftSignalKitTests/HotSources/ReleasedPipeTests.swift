@@ -13,43 +13,37 @@ import Testing
 /// the original, so these subscribe with callbacks only.
 @Suite struct ReleasedPipeTests {
     @Test func aValuePipesNeverDisposedSubscriptionsGoWithThePipe() {
-        let tracker = LifetimeTracker()
-        let received = Mutex<[Int]>([])
-        do {
-            let pipe = ValuePipe<Int>()
-            _ = pipe.signal().start(next: { [captured = tracker.make()] value in
-                withExtendedLifetime(captured) {}
-                received.withLock { $0.append(value) }
-            })
-            _ = pipe.signal().start(next: { [captured = tracker.make()] value in
-                withExtendedLifetime(captured) {}
-                received.withLock { $0.append(value * 10) }
-            })
-            pipe.putNext(1)
-            #expect(tracker.live.value == 2)
-        }
-        #expect(received.withLock { $0 } == [1, 10])
-        #expect(tracker.live.value == 0, "the subscribers went with the pipe")
+        let (received, live) = Self.subscribeTwiceWithoutKeeping(to: ValuePipe<Int>(), { $0.signal() }) { $0.putNext(1) }
+        #expect(received == [1, 10])
+        #expect(live == 0, "the subscribers went with the pipe")
     }
 
     @Test func aReplayingValuePipesNeverDisposedSubscriptionsGoWithThePipe() {
+        let (received, live) = Self.subscribeTwiceWithoutKeeping(to: ReplayingValuePipe<Int>(0), { $0.signal() }) { $0.putNext(1) }
+        #expect(received == [0, 0, 1, 10])
+        #expect(live == 0, "the subscribers went with the pipe")
+    }
+
+    /// Subscribes twice to `pipe`, with callbacks only, discarding the disposables, then `put`s and
+    /// releases the pipe. Returns what the callbacks received (the second's values times ten) and how
+    /// many objects the callbacks captured are still alive.
+    private static func subscribeTwiceWithoutKeeping<Pipe>(
+        to pipe: consuming Pipe, _ signal: (Pipe) -> Signal<Int, NoError>, put: (Pipe) -> Void
+    ) -> (received: [Int], live: Int) {
         let tracker = LifetimeTracker()
         let received = Mutex<[Int]>([])
         do {
-            let pipe = ReplayingValuePipe<Int>(0)
-            _ = pipe.signal().start(next: { [captured = tracker.make()] value in
-                withExtendedLifetime(captured) {}
-                received.withLock { $0.append(value) }
-            })
-            _ = pipe.signal().start(next: { [captured = tracker.make()] value in
-                withExtendedLifetime(captured) {}
-                received.withLock { $0.append(value * 10) }
-            })
-            pipe.putNext(1)
+            let pipe = consume pipe
+            for factor in [1, 10] {
+                _ = signal(pipe).start(next: { [captured = tracker.make()] value in
+                    withExtendedLifetime(captured) {}
+                    received.withLock { $0.append(value * factor) }
+                })
+            }
+            put(pipe)
             #expect(tracker.live.value == 2)
         }
-        #expect(received.withLock { $0 } == [0, 0, 1, 10])
-        #expect(tracker.live.value == 0, "the subscribers went with the pipe")
+        return (received.withLock { $0 }, tracker.live.value)
     }
 
     @Test func aSubscriptionMadeAfterThePipeIsGoneGetsNothingAndKeepsNothing() {
