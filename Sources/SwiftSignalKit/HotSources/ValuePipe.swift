@@ -40,8 +40,8 @@ public final class ValuePipe<T>: Sendable {
         // Each member's subscriber holds its membership, which holds the list: a subscription that is
         // never disposed would keep that cycle, and whatever its callbacks capture, for good once nobody
         // can put into the pipe (a probe, 2026-12-02). The original held the pipe weakly, so its list
-        // went with it. No `putNext` is under way (each holds the pipe), and a broadcast still running
-        // holds its own copy of the list. Released after unlocking.
+        // went with it. No `putNext`, and so no broadcast, is under way: each holds the pipe. Released
+        // after unlocking.
         let members = self.subscribers.withLock { $0.close() }
         withExtendedLifetime(members) {}
     }
