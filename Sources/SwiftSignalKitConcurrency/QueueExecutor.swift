@@ -19,8 +19,9 @@ import SwiftSignalKit
 /// - `checkIsolated()` asks the queue whether it is current, so `assumeIsolated` succeeds inside any
 ///   block running on the queue, and inside `Queue.sync` blocks nested in such a block (the waiting
 ///   caller owns the queue; see `Queue.isCurrent()`), and traps elsewhere.
-/// - Executors made for the same queue count as one execution context: actors on the same queue call
-///   each other without hops.
+/// - Executors made for the same `Queue` object are one executor to the runtime: an actor on the queue
+///   calls another actor on it inline, without a hop, and so without letting other work queued there
+///   run in between. (Executors of two `Queue` objects that wrap one `DispatchQueue` stay two.)
 ///
 /// > Important: The queue must be serial (`Queue.init(name:qos:)` makes serial queues);
 /// > a concurrent queue would run actor jobs in parallel. A global concurrent queue
@@ -35,6 +36,8 @@ import SwiftSignalKit
 public final class QueueExecutor: SerialExecutor {
     /// The queue the jobs run on.
     public let queue: Queue
+    /// The executor the runtime knows: the queue's one, shared by every `QueueExecutor` of the queue.
+    private let jobs: QueueJobs
 
     /// Creates an executor for `queue`.
     ///
@@ -46,24 +49,21 @@ public final class QueueExecutor: SerialExecutor {
                     + "queue, which would run the actor's jobs in parallel. Give the actor a serial queue: Queue(name:)")
         }
         self.queue = queue
+        self.jobs = QueueJobs.of(queue)
     }
 
     /// Runs `job` on the queue, after everything submitted to the queue before it.
     ///
     /// - Parameter job: The job to run.
     public func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        let executor = self.asUnownedSerialExecutor()
-        self.queue.justDispatch {
-            job.runSynchronously(on: executor)
-        }
+        self.jobs.enqueue(job)
     }
 
-    /// This executor, compared with others by queue.
+    /// The queue's executor, the same object for every `QueueExecutor` of this `Queue`.
     ///
-    /// - Returns: An unowned reference that treats executors of the same queue as one context.
+    /// - Returns: An unowned reference to it, which this executor keeps alive by keeping the queue.
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
-        return UnownedSerialExecutor(complexEquality: self)
+        return self.jobs.asUnownedSerialExecutor()
     }
 
     /// Whether `other` runs on the same queue.
@@ -76,6 +76,55 @@ public final class QueueExecutor: SerialExecutor {
 
     /// Traps unless the calling code runs on the queue.
     public func checkIsolated() {
+        self.jobs.checkIsolated()
+    }
+}
+
+/// The serial executor of one `Queue`, which every `QueueExecutor` and `QueueLocalActor` of that queue
+/// hands to the runtime, so that their actors share one executor identity.
+///
+/// Why one object and not executors that compare equal: when one actor calls another, the runtime
+/// decides whether to hop by comparing the two executors' identities alone (the equality that
+/// `isSameExclusiveExecutionContext` gives serves `assumeIsolated`, not that decision). The queue holds
+/// this object (`Queue.executionContext(orMake:)`) and this object holds the queue unowned: it lives
+/// exactly as long as the queue, which every actor on it keeps alive.
+final class QueueJobs: SerialExecutor {
+    unowned let queue: Queue
+
+    private init(queue: Queue) {
+        self.queue = queue
+    }
+
+    /// The executor of `queue`, made on first use.
+    static func of(_ queue: Queue) -> QueueJobs {
+        return queue.executionContext { QueueJobs(queue: queue) }
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = self.asUnownedSerialExecutor()
+        // Named here, before `justDispatch` would name it as a plain block: on a virtual timeline the
+        // job is dropped like any work sent to a queue, and the failure says that an actor sent it.
+        if TimelineExecutor.refusesDeparture("a job of an actor on the Queue \(self.queue.queue.label) (QueueExecutor, QueueLocalActor)") {
+            return
+        }
+        self.queue.justDispatch {
+            // Holds this executor for the job, whose actor may go, and the queue with it, as it ends.
+            withExtendedLifetime(self) {
+                job.runSynchronously(on: executor)
+            }
+        }
+    }
+
+    func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        return UnownedSerialExecutor(complexEquality: self)
+    }
+
+    func isSameExclusiveExecutionContext(other: QueueJobs) -> Bool {
+        return other === self
+    }
+
+    func checkIsolated() {
         if !self.queue.isCurrent() {
             misuse("expected to run on the queue of this QueueExecutor (\(self.queue.queue.label)), but the current code is elsewhere")
         }

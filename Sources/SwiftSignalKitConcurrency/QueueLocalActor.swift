@@ -24,10 +24,7 @@ import SwiftSignalKit
 /// The value is released on the queue when the actor is released, wherever the last reference goes.
 public actor QueueLocalActor<Value> {
     /// The queue this actor runs on.
-    public nonisolated var queue: Queue {
-        return self.executor.queue
-    }
-    private let executor: QueueExecutor
+    public nonisolated let queue: Queue
     /// The box holding the value, retained by hand: the actor's one strong reference, which `deinit`
     /// hands to the queue so that the value is released there.
     ///
@@ -35,14 +32,14 @@ public actor QueueLocalActor<Value> {
     /// `access(_:_:)`, which is isolated to the actor, and by `deinit`, when nothing else can reach the
     /// actor.
     private nonisolated(unsafe) let storage: Unmanaged<QueueLocalActorStorage<Value>>
-    /// Whether a `withValue` or `withValueOnQueue` body is running. It takes the place of a stored
-    /// `queue` (now read from the executor): a byte more in the actor or in the value's box moves the
-    /// object to the next allocation size, 16 bytes more per actor.
+    /// Whether a `withValue` or `withValueOnQueue` body is running. A byte more in the actor or in the
+    /// value's box moves the object to the next allocation size, 16 bytes more per actor; so the actor
+    /// keeps the queue and asks it for its executor rather than storing that too.
     private var isBeingAccessed = false
 
     /// The queue's executor.
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
-        return self.executor.asUnownedSerialExecutor()
+        return QueueJobs.of(self.queue).asUnownedSerialExecutor()
     }
 
     /// Creates the actor with its value.
@@ -62,7 +59,7 @@ public actor QueueLocalActor<Value> {
                 "QueueLocalActor(queue:value:): the queue must be serial, and \(queue.queue.label) is a global "
                     + "concurrent queue, which would run the actor's jobs in parallel. Give it a serial queue: Queue(name:)")
         }
-        self.executor = QueueExecutor(queue: queue)
+        self.queue = queue
         self.storage = Unmanaged.passRetained(QueueLocalActorStorage(value))
     }
 
@@ -88,7 +85,10 @@ public actor QueueLocalActor<Value> {
             misuse(
                 "QueueLocalActor.\(api) called inside another withValue or withValueOnQueue of the same actor, "
                     + "whose body is changing the value. Pass the value (inout) to the inner code instead of "
-                    + "reaching the actor again. If nothing was nested, the actor's queue is concurrent (a DispatchQueue "
+                    + "reaching the actor again. The nesting may be hidden: a deinit that reaches this actor, run "
+                    + "inside a body that releases the last reference to an object (another QueueLocalActor on this "
+                    + "queue releases its value at once), or a callback the body triggers synchronously. If nothing "
+                    + "was nested, the actor's queue is concurrent (a DispatchQueue "
                     + "made with .concurrent and wrapped in Queue(queue:)), which runs two accesses at once: give the "
                     + "actor a serial queue, Queue(name:).")
         }

@@ -425,7 +425,9 @@ extension VirtualTimeScheduler {
             case .sent:
                 return "VirtualTimeScheduler.run: at \(self.time) s, work left the timeline: \(self.departure). " + stopped
                     + " Give the operator the scheduler instead of a Queue (deliverOn(scheduler), delay(_:scheduler:), "
-                    + "first(within:scheduler:), retry(_:maxAttempts:scheduler:)); a default argument is a Queue."
+                    + "first(within:scheduler:), retry(_:maxAttempts:scheduler:)); a default argument is a Queue. "
+                    + "An actor on a Queue runs its jobs on that queue (QueueExecutor, QueueLocalActor): keep it out "
+                    + "of the code the run drives, or give that code an actor without an executor of its own."
             case .cameBack:
                 return "VirtualTimeScheduler.run: noticed at \(self.time) s: \(self.departure). " + stopped
                     + " The time is when the run noticed, and can differ between runs. What a task waited for: the main actor "

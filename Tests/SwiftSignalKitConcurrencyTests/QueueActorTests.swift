@@ -361,11 +361,84 @@ final class TallyDoor {
         }
         #expect(sum == 3)
     }
+
+    /// An actor on a queue calls another actor on the same `Queue` inline, each with an executor of its
+    /// own: the block the caller queued first runs after the call, not before (a hop would queue the call
+    /// behind it).
+    @Test func actorsWithExecutorsOfOneQueueCallEachOtherWithoutAHop() async {
+        let queue = Queue(name: "no-hop")
+        let log = QueueLocalActor(queue: queue, value: Tally())
+        let caller = QueuedLogger(queue: queue)
+        let callee = QueuedLogger(queue: queue)
+        let seenAtReturn = await caller.queueABlockThenCall(callee, log: log)
+        #expect(seenAtReturn == [2])
+        await drain(queue)
+        #expect(await log.withValue { $0.log } == [2, 1])
+    }
+
+    /// The same for two `QueueLocalActor`s on one queue.
+    @Test func queueLocalActorsOfOneQueueCallEachOtherWithoutAHop() async {
+        let queue = Queue(name: "no-hop-local")
+        let log = QueueLocalActor(queue: queue, value: Tally())
+        let other = QueueLocalActor(queue: queue, value: Tally())
+        let seenAtReturn = await log.queueABlockThenCall(other)
+        #expect(seenAtReturn == [2])
+        await drain(queue)
+        #expect(await log.withValue { $0.log } == [2, 1])
+    }
+
+    /// Executors of two `Queue` objects (here two queues) stay two: the call hops, behind the block.
+    @Test func actorsOnDifferentQueuesStillHop() async {
+        let queue = Queue(name: "hop")
+        let log = QueueLocalActor(queue: queue, value: Tally())
+        let caller = QueuedLogger(queue: queue)
+        let callee = QueuedLogger(queue: Queue(name: "hop-other"))
+        _ = await caller.queueABlockThenCall(callee, log: log)
+        await drain(queue)
+        #expect(await log.withValue { $0.log } == [1, 2])
+    }
+}
+
+/// An actor with an executor of its own on a queue, as the `QueueExecutor` documentation writes one.
+actor QueuedLogger {
+    private let executor: QueueExecutor
+    nonisolated var unownedExecutor: UnownedSerialExecutor { self.executor.asUnownedSerialExecutor() }
+
+    init(queue: Queue) {
+        self.executor = QueueExecutor(queue: queue)
+    }
+
+    /// Queues a block that logs 1, then has `other` log 2; returns the log as it is when `other` returns.
+    func queueABlockThenCall(_ other: QueuedLogger, log: QueueLocalActor<Tally>) async -> [Int] {
+        self.executor.queue.justDispatch {
+            log.withValueOnQueue { $0.log.append(1) }
+        }
+        await other.log(2, to: log)
+        return await log.withValue { $0.log }
+    }
+
+    func log(_ value: Int, to log: QueueLocalActor<Tally>) async {
+        await log.withValue { $0.log.append(value) }
+    }
 }
 
 extension QueueLocalActor where Value == Tally {
     func append(_ value: Int) {
         self.withValueOnQueue { $0.log.append(value) }
+    }
+}
+
+extension QueueLocalActor where Value == Tally {
+    /// Queues a block that logs 1, then has `other` (an actor on the same queue) run a body that logs 2
+    /// here; returns the log as it is when `other` returns.
+    func queueABlockThenCall(_ other: QueueLocalActor<Tally>) async -> [Int] {
+        self.queue.justDispatch {
+            self.withValueOnQueue { $0.log.append(1) }
+        }
+        await other.withValue { _ in
+            self.withValueOnQueue { $0.log.append(2) }
+        }
+        return self.withValueOnQueue { $0.log }
     }
 }
 

@@ -761,7 +761,8 @@ import Testing
             let left = await #expect(throws: VirtualTimeScheduler.WorkLeftTheTimeline.self) {
                 try await scheduler.run { await counter.increment() }
             }
-            #expect(left?.departure == "Queue.justDispatch on probe.actor")
+            #expect(left?.departure == "a job of an actor on the Queue probe.actor (QueueExecutor, QueueLocalActor)")
+            #expect(left?.description.contains("An actor on a Queue runs its jobs on that queue") == true)
         }
     }
 

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 /// A dispatch queue that knows when code is running on it.
 ///
@@ -42,6 +43,11 @@ public final class Queue: Sendable {
     /// Whether ``async(_:)`` runs inline when the queue is current: only for a queue known to be serial
     /// (see ``async(_:)``). `@usableFromInline` for ``runsWorkInline``, which `deliverOn` asks per event.
     @usableFromInline let runsAsyncInline: Bool
+    /// The serial executor that actors on this queue share, made by the first of them
+    /// (``executionContext(orMake:)``). Held here, so that it lives as long as the queue, and holding the
+    /// queue unowned, so that neither keeps the other alive; nil (one word, no allocation) until an actor
+    /// is put on the queue.
+    private let sharedExecutionContext = AtomicLazyReference<AnyObject & Sendable>()
 
     /// How ``isCurrent()`` recognises the queue.
     private enum Identity: Sendable {
@@ -137,6 +143,20 @@ public final class Queue: Sendable {
         self.nativeQueue = queue
         self.identity = .marker(QueueMarker.marker(for: queue))
         self.runsAsyncInline = true
+    }
+
+    /// The object that stands for this queue as the serial executor of actors: the one the first call
+    /// made with `make`, for as long as the queue lives. Every later call gets that same object, so the
+    /// actors of one queue share one executor identity, and the runtime, which compares executors by
+    /// identity alone when one actor calls another, runs the call inline instead of hopping.
+    ///
+    /// `package`: for the concurrency module's `QueueExecutor`; `make` is its code, and two threads that
+    /// race here may both call it, one object winning. The object must not hold the queue strongly.
+    package func executionContext<Context: AnyObject & Sendable>(orMake make: () -> Context) -> Context {
+        if let existing = self.sharedExecutionContext.load() {
+            return unsafeDowncast(existing, to: Context.self)
+        }
+        return unsafeDowncast(self.sharedExecutionContext.storeIfNil(make()), to: Context.self)
     }
 
     /// Whether the calling code is running on this queue.
