@@ -27,7 +27,7 @@ public enum Marbles {
     /// - Returns: The events, in order, with their times.
     ///
     /// > Important: An unknown character, a value character missing from `values`, a key of `values`
-    /// > that is marble syntax (`-`, `|`, `#`, `(`, `)`, space) or `?` (what ``diagram(_:values:frame:start:)``
+    /// > that is marble syntax (`-`, `|`, `#`, `(`, `)`, space) or `?` (what ``diagram(_:values:frame:start:)-(_,_,Double,Double)``
     /// > draws for a value it has no character for), `#` without `error`, an unbalanced, nested or empty
     /// > group, `-` inside a group, an event after `|` or `#`,
     /// > a `frame` that is not a positive finite number, a `start` that is not a finite number, or an
@@ -115,7 +115,7 @@ public enum Marbles {
     ///   frames or more after it. An event is on a frame when its time equals the frame's as recorded
     ///   events compare (``Recorded``'s `==`), or is within a millionth of a frame of it.
     ///
-    /// > Important: A key of `values` that ``events(_:values:error:frame:start:file:line:)`` refuses
+    /// > Important: A key of `values` that ``events(_:values:error:frame:start:file:line:)-(_,_,_,Double,Double,_,_)`` refuses
     /// > (marble syntax, or `?`), a `frame` that is not a positive finite number, or a `start` that is
     /// > not a finite number is a precondition failure naming the problem.
     public static func diagram<T: Equatable, E: Error>(

@@ -103,12 +103,17 @@ extension SequenceRecorder where Element: Equatable, Failure: Equatable {
     ///   - values: The element of each value character.
     ///   - error: The error of `#`.
     ///   - frame: Seconds per character.
+    ///   - file: The file a precondition failure about the diagram names; the caller's by default.
+    ///   - line: The line a precondition failure about the diagram names; the caller's by default.
     /// - Returns: nil, or the difference, with the recording drawn as a diagram when it can be.
     public func mismatch(
-        marbles: String, values: [Character: Element] = [:], error: Failure? = nil, frame: Double = 1
+        marbles: String, values: [Character: Element] = [:], error: Failure? = nil, frame: Double = 1,
+        file: StaticString = #fileID, line: UInt = #line
     )
         -> RecordingMismatch?
     {
-        return RecordingMismatch.between(self.events, marbles: marbles, values: values, error: error, frame: frame, start: self.startedAt)
+        return RecordingMismatch.between(
+            self.events, marbles: marbles, values: values, error: error, frame: frame, start: self.startedAt, file: file,
+            line: line)
     }
 }

@@ -81,10 +81,16 @@ extension SignalRecorder where T: Equatable, E: Equatable {
     ///   - values: The value of each value character.
     ///   - error: The error of `#`.
     ///   - frame: Seconds per character.
+    ///   - file: The file a precondition failure about the diagram names; the caller's by default.
+    ///   - line: The line a precondition failure about the diagram names; the caller's by default.
     /// - Returns: nil, or the difference, with the recording drawn as a diagram when it can be.
-    public func mismatch(marbles: String, values: [Character: T] = [:], error: E? = nil, frame: Double = 1) -> RecordingMismatch? {
+    public func mismatch(
+        marbles: String, values: [Character: T] = [:], error: E? = nil, frame: Double = 1,
+        file: StaticString = #fileID, line: UInt = #line
+    ) -> RecordingMismatch? {
         return RecordingMismatch.between(
-            self.events, marbles: marbles, values: values, error: error, frame: frame, start: self.subscribedAt)
+            self.events, marbles: marbles, values: values, error: error, frame: frame, start: self.subscribedAt, file: file,
+            line: line)
     }
 }
 
@@ -98,9 +104,11 @@ extension RecordingMismatch {
     /// nil when `actual` is the diagram `marbles`, whose frame 0 is `start`, else their difference, with
     /// `actual` drawn as a diagram when it can be.
     static func between<T: Equatable, E: Equatable>(
-        _ actual: [Recorded<T, E>], marbles: String, values: [Character: T], error: E?, frame: Double, start: Double
+        _ actual: [Recorded<T, E>], marbles: String, values: [Character: T], error: E?, frame: Double, start: Double,
+        file: StaticString, line: UInt
     ) -> RecordingMismatch? {
-        let expected: [Recorded<T, E>] = Marbles.events(marbles, values: values, error: error, frame: frame, start: start)
+        let expected: [Recorded<T, E>] = Marbles.events(
+            marbles, values: values, error: error, frame: frame, start: start, file: file, line: line)
         guard actual != expected else { return nil }
         let drawn = Marbles.diagram(actual, values: values, frame: frame, start: start)
         return RecordingMismatch(

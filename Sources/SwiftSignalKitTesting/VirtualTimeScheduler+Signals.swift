@@ -25,19 +25,23 @@ extension VirtualTimeScheduler {
     ///   - values: The value of each value character.
     ///   - error: The error of `#`.
     ///   - frame: Seconds per character.
+    ///   - file: The file a precondition failure about the diagram names; the caller's by default.
+    ///   - line: The line a precondition failure about the diagram names; the caller's by default.
     /// - Returns: A cold signal.
     public func signal<T: Sendable, E: Error>(
-        marbles: String, values: [Character: T] = [:], error: E? = nil, frame: Double = 1
+        marbles: String, values: [Character: T] = [:], error: E? = nil, frame: Double = 1,
+        file: StaticString = #fileID, line: UInt = #line
     )
         -> Signal<T, E>
     {
-        let events: [Recorded<T, E>] = Marbles.events(marbles, values: values, error: error, frame: frame)
+        let events: [Recorded<T, E>] = Marbles.events(marbles, values: values, error: error, frame: frame, file: file, line: line)
         if let late = events.first(where: { $0.time > Self.maximumDelay }) {
             // A later one would be scheduled at 100 years, silently, and the signal would not play its own
             // diagram.
             misuse(
                 "VirtualTimeScheduler.signal(marbles:): \(late.event) is \(late.time) s after the subscription in \"\(marbles)\", "
-                    + "later than the longest delay a scheduler waits (100 years, \(Self.maximumDelay) s): frame \(frame) is too long")
+                    + "later than the longest delay a scheduler waits (100 years, \(Self.maximumDelay) s): frame \(frame) is too long",
+                file: file, line: line)
         }
         let lastTime = events.last?.time ?? 0
         return Signal { subscriber in
@@ -78,8 +82,12 @@ extension VirtualTimeScheduler {
     ///   - marbles: The events, such as `"-a-b-|"`; see ``Marbles``. `#` is a precondition failure.
     ///   - values: The value of each value character.
     ///   - frame: Seconds per character.
+    ///   - file: The file a precondition failure about the diagram names; the caller's by default.
+    ///   - line: The line a precondition failure about the diagram names; the caller's by default.
     /// - Returns: A cold signal.
-    public func signal<T: Sendable>(marbles: String, values: [Character: T] = [:], frame: Double = 1) -> Signal<T, NoError> {
-        return self.signal(marbles: marbles, values: values, error: nil, frame: frame)
+    public func signal<T: Sendable>(
+        marbles: String, values: [Character: T] = [:], frame: Double = 1, file: StaticString = #fileID, line: UInt = #line
+    ) -> Signal<T, NoError> {
+        return self.signal(marbles: marbles, values: values, error: nil, frame: frame, file: file, line: line)
     }
 }

@@ -226,10 +226,20 @@ public final class VirtualTimeScheduler: SignalScheduler {
     ///
     /// - Parameter time: The new time, in seconds: not earlier than ``now``, and at most ``maximumTime``.
     public func advance(to time: Double) {
+        let requested = time.isFinite && time >= 0 && time <= Self.maximumTime ? Self.nanoseconds(time) : -1
+        self.advance(toNanoseconds: requested, describedAs: "\(time)") { now in
+            // `now` as seconds, read back: past 2^53 ns a Double cannot hold every nanosecond.
+            time >= Double(now) / 1e9
+        }
+    }
+
+    /// Moves virtual time forward to `requested` nanoseconds (-1 for a time out of range), running every
+    /// action due until then; `isNow` says whether a request that converts to just before the current
+    /// time meant the current time.
+    func advance(toNanoseconds requested: Int64, describedAs time: String, isNow: (Int64) -> Bool = { _ in false }) {
         self.moveTime(api: "advance(to:)") { now in
-            var nanoseconds = time.isFinite && time >= 0 && time <= Self.maximumTime ? Self.nanoseconds(time) : -1
-            if nanoseconds < now && nanoseconds >= 0 && time >= Double(now) / 1e9 {
-                // `now` as seconds, read back: past 2^53 ns a Double cannot hold every nanosecond.
+            var nanoseconds = requested
+            if nanoseconds < now && nanoseconds >= 0 && isNow(now) {
                 nanoseconds = now
             }
             if nanoseconds < now {

@@ -240,6 +240,85 @@ import Testing
         #expect(recorder.mismatch(marbles: "-a|", values: ["a": 1], frame: 1.5e9) == nil)
     }
 
+    /// `advance(to:)` given a `Duration` reaches the nanosecond a sleep on the clock is due at, however
+    /// late: it went through `Double` seconds, which past about 104 days miss nanoseconds, and left the
+    /// sleeper asleep (a probe, 2026-12-02).
+    @Test func advancingToALateDurationReachesASleepersDeadlineExactly() async {
+        let deadlines: [Int64] = [9_013_795_847_342_901, 123_456_789_012_345_679, Int64.max - 1]
+        for nanoseconds in deadlines {
+            let scheduler = VirtualTimeScheduler()
+            let deadline = VirtualClock.Instant(offset: .nanoseconds(nanoseconds))
+            let sleeping = Task { try await scheduler.clock.sleep(until: deadline) }
+            await scheduler.waitUntilScheduled(1)
+            scheduler.advance(to: deadline.offset)
+            #expect(scheduler.scheduledActionCount == 0, "asleep after advance(to: \(nanoseconds) ns)")
+            #expect(scheduler.clock.now == deadline)
+            sleeping.cancel()
+            _ = try? await sleeping.value
+        }
+    }
+
+    @Test func advancingToADurationOutOfRangeIsAPreconditionFailure() async {
+        let past = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let scheduler = VirtualTimeScheduler()
+            scheduler.advance(to: .seconds(2))
+            scheduler.advance(to: .seconds(1))
+        }
+        let message = String(decoding: past?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("advance(to:): time must be"))
+        await #expect(processExitsWith: .failure) {
+            VirtualTimeScheduler().advance(to: .seconds(-1))
+        }
+        await #expect(processExitsWith: .failure) {
+            VirtualTimeScheduler().advance(to: .seconds(Int64.max))
+        }
+    }
+
+    /// Every marble API that takes a frame takes it as a `Duration` too, as the module's overview says.
+    @Test func marbleFramesMayBeDurations() async throws {
+        let events: [Recorded<Int, Never>] = Marbles.events("-a|", values: ["a": 1], frame: .milliseconds(100))
+        #expect(events == Marbles.events("-a|", values: ["a": 1], frame: 0.1))
+        #expect(Marbles.diagram(events, values: ["a": 1], frame: .milliseconds(100)) == "-a|")
+        let scheduler = VirtualTimeScheduler()
+        let mismatch = try await scheduler.run { () async -> RecordingMismatch? in
+            let (oneValue, continuation) = AsyncStream<Int>.makeStream()
+            continuation.yield(1)
+            continuation.finish()
+            let recorder = SequenceRecorder(oneValue, scheduler: scheduler)
+            await recorder.finished()
+            return recorder.mismatch(marbles: "(a|)", values: ["a": 1], frame: .milliseconds(100))
+        }
+        #expect(mismatch == nil)
+    }
+
+    /// A bad diagram given to the scheduler or a recorder names the test's line, as `Marbles.events`
+    /// does, not a line inside the library (a probe, 2026-12-02).
+    @Test func aBadDiagramNamesTheCallersLine() async {
+        func namesThisFile(_ result: ExitTest.Result?) -> Bool {
+            return String(decoding: result?.standardErrorContent ?? [], as: UTF8.self).contains("ProbeRegressionTests.swift")
+        }
+        let signal = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            await BadDiagram.signal.run()
+        }
+        let signalNamesThisFile = namesThisFile(signal)
+        #expect(signalNamesThisFile)
+        let signalWithDuration = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            await BadDiagram.signalWithDuration.run()
+        }
+        let signalWithDurationNamesThisFile = namesThisFile(signalWithDuration)
+        #expect(signalWithDurationNamesThisFile)
+        let signalRecorder = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            await BadDiagram.signalRecorder.run()
+        }
+        let signalRecorderNamesThisFile = namesThisFile(signalRecorder)
+        #expect(signalRecorderNamesThisFile)
+        let sequenceRecorder = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            await BadDiagram.sequenceRecorder.run()
+        }
+        let sequenceRecorderNamesThisFile = namesThisFile(sequenceRecorder)
+        #expect(sequenceRecorderNamesThisFile)
+    }
+
     @Test func diagramsSortEventsAndDrawUnknownValuesAsQuestionMarks() {
         let events: [Recorded<Int, Never>] = [.next(2, at: 3), .next(1, at: 1), .next(9, at: 4)]
         #expect(Marbles.diagram(events, values: ["a": 1, "b": 2]) == "-a-b?")
@@ -298,5 +377,29 @@ import Testing
         }
         #expect(wokenAt.count == 200)
         #expect(wokenAt.allSatisfy { $0 == 1_000_000 }, "woken late: \(wokenAt.filter { $0 != 1_000_000 }.prefix(3))")
+    }
+}
+
+/// The calls a bad diagram reaches through, each from this file.
+enum BadDiagram: Sendable {
+    case signal, signalWithDuration, signalRecorder, sequenceRecorder
+
+    func run() async {
+        let scheduler = VirtualTimeScheduler()
+        switch self {
+        case .signal:
+            let _: Signal<Int, NoError> = scheduler.signal(marbles: "-#", values: [:])
+        case .signalWithDuration:
+            let _: Signal<Int, NoError> = scheduler.signal(marbles: "-#", values: [:], frame: .seconds(1))
+        case .signalRecorder:
+            let recorder = SignalRecorder(scheduler.signal(marbles: "|", values: [Character: Int]()), scheduler: scheduler)
+            _ = recorder.mismatch(marbles: "-#", values: [:])
+        case .sequenceRecorder:
+            try? await scheduler.run {
+                let recorder = SequenceRecorder(AsyncStream<Int> { $0.finish() }, scheduler: scheduler)
+                await recorder.finished()
+                _ = recorder.mismatch(marbles: "-#", values: [:], frame: .seconds(1))
+            }
+        }
     }
 }
