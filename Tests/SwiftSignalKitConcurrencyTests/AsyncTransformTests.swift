@@ -88,6 +88,39 @@ import Testing
         subscription.dispose()
     }
 
+    /// The error a cancelled `.latest` transform throws is dropped with its result, as its documentation
+    /// says: the signal goes on with the newer value's transform.
+    @Test func latestDropsTheErrorOfACancelledTransform() async {
+        let started = Counter()
+        let pipe = ValuePipe<String>()
+        let recording = Recording<String, TestError>()
+        let subscription = recording.start(
+            pipe.signal() |> castError(TestError.self)
+                |> mapAsync(.latest) { (text: String) throws(TestError) -> String in
+                    if text == "a" {
+                        started.increment()
+                        do {
+                            try await untilCancelled()
+                        } catch {
+                            throw TestError(code: 1)
+                        }
+                    }
+                    return text.uppercased()
+                })
+        pipe.putNext("a")
+        await eventually { started.value == 1 }
+        pipe.putNext("b")
+        // "b" starts only once the cancelled transform of "a" has thrown, so its error has been handled.
+        await eventually { recording.valueList == ["B"] || recording.hasEnded }
+        #expect(recording.failure == nil)
+        #expect(recording.valueList == ["B"])
+        pipe.putNext("c")
+        await eventually { recording.valueList == ["B", "C"] || recording.hasEnded }
+        #expect(recording.valueList == ["B", "C"])
+        #expect(recording.failure == nil)
+        subscription.dispose()
+    }
+
     @Test func concurrentNeverExceedsItsWidthAndKeepsInputOrder() async {
         let meter = ConcurrencyMeter()
         let pipe = ValuePipe<Int>()

@@ -56,6 +56,8 @@ public struct AsyncTransformPolicy: Sendable, Equatable {
     }
 
     /// One transform at a time; a new value cancels the running transform, whose result is then dropped.
+    /// So is its error: a cancelled transform that throws (a `CancellationError`, or its own) does not
+    /// fail the signal.
     ///
     /// The async counterpart of `mapToSignal` (`switchToLatest`): search as you type, the latest
     /// request wins. The newest value's transform starts when the cancelled one has returned, so a
