@@ -76,17 +76,30 @@
 
     /// The next broadcast for the thread delivering them; when there is none and the fan-out is
     /// closed, that thread releases the members, after unlocking (see ``close()``).
+    ///
+    /// Only a flag leaves the lock on the common path: a promise's delivery goes idle after every set,
+    /// and carrying the members out as an optional there cost `ValuePromise.set` to ten subscribers 82
+    /// instructions (739 to 821, W6). A closed pipe, which goes idle once more, takes the lock again.
     @inlinable func nextWork(resuming: Bool) -> SerialDeliveryStep<FanOutState<T, NoError>.Work> {
-        var members: OrderedSlots<FanOutMember>?
-        let step = self.state.withLock { state in
+        let (step, closedWhileIdle) = self.state.withLock { state in
             let step = state.fanOut.nextWork(resuming: resuming)
-            if case .idle = step, state.generation == Self.closedGeneration, !state.fanOut.members.isClosed {
-                members = state.fanOut.members.close()
-            }
-            return step
+            guard case .idle = step else { return (step, false) }
+            return (step, state.generation == Self.closedGeneration)
+        }
+        if closedWhileIdle {
+            self.releaseMembersOnceClosed()
+        }
+        return step
+    }
+
+    /// Releases the members of a closed fan-out, after unlocking, unless a delivery has begun since
+    /// (whose thread releases them when it goes idle) or they are gone already.
+    @usableFromInline func releaseMembersOnceClosed() {
+        let members = self.state.withLock { state -> OrderedSlots<FanOutMember>? in
+            guard !state.fanOut.delivery.isDelivering, !state.fanOut.members.isClosed else { return nil }
+            return state.fanOut.members.close()
         }
         withExtendedLifetime(members) {}
-        return step
     }
 
     /// Adds a subscriber and, if there is a current value, delivers it to the subscriber before
