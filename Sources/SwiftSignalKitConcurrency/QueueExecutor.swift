@@ -20,8 +20,11 @@ import SwiftSignalKit
 ///   block running on the queue, and inside `Queue.sync` blocks nested in such a block (the waiting
 ///   caller owns the queue; see `Queue.isCurrent()`), and traps elsewhere.
 /// - Executors made for the same `Queue` object are one executor to the runtime: an actor on the queue
-///   calls another actor on it inline, without a hop, and so without letting other work queued there
-///   run in between. (Executors of two `Queue` objects that wrap one `DispatchQueue` stay two.)
+///   calls another actor on it inline, without a hop, so work queued there meanwhile does not run before
+///   the callee's first suspension. (Executors of two `Queue` objects that wrap one `DispatchQueue` stay
+///   two.) A task that starts on the queue enters the queue's actors at once too: the first part of a
+///   `Task.immediate {}` isolated to an actor of the queue, started there, runs inline, up to its first
+///   suspension.
 ///
 /// > Important: The queue must be serial (`Queue.init(name:qos:)` makes serial queues);
 /// > a concurrent queue would run actor jobs in parallel. A global concurrent queue

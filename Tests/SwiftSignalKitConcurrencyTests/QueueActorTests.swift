@@ -315,6 +315,24 @@ final class TallyDoor {
         }
     }
 
+    /// Since the actors of a queue share its executor, the first part of a `Task.immediate {}` started
+    /// inside a body runs there and then, and its `await` into the actor whose body is running is a
+    /// nested access (as the docs say); a plain `Task {}` waits for the body to return.
+    @Test func anImmediateTaskStartedInABodyEntersTheActorAtOnce() async {
+        let immediate = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let queue = Queue(name: "immediate")
+            let actor = QueueLocalActor(queue: queue, value: 0)
+            await QueuedLogger(queue: queue).startTask(immediately: true, into: actor)
+        }
+        let message = String(decoding: immediate?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("QueueLocalActor.withValue(_:) called inside another withValue or withValueOnQueue"))
+        let queue = Queue(name: "plain")
+        let actor = QueueLocalActor(queue: queue, value: 0)
+        let task = await QueuedLogger(queue: queue).startTask(immediately: false, into: actor)
+        await task.value
+        #expect(await actor.withValue { $0 } == 101)
+    }
+
     @Test func sequentialAndOtherActorAccessFromABodyStillWork() async {
         let queue = Queue(name: "two-actors")
         let first = QueueLocalActor(queue: queue, value: 1)
@@ -415,6 +433,23 @@ actor QueuedLogger {
         }
         await other.log(2, to: log)
         return await log.withValue { $0.log }
+    }
+
+    /// Inside a body of `actor`, starts a task isolated to this actor that adds 100 to the value:
+    /// `Task.immediate {}` or `Task {}`.
+    @discardableResult
+    func startTask(immediately: Bool, into actor: QueueLocalActor<Int>) -> Task<Void, Never> {
+        return actor.withValueOnQueue { value in
+            value += 1
+            if immediately {
+                return Task.immediate { [self] in await self.add(100, to: actor) }
+            }
+            return Task { [self] in await self.add(100, to: actor) }
+        }
+    }
+
+    func add(_ amount: Int, to actor: QueueLocalActor<Int>) async {
+        await actor.withValue { $0 += amount }
     }
 
     func log(_ value: Int, to log: QueueLocalActor<Tally>) async {
