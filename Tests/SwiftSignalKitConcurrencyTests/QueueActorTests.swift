@@ -380,26 +380,16 @@ final class TallyDoor {
         #expect(sum == 3)
     }
 
-    /// An actor on a queue calls another actor on the same `Queue` inline, each with an executor of its
-    /// own: the block the caller queued first runs after the call, not before (a hop would queue the call
-    /// behind it).
-    @Test func actorsWithExecutorsOfOneQueueCallEachOtherWithoutAHop() async {
+    /// An actor on a queue calls another actor on the same `Queue` inline, whether each has an executor
+    /// of its own or both are `QueueLocalActor`s: the block the caller queued first runs after the call,
+    /// not before (a hop would queue the call behind it).
+    @Test(arguments: [false, true]) func actorsOfOneQueueCallEachOtherWithoutAHop(queueLocal: Bool) async {
         let queue = Queue(name: "no-hop")
         let log = QueueLocalActor(queue: queue, value: Tally())
-        let caller = QueuedLogger(queue: queue)
-        let callee = QueuedLogger(queue: queue)
-        let seenAtReturn = await caller.queueABlockThenCall(callee, log: log)
-        #expect(seenAtReturn == [2])
-        await drain(queue)
-        #expect(await log.withValue { $0.log } == [2, 1])
-    }
-
-    /// The same for two `QueueLocalActor`s on one queue.
-    @Test func queueLocalActorsOfOneQueueCallEachOtherWithoutAHop() async {
-        let queue = Queue(name: "no-hop-local")
-        let log = QueueLocalActor(queue: queue, value: Tally())
-        let other = QueueLocalActor(queue: queue, value: Tally())
-        let seenAtReturn = await log.queueABlockThenCall(other)
+        let seenAtReturn =
+            queueLocal
+            ? await log.queueABlockThenCall(QueueLocalActor(queue: queue, value: Tally()))
+            : await QueuedLogger(queue: queue).queueABlockThenCall(QueuedLogger(queue: queue), log: log)
         #expect(seenAtReturn == [2])
         await drain(queue)
         #expect(await log.withValue { $0.log } == [2, 1])
