@@ -757,7 +757,7 @@ import Testing
     @Test func anActorOnAQueueIsNamedAsWorkThatLeft() async throws {
         for _ in 0..<10 {
             let scheduler = VirtualTimeScheduler()
-            let counter = CounterOnAQueue(queue: Queue(name: "probe.actor"))
+            let counter = QueuedLogger(queue: Queue(name: "probe.actor"))
             let left = await #expect(throws: VirtualTimeScheduler.WorkLeftTheTimeline.self) {
                 try await scheduler.run { await counter.increment() }
             }
@@ -1114,19 +1114,4 @@ private func lookups(
             try? await clock.sleep(for: .seconds(1))
             return "results for \(query)"
         }
-}
-
-/// An actor whose executor is a queue: off the timeline.
-actor CounterOnAQueue {
-    private let executor: QueueExecutor
-    nonisolated var unownedExecutor: UnownedSerialExecutor { self.executor.asUnownedSerialExecutor() }
-    private var count = 0
-
-    init(queue: Queue) {
-        self.executor = QueueExecutor(queue: queue)
-    }
-
-    func increment() {
-        self.count += 1
-    }
 }
