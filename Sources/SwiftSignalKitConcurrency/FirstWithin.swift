@@ -71,13 +71,17 @@ extension Signal where E: Error, T: Sendable {
     ///
     /// Give a `VirtualTimeScheduler` as `scheduler` to test the deadline without waiting. "Within"
     /// includes the deadline: there, a value due exactly at it is the outcome, not `.timedOut` (the
-    /// deadline is decided at the end of its instant, `scheduleAtEndOfInstant(_:)`).
+    /// deadline is decided at the end of its instant, `scheduleAtEndOfInstant(_:)`). Only the
+    /// scheduler's clock passes the deadline: awaited with nothing moving that clock (no `run`, no
+    /// `advance(by:)`), the call waits for a value or the task's cancellation.
     ///
     /// On a real clock there is no common instant: a value that falls due together with the deadline
     /// (a timer of the same length, a `delay` as long as `timeout`) races it, and either can win. On
     /// the default scheduler, a concurrent queue, the end of the instant is one more action that runs
     /// beside the value's delivery rather than after it, so such a race goes either way about as
-    /// often. Leave a margin between the slowest answer you accept and `timeout`.
+    /// often. The deadline is a timer, so it passes when the scheduler runs that timer, which under
+    /// load can be a few milliseconds after `timeout`; a value sent before then is still the outcome.
+    /// Leave a margin between the slowest answer you accept and `timeout`.
     ///
     /// - Parameters:
     ///   - timeout: The longest wait.
