@@ -207,6 +207,20 @@ package nonisolated final class LegacyClient: Sendable {
     }
 }
 
+/// A client with completion handlers, of the kind a `Signal { subscriber in ... }` wraps.
+package nonisolated final class CallbackClient: Sendable {
+    package final class Request: Sendable {
+        package func cancel() {}
+    }
+
+    package func fetchUser(id: User.ID, completion: @escaping @Sendable (Result<User, APIError>) -> Void) -> Request {
+        completion(.failure(.offline))
+        return Request()
+    }
+}
+
+package let callbackClient = CallbackClient()
+
 package nonisolated final class Exchange: Sendable {
     package func quotes(_ symbol: String) -> Signal<Quote, NoError> {
         return .single(Quote(symbol: symbol, price: 1))
