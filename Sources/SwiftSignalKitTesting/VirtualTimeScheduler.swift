@@ -138,7 +138,8 @@ public final class VirtualTimeScheduler: SignalScheduler {
     ///
     /// The rules for `delay` are those of every wait in the library: 0 or negative means now,
     /// `+infinity` never (the action is released at once), above 100 years is 100 years, NaN is a
-    /// precondition failure.
+    /// precondition failure. A wait that would end past ``maximumTime`` is due at ``maximumTime``, as a
+    /// ``clock`` deadline past it is: it runs only once time is moved to its end.
     ///
     /// - Parameters:
     ///   - delay: Seconds of virtual time.
@@ -421,6 +422,13 @@ struct ActionCounter {
         if action.due == self.instant {
             self.actionsAtInstant += 1
             if self.actionsAtInstant > VirtualTimeScheduler.actionsPerInstantLimit {
+                if self.instant == .max {
+                    misuse(
+                        "VirtualTimeScheduler.\(self.api): more than \(VirtualTimeScheduler.actionsPerInstantLimit) actions ran at the end of virtual time "
+                            + "(maximumTime, \(VirtualTimeScheduler.maximumTime) s), where every wait that would end later is due: "
+                            + "a repeating timer, or work that waits again, once time has been moved to its end. "
+                            + "Keep the test's times well inside maximumTime.")
+                }
                 misuse(
                     "VirtualTimeScheduler.\(self.api): more than \(VirtualTimeScheduler.actionsPerInstantLimit) actions ran at the instant \(Double(self.instant) / 1e9): "
                         + "a repeating timer with a period of 0, or work that reschedules itself without delay "

@@ -316,6 +316,34 @@ import Testing
         }
     }
 
+    /// A wait that would end past the end of virtual time is due at its end, as a clock deadline is.
+    @Test func aWaitPastTheEndOfVirtualTimeIsDueAtItsEnd() {
+        let scheduler = VirtualTimeScheduler()
+        scheduler.advance(to: VirtualTimeScheduler.maximumTime - 10)
+        let firedAt = Atomic<Double?>(value: nil)
+        let pending = scheduler.schedule(after: 1e300) { _ = firedAt.swap(scheduler.now) }
+        scheduler.advance(by: 5)
+        #expect(firedAt.with { $0 } == nil)
+        scheduler.advance(to: VirtualTimeScheduler.maximumTime)
+        #expect(firedAt.with { $0 } == VirtualTimeScheduler.maximumTime)
+        pending.dispose()
+    }
+
+    /// A repeating timer whose every tick saturates at the end of virtual time is named as such, not
+    /// as a timer with a period of 0 (a probe, 2026-12-02: its period was 100 years).
+    @Test func aRepeatingTimerAtTheEndOfVirtualTimeIsNamedAsSuch() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let scheduler = VirtualTimeScheduler()
+            scheduler.advance(to: VirtualTimeScheduler.maximumTime - 10)
+            let timer = SwiftSignalKit.Timer(timeout: 1e300, repeat: true, scheduler: scheduler) { _ in }
+            timer.start()
+            scheduler.advance(to: VirtualTimeScheduler.maximumTime)
+            withExtendedLifetime(timer) {}
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("at the end of virtual time"), "\(message)")
+    }
+
     @Test func diagramsSortEventsAndDrawUnknownValuesAsQuestionMarks() {
         let events: [Recorded<Int, Never>] = [.next(2, at: 3), .next(1, at: 1), .next(9, at: 4)]
         #expect(Marbles.diagram(events, values: ["a": 1, "b": 2]) == "-a-b?")
