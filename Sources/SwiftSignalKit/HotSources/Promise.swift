@@ -160,7 +160,9 @@ public final class ValuePromise<T: Equatable & Sendable>: Sendable {
 
     /// Sets the value and sends it to every subscriber (unless repeated and ``ignoreRepeated`` is set).
     ///
-    /// The comparison (your `==`) runs outside the lock.
+    /// The comparison (your `==`) runs outside the lock. When another `set` came in meanwhile, `set`
+    /// compares again with the newer value, so a slow `==` beside many concurrent `set`s may run several
+    /// times, and an `==` that sets this promise itself never lets `set` return.
     ///
     /// - Parameter value: The new value.
     @inlinable public func set(_ value: T) {

@@ -18,8 +18,9 @@ import Synchronization
 /// without an event, as the original library's did, and a subscription made afterwards receives
 /// nothing. So a subscription with callbacks only that is never disposed keeps nothing for good; one
 /// through operators (`map` included) holds itself through its own links until it is disposed, as in
-/// the original. The subscribers, and what their callbacks capture, are released on the thread that
-/// releases the pipe.
+/// the original. The pipe's hold on its subscribers ends on the thread that releases the pipe; a
+/// subscriber, and what its callbacks capture, is released there unless something else still holds it
+/// (the disposable `start` returned is the subscriber: a kept one holds it until it is disposed).
 public final class ValuePipe<T>: Sendable {
     /// Each element holds a `Subscriber<T, NoError>` type-erased (``FanOutMember``, shared with the
     /// promises' fan-out) so that the list and its iteration are concrete code: in this module's
