@@ -21,7 +21,7 @@
 ///   while another thread delivers is queued, the sending thread returns at once, and the delivering
 ///   thread delivers it after its own, so the value crosses threads. In Swift 6 code prefer
 ///   ``share(replay:connection:)``, which requires `Sendable` values, for such a source.
-/// - A signal from ``get(key:signal:)`` holds the multicast: while that signal or a subscription to it
+/// - A signal from `get(key:signal:)` holds the multicast: while that signal or a subscription to it
 ///   exists, the multicast stays, and a new subscription through the signal shares (or restarts) the
 ///   key's source as above.
 /// - Every subscriber of a key gets the source's events in the same order, one at a time: a value that a
