@@ -103,6 +103,35 @@ import Testing
         #expect(recorder.mismatch([.next(1, at: 2), .completed(at: 2)]) == nil)
     }
 
+    /// Once the source's first value has won, `timeout`'s alternate can never start: what it captures is
+    /// released then, not when the subscription ends (a probe, 2026-12-02). `timeout(perValue:)` keeps it,
+    /// since any later gap may still time out.
+    @Test func timeoutReleasesItsAlternateOnceTheSourceHasWon() {
+        let scheduler = VirtualTimeScheduler()
+        let tracker = LifetimeTracker()
+        let pipe = ValuePipe<Int>()
+        /// An alternate that holds a tracked object.
+        func alternate() -> Signal<Int, NoError> {
+            let captured = tracker.make()
+            return Signal { subscriber in
+                withExtendedLifetime(captured) { subscriber.putCompletion() }
+                return EmptyDisposable
+            }
+        }
+
+        let firstEvent = (pipe.signal() |> timeout(60, scheduler: scheduler, alternate: alternate())).start()
+        #expect(tracker.live.value == 1, "held while the timer may still win")
+        pipe.putNext(1)
+        #expect(tracker.live.value == 0, "released once the source has won")
+        firstEvent.dispose()
+
+        let everyGap = (pipe.signal() |> timeout(perValue: 60, scheduler: scheduler, alternate: alternate())).start()
+        pipe.putNext(2)
+        #expect(tracker.live.value == 1, "every gap may still time out")
+        everyGap.dispose()
+        #expect(tracker.live.value == 0)
+    }
+
     @Test func disposedDelayNeverStartsTheSource() {
         let scheduler = VirtualTimeScheduler()
         let started = Flag()

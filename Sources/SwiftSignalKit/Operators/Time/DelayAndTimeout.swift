@@ -121,9 +121,9 @@ import Dispatch
 /// Takes seconds as a `Double`, as the original SwiftSignalKit does; in new code, prefer the same `timeout`
 /// with a `Duration`.
 ///
-/// The first event of the source (value, error or completion) cancels the timer for good. If the timer
-/// fires first, the source is disposed and `alternate` is started; a source event racing with the timer
-/// is dropped if the timer won.
+/// The first event of the source (value, error or completion) cancels the timer for good, and releases
+/// `alternate` (and what it captures). If the timer fires first, the source is disposed and `alternate`
+/// is started; a source event racing with the timer is dropped if the timer won.
 ///
 /// The wait starts when the source's `start` returns: a source that blocks in `start` is not timed out
 /// while it blocks, and the wait is measured from its return. A disposal that races with the timer's

@@ -45,19 +45,26 @@
         /// Release this event, which came too late, and dispose `cancelling`, if any.
         case release(SignalEvent<T, E>, cancelling: Disposable?)
         /// The timer won: release its disposable, which may be a user scheduler's (whose `deinit` is user
-        /// code), dispose the source, then start the alternate.
-        case switchToAlternate(releasing: Disposable?)
+        /// code), dispose the source, then start `alternate`.
+        case switchToAlternate(releasing: Disposable?, alternate: Signal<T, E>)
         /// The subscription was disposed: dispose the timer, if any, and release the events not
-        /// delivered.
-        case tearDown(timer: Disposable?, undelivered: ValueRing<SerialDelivery<Item>.Entry>)
+        /// delivered and the alternate, if it was still held.
+        case tearDown(timer: Disposable?, undelivered: ValueRing<SerialDelivery<Item>.Entry>, alternate: Signal<T, E>?)
+        /// The source won the race for good (its first event, in first-event mode, or its terminal
+        /// event): do `then`, then release the alternate, which can no longer start (what it captures
+        /// may be user objects, whose `deinit` is user code). Once per subscription.
+        indirect case retiringAlternate(Signal<T, E>, then: Action)
     }
 
     @usableFromInline let mode: Mode
     @usableFromInline var phase = Phase.watching(generation: 0, timer: nil)
     @usableFromInline var delivery = SerialDelivery<Item>()
+    /// The signal to switch to, held while the timer can still win: in `.watching` only.
+    @usableFromInline var alternate: Signal<T, E>?
 
-    @inlinable init(mode: Mode) {
+    @inlinable init(mode: Mode, alternate: Signal<T, E>) {
         self.mode = mode
+        self.alternate = alternate
     }
 
     /// The timer for the wait after value `generation` was scheduled: it is disposed at once when that
@@ -74,12 +81,14 @@
         case .watching(let generation, let timer):
             if event.isTerminal {
                 self.phase = .finished
-                return self.submit((event, nil), cancelling: timer)
+                let action = self.submit((event, nil), cancelling: timer)
+                return self.retiringAlternate(then: action)
             }
             switch self.mode {
             case .firstEvent:
                 self.phase = .passing
-                return self.submit((event, nil), cancelling: timer)
+                let action = self.submit((event, nil), cancelling: timer)
+                return self.retiringAlternate(then: action)
             case .everyGap:
                 self.phase = .watching(generation: generation + 1, timer: nil)
                 return self.submit((event, generation + 1), cancelling: timer)
@@ -95,9 +104,10 @@
     /// The timer for the wait after value `generation` fired: the alternate takes over, unless the wait
     /// ended meanwhile (a benign race).
     @inlinable mutating func timerFired(after generation: UInt64) -> Action {
-        guard case .watching(let current, let timer) = self.phase, current == generation else { return .none }
+        guard case .watching(let current, let timer) = self.phase, current == generation, let alternate = self.alternate.take()
+        else { return .none }
         self.phase = .timedOut
-        return .switchToAlternate(releasing: timer)
+        return .switchToAlternate(releasing: timer, alternate: alternate)
     }
 
     /// Whether the timer won and the subscription has not ended since: the alternate is to be started.
@@ -125,7 +135,14 @@
             timer = current
         }
         self.phase = .finished
-        return .tearDown(timer: timer, undelivered: self.delivery.close())
+        return .tearDown(timer: timer, undelivered: self.delivery.close(), alternate: self.alternate.take())
+    }
+
+    /// `action`, with the alternate handed out to be released after it: the phase has just left
+    /// `.watching`, so the alternate can no longer start.
+    @inlinable mutating func retiringAlternate(then action: Action) -> Action {
+        guard let alternate = self.alternate.take() else { return action }
+        return .retiringAlternate(alternate, then: action)
     }
 
     /// Queues `item` for delivery, in the critical section that decided it.

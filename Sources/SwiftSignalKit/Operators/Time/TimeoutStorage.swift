@@ -7,17 +7,15 @@
     @usableFromInline let subscriber: Subscriber<T, E>
     @usableFromInline let scheduler: S
     @usableFromInline let seconds: Double
-    @usableFromInline let alternate: Signal<T, E>
     @usableFromInline let source = MetaDisposable()
     @usableFromInline let fallback = MetaDisposable()
 
     @inlinable init(
         mode: TimeoutStateMachine<T, E>.Mode, seconds: Double, scheduler: S, alternate: Signal<T, E>, subscriber: Subscriber<T, E>
     ) {
-        self.machine = LockedState(TimeoutStateMachine(mode: mode))
+        self.machine = LockedState(TimeoutStateMachine(mode: mode, alternate: alternate))
         self.seconds = seconds
         self.scheduler = scheduler
-        self.alternate = alternate
         self.subscriber = subscriber
     }
 
@@ -72,27 +70,31 @@
         case .release(let event, let timer):
             timer?.dispose()
             withExtendedLifetime(event) {}
-        case .switchToAlternate(let timer):
+        case .switchToAlternate(let timer, let alternate):
             // Released here, outside the lock.
             withExtendedLifetime(timer) {}
-            self.switchToAlternate()
-        case .tearDown(let timer, let undelivered):
+            self.switchToAlternate(alternate)
+        case .tearDown(let timer, let undelivered, let alternate):
             timer?.dispose()
             self.source.dispose()
             self.fallback.dispose()
             // Released here, outside the lock.
-            withExtendedLifetime(undelivered) {}
+            withExtendedLifetime((undelivered, alternate)) {}
+        case .retiringAlternate(let alternate, let then):
+            self.perform(then)
+            // Released here, outside the lock, after the event it gave way to.
+            withExtendedLifetime(alternate) {}
         }
     }
 
-    /// The timer won: disposes the source and starts the alternate.
-    @inlinable func switchToAlternate() {
+    /// The timer won: disposes the source and starts `alternate`.
+    @inlinable func switchToAlternate(_ alternate: Signal<T, E>) {
         self.source.dispose()
         // The source's disposable is user code, and may take its time: a disposal of the whole
         // subscription meanwhile must not start the alternate after it returned.
         guard self.machine.withLock({ $0.isTimedOut }) else { return }
         self.fallback.set(
-            self.alternate.subscribe(
+            alternate.subscribe(
                 Linked(to: self.subscriber),
                 next: { value in self.perform(self.machine.withLock { $0.alternateSent(.Next(value)) }) },
                 error: { error in self.perform(self.machine.withLock { $0.alternateSent(.Error(error)) }) },

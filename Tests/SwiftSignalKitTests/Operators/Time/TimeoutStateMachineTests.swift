@@ -18,29 +18,33 @@ import Testing
             return "cancel a timer"
         case .release(let event, let timer):
             return "release \(event)\(timer == nil ? "" : ", cancelling a timer")"
-        case .switchToAlternate(let timer):
+        case .switchToAlternate(let timer, _):
             return "switch to the alternate\(timer == nil ? "" : ", releasing its timer")"
-        case .tearDown(let timer, let undelivered):
+        case .tearDown(let timer, let undelivered, let alternate):
             return "tear down\(timer == nil ? "" : ", cancelling a timer"), \(undelivered.count) undelivered"
+                + (alternate == nil ? "" : ", releasing the alternate")
+        case .retiringAlternate(_, let then):
+            return "\(describe(then)), retiring the alternate"
         }
     }
 
     /// The timer an action disposes, if any.
     func timer(in action: Machine.Action) -> Disposable? {
         switch action {
-        case .deliver(_, let timer), .release(_, let timer), .tearDown(let timer, _): return timer
+        case .deliver(_, let timer), .release(_, let timer), .tearDown(let timer, _, _): return timer
         case .cancel(let timer): return timer
-        case .switchToAlternate(let timer): return timer
+        case .switchToAlternate(let timer, _): return timer
+        case .retiringAlternate(_, let then): return self.timer(in: then)
         case .none: return nil
         }
     }
 
     @Test func whenTheSourceWinsItsTimerIsCancelledAndItsEventsPass() {
-        var machine = Machine(mode: .firstEvent)
+        var machine = Machine(mode: .firstEvent, alternate: .never())
         let timer = ActionDisposable {}
         #expect(describe(machine.timerArmed(after: 0, timer)) == "none")
         let first = machine.sourceSent(.Next(1))
-        #expect(describe(first) == "deliver Next(1), cancelling a timer")
+        #expect(describe(first) == "deliver Next(1), cancelling a timer, retiring the alternate")
         #expect(self.timer(in: first) === timer)
         #expect(describe(machine.timerFired(after: 0)) == "none", "the timer lost the race")
         #expect(describe(machine.sourceSent(.Next(2))) == "none", "queued for the thread that delivers")
@@ -53,17 +57,17 @@ import Testing
     /// A fired timer's disposable may be a user scheduler's, whose `deinit` is user code: the machine
     /// hands it back with the switch, to be released after unlocking.
     @Test func theTimerThatWinsIsHandedBackToBeReleasedOutsideTheLock() {
-        var machine = Machine(mode: .everyGap)
+        var machine = Machine(mode: .everyGap, alternate: .never())
         let timer = ActionDisposable {}
         _ = machine.timerArmed(after: 0, timer)
         let fired = machine.timerFired(after: 0)
         #expect(self.timer(in: fired) === timer)
-        var early = Machine(mode: .firstEvent)
+        var early = Machine(mode: .firstEvent, alternate: .never())
         #expect(describe(early.timerFired(after: 0)) == "switch to the alternate", "fired before it was stored")
     }
 
     @Test func whenTheTimerWinsOnlyTheAlternatesEventsPass() {
-        var machine = Machine(mode: .firstEvent)
+        var machine = Machine(mode: .firstEvent, alternate: .never())
         _ = machine.timerArmed(after: 0, ActionDisposable {})
         #expect(describe(machine.timerFired(after: 0)) == "switch to the alternate, releasing its timer")
         #expect(machine.isTimedOut)
@@ -76,14 +80,38 @@ import Testing
     }
 
     @Test func theAlternateIsIgnoredWhileTheSourceIsWinning() {
-        var machine = Machine(mode: .firstEvent)
+        var machine = Machine(mode: .firstEvent, alternate: .never())
         #expect(describe(machine.alternateSent(.Next(-1))) == "release Next(-1)")
         _ = machine.sourceSent(.Next(1))
         #expect(describe(machine.alternateSent(.Next(-1))) == "release Next(-1)")
     }
 
+    /// Once the source has won for good, the alternate can never start: the machine hands it out, to be
+    /// released after unlocking, rather than holding it and what it captures for the rest of the
+    /// subscription (a probe, 2026-12-02). Every gap can still time out in every-gap mode, so it is kept
+    /// there until the end.
+    @Test func theAlternateIsHandedOutOnceTheSourceHasWonForGood() {
+        let alternate = Signal<Int, TestError>.never()
+        var machine = Machine(mode: .firstEvent, alternate: alternate)
+        let first = machine.sourceSent(.Next(1))
+        guard case .retiringAlternate(let retired, _) = first else {
+            Issue.record("the first value kept the alternate: \(describe(first))")
+            return
+        }
+        #expect(retired === alternate)
+        #expect(machine.alternate == nil)
+        #expect(describe(machine.disposed()) == "tear down, 0 undelivered", "handed out once")
+
+        var gaps = Machine(mode: .everyGap, alternate: alternate)
+        #expect(describe(gaps.sourceSent(.Next(1))) == "deliver Next(1), then wait 1")
+        #expect(gaps.alternate != nil, "a later gap may still time out")
+        _ = gaps.nextDelivery(resuming: false)
+        #expect(describe(gaps.sourceSent(.Completion)) == "deliver Completion, retiring the alternate")
+        #expect(gaps.alternate == nil)
+    }
+
     @Test func everyGapModeFollowsTheWaitAfterTheLatestValue() {
-        var machine = Machine(mode: .everyGap)
+        var machine = Machine(mode: .everyGap, alternate: .never())
         let first = ActionDisposable {}
         _ = machine.timerArmed(after: 0, first)
         let sent = machine.sourceSent(.Next(1))
@@ -105,7 +133,7 @@ import Testing
     }
 
     @Test func aTerminalEventFromTheSourceCancelsTheWait() {
-        var machine = Machine(mode: .everyGap)
+        var machine = Machine(mode: .everyGap, alternate: .never())
         _ = machine.timerArmed(after: 0, ActionDisposable {})
         #expect(describe(machine.sourceSent(.Error(TestError(code: 1)))).hasPrefix("deliver Error("))
         #expect(describe(machine.timerFired(after: 0)) == "none")
@@ -113,16 +141,16 @@ import Testing
     }
 
     @Test func disposalHandsBackTheTimerAndTheEventsNotDelivered() {
-        var machine = Machine(mode: .firstEvent)
+        var machine = Machine(mode: .firstEvent, alternate: .never())
         let timer = ActionDisposable {}
         _ = machine.timerArmed(after: 0, timer)
         let disposed = machine.disposed()
-        #expect(describe(disposed) == "tear down, cancelling a timer, 0 undelivered")
+        #expect(describe(disposed) == "tear down, cancelling a timer, 0 undelivered, releasing the alternate")
         #expect(self.timer(in: disposed) === timer)
         #expect(describe(machine.timerFired(after: 0)) == "none")
         #expect(describe(machine.sourceSent(.Next(1))) == "release Next(1)")
 
-        var delivering = Machine(mode: .firstEvent)
+        var delivering = Machine(mode: .firstEvent, alternate: .never())
         _ = delivering.sourceSent(.Next(1))  // being delivered
         _ = delivering.sourceSent(.Next(2))  // queued
         _ = delivering.sourceSent(.Completion)  // queued
